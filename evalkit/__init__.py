@@ -1,0 +1,12 @@
+"""evalkit: evaluate LLM systems with numbers that can be defended.
+
+Calibrated LLM judges, temperature-controlled verdict aggregation (TCVA) and factual density (FD*),
+as small DataFrame-in / DataFrame-out functions for notebooks.
+"""
+
+from evalkit import correlate, datasets, plots, tcva, verdicts
+from evalkit._validation import EvalkitWarning
+
+__version__ = "0.1.0"
+
+__all__ = ["EvalkitWarning", "correlate", "datasets", "plots", "tcva", "verdicts", "__version__"]

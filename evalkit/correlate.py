@@ -1,0 +1,589 @@
+"""Correlation of metric scores with human ratings, with bootstrap CIs and tests between metrics.
+
+Scores and human ratings are always aligned by index (item id), never by position. The point estimates
+and p-values come from :func:`scipy.stats.spearmanr`, :func:`~scipy.stats.kendalltau` and
+:func:`~scipy.stats.pearsonr`; confidence intervals from :func:`scipy.stats.bootstrap` with a statistic
+vectorized over resamples and over every score column at once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalkit import tcva as _tcva
+from evalkit._validation import (
+    EvalkitWarning,
+    as_frame,
+    check_number,
+    check_option,
+    check_rng,
+    check_unique_index,
+)
+
+__all__ = [
+    "correlate",
+    "mean_absolute_error",
+    "compare_metrics",
+    "paired_bootstrap_tcva_paper",
+    "select_temperature",
+    "TemperatureSelection",
+]
+
+METHODS = ("spearman", "kendall", "pearson")
+LEVELS = ("dataset", "summary", "system")
+COLUMNS = ["n", "r", "ci_low", "ci_high", "p_val", "method", "level", "n_groups", "n_skipped"]
+
+
+# --------------------------------------------------------------------------------------------------
+# array kernels
+# --------------------------------------------------------------------------------------------------
+def _pearson_lastaxis(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r along the last axis (broadcasting); NaN where either side is constant."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc * yc).sum(axis=-1) / np.sqrt((xc * xc).sum(axis=-1) * (yc * yc).sum(axis=-1))
+    return np.clip(r, -1.0, 1.0)
+
+
+def _corr_lastaxis(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
+    """Correlation along the last axis for arrays that broadcast; the vectorized bootstrap kernel."""
+    if method == "pearson":
+        return _pearson_lastaxis(x, y)
+    if method == "spearman":
+        return _pearson_lastaxis(stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1))
+    # Kendall's tau-b has no vectorized form in scipy; loop over the leading positions.
+    x, y = np.broadcast_arrays(x, y)
+    flat_x, flat_y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
+    out = np.array([stats.kendalltau(a, b).statistic for a, b in zip(flat_x, flat_y)])
+    return out.reshape(x.shape[:-1])
+
+
+def _scipy_corr(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, float]:
+    """Coefficient and two-sided p-value from scipy; NaN when either side is constant or n < 3."""
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return np.nan, np.nan
+    func = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}[method]
+    res = func(x, y)
+    return float(res.statistic), float(res.pvalue)
+
+
+def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, ci_method, rng, k: int):
+    """CI of a vector-valued statistic of resampled indices 0..n-1 (k outputs); NaN when impossible."""
+    if n_resamples == 0 or n < 3:
+        return np.full(k, np.nan), np.full(k, np.nan), None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # degenerate resamples give NaN, reported as NaN CI
+        res = stats.bootstrap(
+            (np.arange(n),), lambda idx, axis=-1: stat(np.asarray(idx, dtype=np.intp)), vectorized=True,
+            n_resamples=n_resamples, confidence_level=confidence_level, method=ci_method, rng=rng,
+            batch=max(1, 2_000_000 // max(1, n * k)),
+        )
+    return np.atleast_1d(res.confidence_interval.low), np.atleast_1d(res.confidence_interval.high), res
+
+
+# --------------------------------------------------------------------------------------------------
+# input handling
+# --------------------------------------------------------------------------------------------------
+def _human_series(human) -> pd.Series:
+    """A Series of ratings by item; a long table ``item_id, annotator, score`` is averaged per item."""
+    if isinstance(human, pd.DataFrame):
+        missing = [c for c in ("item_id", "score") if c not in human.columns]
+        if missing:
+            raise KeyError(
+                f"`human` as a table needs columns ['item_id', 'score'] (and usually 'annotator'); missing "
+                f"{missing}; it has {list(human.columns)}."
+            )
+        return human.groupby("item_id", sort=False)["score"].mean().rename("human")
+    if not isinstance(human, pd.Series):
+        raise TypeError(
+            f"`human` must be a Series indexed by item id or a long DataFrame; got {type(human).__name__}. "
+            "Plain arrays are refused because they can only be aligned by position."
+        )
+    return human
+
+
+def _align(scores, human, *, by=None, warn=True) -> tuple[pd.DataFrame, pd.Series, pd.Series | None]:
+    """Align scores (DataFrame), human (Series) and by (Series or None) on their common index."""
+    frame = as_frame(scores, "scores")
+    human = _human_series(human)
+    check_unique_index(frame.index, "scores")
+    check_unique_index(human.index, "human")
+    for name, obj in (("scores", frame), ("human", human)):
+        if len(obj) == 0:
+            raise ValueError(f"`{name}` is empty.")
+    groups = None
+    if by is not None:
+        if isinstance(by, str):
+            if by not in (frame.index.names or []):
+                raise KeyError(f"`by`={by!r} is not an index level of `scores`; its levels are {list(frame.index.names)}.")
+            groups = pd.Series(frame.index.get_level_values(by), index=frame.index, name=by)
+        elif isinstance(by, pd.Series):
+            check_unique_index(by.index, "by")
+            groups = by
+        else:
+            raise TypeError(f"`by` must be an index level name or a Series aligned with `scores`; got {type(by).__name__}.")
+    common = frame.index.intersection(human.index, sort=False)
+    if groups is not None:
+        common = common.intersection(groups.index, sort=False)
+    if len(common) == 0:
+        raise ValueError(
+            "`scores` and `human` share no index labels, so nothing can be aligned; first labels: "
+            f"scores {frame.index[:3].tolist()}, human {human.index[:3].tolist()}."
+        )
+    dropped = len(frame) - len(common), len(human) - len(common)
+    if warn and any(dropped):
+        warnings.warn(
+            f"aligned {len(common)} items by index; {dropped[0]} score item(s) and {dropped[1]} human item(s) "
+            "have no counterpart and were left out.", EvalkitWarning, stacklevel=3,
+        )
+    frame = frame.loc[common]
+    human = human.loc[common].astype(float)
+    if groups is not None:
+        groups = groups.loc[common]
+        if groups.isna().any():
+            raise ValueError("`by` has missing group labels for some aligned items.")
+    return frame, human, groups
+
+
+def _valid_mask(frame: pd.DataFrame, human: pd.Series, nan_policy: str) -> np.ndarray:
+    values = frame.to_numpy(dtype=float)
+    valid = ~np.isnan(values) & ~np.isnan(human.to_numpy())[:, None]
+    if nan_policy == "raise" and not valid.all():
+        col = frame.columns[np.flatnonzero(~valid.all(axis=0))[0]]
+        raise ValueError(f"missing values in `scores` column {col!r} or in `human` (nan_policy='raise').")
+    if nan_policy == "propagate":
+        valid = np.ones_like(valid)
+    return valid
+
+
+# --------------------------------------------------------------------------------------------------
+# public API
+# --------------------------------------------------------------------------------------------------
+def correlate(
+    scores,
+    human,
+    *,
+    method: str = "spearman",
+    level: str = "dataset",
+    by=None,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    ci_method: str = "percentile",
+    nan_policy: str = "omit",
+    rng=None,
+) -> pd.DataFrame:
+    """Correlate each score column with human ratings.
+
+    Parameters
+    ----------
+    scores : Series or DataFrame
+        Metric scores indexed by item id; a DataFrame (e.g. the output of :func:`evalkit.tcva.sweep`)
+        gives one result row per column.
+    human : Series or DataFrame
+        Human ratings indexed by item id, or a long table ``item_id, annotator, score`` (averaged per item).
+    method : {"spearman", "kendall", "pearson"}
+        The coefficient (``r`` holds whichever it is). Kendall is tau-b.
+    level : {"dataset", "summary", "system"}
+        ``"dataset"``: over all items pooled. ``"summary"``: within each group of ``by`` (e.g. the
+        source document), then averaged over groups; groups where either side is constant are skipped
+        and counted in ``n_skipped``; ``p_val`` is a one-sample t-test of the per-group coefficients
+        against 0. ``"system"``: correlate the per-group means (``by`` names the system).
+    by : str or Series, optional
+        Index level name of ``scores`` or a Series of group labels indexed like ``scores``.
+    confidence_level : float, default 0.95
+    n_resamples : int, default 1000
+        Bootstrap resamples of items (groups at summary and system level); 0 skips the CI.
+    ci_method : {"percentile", "basic", "BCa"}, default "percentile"
+        Passed to :func:`scipy.stats.bootstrap` as ``method``.
+    nan_policy : {"omit", "raise", "propagate"}, default "omit"
+        ``"omit"`` drops the items where a column or the human rating is NaN, per column.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        One row per score column with columns ``n, r, ci_low, ci_high, p_val, method, level, n_groups,
+        n_skipped`` (``n`` counts items; ``n_groups`` the groups used, missing at dataset level).
+
+    Examples
+    --------
+    >>> from evalkit import correlate, datasets, tcva
+    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> scores = tcva.sweep(verdicts, [0.3, 0.5, 0.9], items=items)
+    >>> table = correlate.correlate(scores, items["human"], rng=0)
+    >>> list(table.columns)
+    ['n', 'r', 'ci_low', 'ci_high', 'p_val', 'method', 'level', 'n_groups', 'n_skipped']
+    >>> bool((table["ci_low"] < table["r"]).all() and (table["r"] < table["ci_high"]).all())
+    True
+    """
+    check_option(method, METHODS, "method")
+    check_option(level, LEVELS, "level")
+    check_option(nan_policy, ("omit", "raise", "propagate"), "nan_policy")
+    check_option(ci_method, ("percentile", "basic", "BCa"), "ci_method")
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
+    rng = check_rng(rng)
+    if level != "dataset" and by is None:
+        raise ValueError(f"`by` is required at level={level!r}: it names the document (summary) or system groups.")
+    frame, human, groups = _align(scores, human, by=by)
+    if level == "system":
+        frame = frame.groupby(groups.to_numpy(), sort=False).mean()
+        human = human.groupby(groups.to_numpy(), sort=False).mean()
+        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+        out["level"] = "system"
+        out["n_groups"] = out["n"].astype("Int64")
+        return out
+    if level == "summary":
+        return _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+    return _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+
+
+def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_skipped=None) -> pd.DataFrame:
+    k = len(frame.columns)
+    out = pd.DataFrame(
+        {
+            "n": np.asarray(n, dtype=np.int64),
+            "r": r,
+            "ci_low": low,
+            "ci_high": high,
+            "p_val": p,
+            "method": method,
+            "level": level,
+            "n_groups": pd.array([pd.NA] * k if n_groups is None else n_groups, dtype="Int64"),
+            "n_skipped": pd.array([0] * k if n_skipped is None else n_skipped, dtype="Int64"),
+        },
+        index=frame.columns.copy(),
+    )
+    return out[COLUMNS]
+
+
+def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng):
+    values = frame.to_numpy(dtype=float)
+    h = human.to_numpy(dtype=float)
+    valid = _valid_mask(frame, human, nan_policy)
+    k = values.shape[1]
+    n = valid.sum(axis=0)
+    r = np.full(k, np.nan)
+    p = np.full(k, np.nan)
+    low = np.full(k, np.nan)
+    high = np.full(k, np.nan)
+    for j in range(k):
+        r[j], p[j] = _scipy_corr(values[valid[:, j], j], h[valid[:, j]], method)
+    # Bootstrap columns that share a validity mask together (usually all of them).
+    masks, which = np.unique(valid.T, axis=0, return_inverse=True)
+    for m, mask in enumerate(masks):
+        cols = np.flatnonzero(which.ravel() == m)
+        x, y = values[mask][:, cols].T, h[mask]  # (cols, n_valid), (n_valid,)
+
+        def stat(idx, x=x, y=y):
+            return _corr_lastaxis(x[:, idx], y[idx], method)
+
+        lo, hi, _ = _bootstrap_ci(stat, int(mask.sum()), n_resamples=n_resamples,
+                                  confidence_level=confidence_level, ci_method=ci_method, rng=rng, k=len(cols))
+        low[cols], high[cols] = lo, hi
+    return _result_frame(frame, n, r, low, high, p, method, "dataset")
+
+
+def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng):
+    values = frame.to_numpy(dtype=float)
+    h = human.to_numpy(dtype=float)
+    valid = _valid_mask(frame, human, nan_policy)
+    codes, labels = pd.factorize(groups)
+    k = values.shape[1]
+    per_group = np.full((len(labels), k), np.nan)
+    n_items = np.zeros(k, dtype=np.int64)
+    for g in range(len(labels)):
+        rows = codes == g
+        for j in range(k):
+            sel = rows & valid[:, j]
+            x, y = values[sel, j], h[sel]
+            if len(x) >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
+                per_group[g, j] = _corr_lastaxis(x, y, method)
+                n_items[j] += len(x)
+    used = ~np.isnan(per_group)
+    n_groups = used.sum(axis=0)
+    n_skipped = len(labels) - n_groups
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = np.nanmean(per_group, axis=0)
+        p = np.array([stats.ttest_1samp(per_group[used[:, j], j], 0.0).pvalue if n_groups[j] > 1 else np.nan
+                      for j in range(k)])
+
+    def stat(idx):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanmean(per_group[idx], axis=-2).T
+
+    low, high, _ = _bootstrap_ci(stat, len(labels), n_resamples=n_resamples, confidence_level=confidence_level,
+                                 ci_method=ci_method, rng=rng, k=k)
+    return _result_frame(frame, n_items, r, low, high, p, method, "summary", n_groups, n_skipped)
+
+
+def mean_absolute_error(scores, human) -> pd.Series:
+    """Mean absolute difference between each score column and the human ratings (aligned by index).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.correlate import mean_absolute_error
+    >>> mean_absolute_error(pd.Series([0.5, 1.0], index=["a", "b"], name="m"), pd.Series({"b": 0.5, "a": 0.5}))
+    m    0.25
+    Name: mae, dtype: float64
+    """
+    frame, human, _ = _align(scores, human)
+    return frame.sub(human, axis=0).abs().mean().rename("mae")
+
+
+# --------------------------------------------------------------------------------------------------
+# comparing two metrics
+# --------------------------------------------------------------------------------------------------
+def _williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
+    """Williams' t for dependent overlapping correlations (Steiger 1980, eq. 7), df = n - 3."""
+    det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    rbar = (r12 + r13) / 2
+    t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23) / (2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r23) ** 3))
+    return float(t), float(2 * stats.t.sf(abs(t), n - 3))
+
+
+def _zou_ci(r12: float, r13: float, r23: float, n: int, confidence_level: float) -> tuple[float, float]:
+    """Zou (2007) confidence interval for r12 - r13 (overlapping dependent correlations)."""
+    z = stats.norm.ppf(0.5 + confidence_level / 2)
+    half = z / np.sqrt(n - 3)
+    l1, u1 = np.tanh(np.arctanh(r12) - half), np.tanh(np.arctanh(r12) + half)
+    l2, u2 = np.tanh(np.arctanh(r13) - half), np.tanh(np.arctanh(r13) + half)
+    c = ((r23 - 0.5 * r12 * r13) * (1 - r12**2 - r13**2 - r23**2) + r23**3) / ((1 - r12**2) * (1 - r13**2))
+    d = r12 - r13
+    low = d - np.sqrt((r12 - l1) ** 2 + (u2 - r13) ** 2 - 2 * c * (r12 - l1) * (u2 - r13))
+    high = d + np.sqrt((u1 - r12) ** 2 + (r13 - l2) ** 2 - 2 * c * (u1 - r12) * (r13 - l2))
+    return float(low), float(high)
+
+
+def _three(a, b, human) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not isinstance(a, pd.Series) or not isinstance(b, pd.Series):
+        raise TypeError("`a` and `b` must be Series of scores indexed by item id.")
+    # Documented: the items scored by both and rated take part; `n` in the result says how many.
+    frame, h, _ = _align(pd.concat({"a": a, "b": b}, axis=1, join="inner", sort=False), human, warn=False)
+    keep = frame.notna().all(axis=1) & h.notna()
+    if keep.sum() < 4:
+        raise ValueError(f"comparing two metrics needs at least 4 items scored by both and rated; got {int(keep.sum())}.")
+    return frame["a"][keep].to_numpy(float), frame["b"][keep].to_numpy(float), h[keep].to_numpy(float)
+
+
+def compare_metrics(
+    a: pd.Series,
+    b: pd.Series,
+    human,
+    *,
+    method: str = "spearman",
+    test: str = "williams",
+    confidence_level: float = 0.95,
+    n_resamples: int = 10_000,
+    rng=None,
+) -> pd.DataFrame:
+    """Test whether metric ``a`` correlates with the humans differently from metric ``b``.
+
+    Both correlations share the human ratings, so they are dependent; testing each CI for overlap is
+    wrong. Items are those scored by both metrics and rated (NaN rows are dropped).
+
+    Parameters
+    ----------
+    a, b : Series
+        Scores indexed by item id.
+    human : Series or DataFrame
+        Human ratings (see :func:`correlate`).
+    method : {"spearman", "kendall", "pearson"}
+    test : {"williams", "bootstrap"}
+        ``"williams"``: Williams' t-test for dependent overlapping correlations (Steiger 1980, eq. 7;
+        applied to the chosen coefficient as is customary for metric evaluation) with df = n - 3, and
+        Zou's (2007) interval for the difference. ``"bootstrap"``: a paired bootstrap resampling items,
+        percentile interval for ``r_a - r_b``, a two-sided p-value ``2 * min(P*(d <= 0), P*(d >= 0))``
+        and, as ``statistic``, the difference over its bootstrap standard error.
+    confidence_level : float, default 0.95
+    n_resamples : int, default 10000
+        For ``test="bootstrap"``.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        One row: ``n, r_a, r_b, r_ab, delta, ci_low, ci_high, statistic, p_val, test, method``.
+
+    Examples
+    --------
+    >>> from evalkit import correlate, datasets, tcva
+    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> s = tcva.sweep(verdicts, [0.2, 0.9], items=items)
+    >>> res = correlate.compare_metrics(s[0.2], s[0.9], items["human"])
+    >>> int(res.loc[0, "n"]), res.loc[0, "test"]
+    (120, 'williams')
+    """
+    check_option(method, METHODS, "method")
+    check_option(test, ("williams", "bootstrap"), "test")
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
+    x, y, h = _three(a, b, human)
+    n = len(h)
+    r_a, r_b, r_ab = (_scipy_corr(u, v, method)[0] for u, v in ((x, h), (y, h), (x, y)))
+    if test == "williams":
+        statistic, p = _williams(r_a, r_b, r_ab, n)
+        low, high = _zou_ci(r_a, r_b, r_ab, n, confidence_level)
+    else:
+        data = np.vstack([x, y])
+
+        def stat(idx):
+            r = _corr_lastaxis(data[:, idx], h[idx], method)
+            return r[0] - r[1]
+
+        low, high, res = _bootstrap_ci(stat, n, n_resamples=n_resamples, confidence_level=confidence_level,
+                                       ci_method="percentile", rng=check_rng(rng), k=1)
+        low, high = float(low[0]), float(high[0])
+        dist = res.bootstrap_distribution
+        dist = dist[~np.isnan(dist)]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            statistic = float(np.divide(r_a - r_b, np.std(dist, ddof=1)))
+        p = float(min(1.0, 2 * min(np.mean(dist <= 0), np.mean(dist >= 0))))
+    return pd.DataFrame(
+        [{"n": n, "r_a": r_a, "r_b": r_b, "r_ab": r_ab, "delta": r_a - r_b, "ci_low": low, "ci_high": high,
+          "statistic": statistic, "p_val": p, "test": test, "method": method}]
+    )
+
+
+def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resamples: int = 10_000, seed: int = 42) -> pd.DataFrame:
+    """The paired-bootstrap p-value exactly as the TCVA paper computed it (for checking its figures).
+
+    With ``delta_obs = rho_a - rho_b`` (Spearman) on all items, it draws ``n_resamples`` resamples with
+    legacy ``numpy.random.RandomState(seed)`` (``choice(n, size=n, replace=True)``, one call per
+    resample) and reports the share of resamples with ``rho_b* - rho_a* >= delta_obs``. That is a
+    one-sided tail measured from ``-delta_obs``, not a test that the difference is zero: prefer
+    :func:`compare_metrics` for inference.
+
+    Items are those scored by both (NaN dropped), in the order of ``a``.
+
+    Returns
+    -------
+    DataFrame
+        One row: ``n, rho_a, rho_b, delta, p_val``.
+    """
+    n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
+    x, y, h = _three(a, b, human)
+    n = len(h)
+    rho_a = stats.spearmanr(x, h).statistic
+    rho_b = stats.spearmanr(y, h).statistic
+    delta = rho_a - rho_b
+    state = np.random.RandomState(seed)  # legacy generator on purpose: it is what the paper used
+    idx = np.stack([state.choice(n, size=n, replace=True) for _ in range(n_resamples)])
+    r = _corr_lastaxis(np.stack([x[idx], y[idx]]), h[idx], "spearman")
+    p = float(np.mean(r[1] - r[0] >= delta))
+    return pd.DataFrame([{"n": n, "rho_a": rho_a, "rho_b": rho_b, "delta": delta, "p_val": p}])
+
+
+# --------------------------------------------------------------------------------------------------
+# choosing a temperature honestly
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TemperatureSelection:
+    """Result of :func:`select_temperature`.
+
+    Attributes
+    ----------
+    temperature : float
+        The temperature chosen on all items (what to use from now on).
+    r_in_sample : float
+        Its correlation on all items: optimistic, because the same items chose it.
+    r_out_of_fold : float
+        The correlation of the pooled out-of-fold scores (each fold scored at the temperature chosen
+        without it): the number to report.
+    folds : DataFrame
+        One row per fold: ``fold, n_train, n_test, temperature, r_train, r_test``.
+    """
+
+    temperature: float
+    r_in_sample: float
+    r_out_of_fold: float
+    method: str
+    folds: pd.DataFrame = field(repr=False)
+
+    def __repr__(self) -> str:
+        temps = ", ".join(f"{t:g}" for t in self.folds["temperature"])
+        return (
+            f"TemperatureSelection(T={self.temperature:g}: {self.method} r = {self.r_in_sample:.3f} in sample, "
+            f"{self.r_out_of_fold:.3f} out of fold; per-fold choices [{temps}])"
+        )
+
+
+def select_temperature(
+    verdicts: pd.DataFrame,
+    human,
+    *,
+    temperatures,
+    folds: int = 5,
+    method: str = "spearman",
+    items=None,
+    rng=None,
+    **score_options,
+) -> TemperatureSelection:
+    """Choose a temperature by cross-validation, so the reported correlation is not tuned on itself.
+
+    Items are split into ``folds`` random folds. For each fold, the temperature with the highest
+    correlation on the other folds is chosen and the held-out items are scored at it; the pooled
+    held-out scores are then correlated with the humans (``r_out_of_fold``).
+
+    Parameters
+    ----------
+    verdicts : DataFrame
+        Claim-verdict table.
+    human : Series
+        Human ratings indexed by item id; only items rated here are used.
+    temperatures : sequence of float
+        Candidate temperatures in [0.1, 1.0].
+    folds : int, default 5
+    method : {"spearman", "kendall", "pearson"}
+    items : optional
+        All item ids, including those without claims (see :func:`evalkit.tcva.sweep`).
+    rng : None, int or numpy.random.Generator
+    **score_options
+        Passed to :func:`evalkit.tcva.sweep` (``scale``, ``none_penalty``...).
+
+    Returns
+    -------
+    TemperatureSelection
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from evalkit import correlate, datasets
+    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> sel = correlate.select_temperature(verdicts, items["human"], temperatures=np.linspace(0.1, 1, 10),
+    ...                                    items=items, rng=0)
+    >>> sel.folds.shape
+    (5, 6)
+    """
+    check_option(method, METHODS, "method")
+    folds = check_number(folds, "folds", low=2, integer=True)
+    scores = _tcva.sweep(verdicts, temperatures, items=items, **score_options)
+    frame, h, _ = _align(scores, human, warn=False)  # only rated items take part, as documented
+    if len(h) < 2 * folds:
+        raise ValueError(f"`folds`={folds} needs at least {2 * folds} rated items; got {len(h)}.")
+    values, hv = frame.to_numpy(float), h.to_numpy(float)
+    temps = frame.columns.to_numpy(dtype=float)
+    fold_of = check_rng(rng).permutation(len(hv)) % folds
+    rows, pooled = [], np.empty(len(hv))
+    for f in range(folds):
+        train, test = fold_of != f, fold_of == f
+        r_train = _corr_lastaxis(values[train].T, hv[train], method)
+        best = int(np.nanargmax(r_train))
+        pooled[test] = values[test, best]
+        rows.append({"fold": f, "n_train": int(train.sum()), "n_test": int(test.sum()), "temperature": temps[best],
+                     "r_train": float(r_train[best]), "r_test": _scipy_corr(values[test, best], hv[test], method)[0]})
+    r_all = _corr_lastaxis(values.T, hv, method)
+    best = int(np.nanargmax(r_all))
+    return TemperatureSelection(
+        temperature=float(temps[best]), r_in_sample=float(r_all[best]),
+        r_out_of_fold=_scipy_corr(pooled, hv, method)[0], method=method, folds=pd.DataFrame(rows),
+    )

@@ -1,0 +1,232 @@
+"""The claim-verdict table: validation, verdict scales (weights) and level counts per item.
+
+A verdict table has one row per claim: ``item_id``, ``claim_idx`` (order within the item), optional
+``claim`` text and the ``verdict`` on the five-level scale ``none < minor < partial < mostly < fully``.
+Items that produced no claim cannot appear in it; they are carried by an *items* table (any DataFrame
+indexed by ``item_id``, or just an Index of ids) that the scoring functions accept as ``items=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from evalkit._validation import check_columns, check_dataframe, show
+
+__all__ = ["LEVELS", "VERDICT_DTYPE", "SCALES", "validate", "get_scale", "level_counts", "items_index"]
+
+#: The five verdict levels, from worst to best.
+LEVELS: tuple[str, ...] = ("none", "minor", "partial", "mostly", "fully")
+
+#: Ordered categorical dtype of the ``verdict`` column.
+VERDICT_DTYPE = pd.CategoricalDtype(list(LEVELS), ordered=True)
+
+#: Weight scales of the TCVA paper (level -> weight).
+SCALES: dict[str, dict[str, float]] = {
+    "default": {"fully": 1.0, "mostly": 0.9, "partial": 0.7, "minor": 0.3, "none": 0.0},
+    "linear": {"fully": 1.0, "mostly": 0.75, "partial": 0.5, "minor": 0.25, "none": 0.0},
+    "aggressive": {"fully": 1.0, "mostly": 0.95, "partial": 0.8, "minor": 0.1, "none": 0.0},
+    "conservative": {"fully": 1.0, "mostly": 0.8, "partial": 0.5, "minor": 0.2, "none": 0.0},
+    "binary": {"fully": 1.0, "mostly": 1.0, "partial": 0.0, "minor": 0.0, "none": 0.0},
+}
+
+_ALIASES = {"partially": "partial"}
+
+
+def _normalise_labels(values: pd.Series) -> pd.Series:
+    """Lower-case, strip and map aliases; works on the categories only when the column is categorical."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        if values.dtype == VERDICT_DTYPE:
+            return values
+        cats = values.cat.categories.astype(str)
+        mapping = {c: _ALIASES.get(c.strip().lower(), c.strip().lower()) for c in cats}
+        return values.astype(object).map(mapping)
+    out = values.astype("string").str.strip().str.lower()
+    return out.replace(_ALIASES)
+
+
+def validate(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Check a claim-verdict table and return a normalised copy.
+
+    Labels are lower-cased and stripped, ``"partially"`` becomes ``"partial"`` and the column becomes
+    the ordered categorical :data:`VERDICT_DTYPE`. When ``claim_idx`` is absent it is numbered in row
+    order within each item. The input is never modified.
+
+    Parameters
+    ----------
+    verdicts : DataFrame
+        Columns ``item_id`` and ``verdict``; optional ``claim_idx``, ``claim``, ``reason``, ``support``.
+
+    Returns
+    -------
+    DataFrame
+        The same rows with ``claim_idx`` (int64) and a categorical ``verdict``.
+
+    Raises
+    ------
+    KeyError
+        A required column is missing.
+    ValueError
+        An unknown or missing verdict label (the row, its item and the value are named), a missing
+        ``item_id``, a non-integer ``claim_idx`` or a repeated ``(item_id, claim_idx)`` pair.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import verdicts
+    >>> table = pd.DataFrame({"item_id": ["a", "a", "b"], "verdict": ["Fully", " partially", "none"]})
+    >>> verdicts.validate(table)
+      item_id verdict  claim_idx
+    0       a   fully          0
+    1       a partial          1
+    2       b    none          0
+    """
+    return _validate(verdicts)[0]
+
+
+def _validate(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Index]:
+    """Validate; also return each row's item code and the item ids in order of first appearance."""
+    verdicts = check_dataframe(verdicts, "verdicts")
+    check_columns(verdicts, ["item_id", "verdict"], "verdicts")
+    out = verdicts.copy(deep=False)  # columns are replaced, never written in place: the input stays intact
+    if out["item_id"].isna().any():
+        row = out.index[out["item_id"].isna()][0]
+        raise ValueError(f"`verdicts` row {show(row)}: item_id is missing; every claim needs an item_id.")
+
+    if out["verdict"].dtype == VERDICT_DTYPE:
+        bad = out["verdict"].cat.codes.to_numpy() < 0
+    else:
+        labels = _normalise_labels(out["verdict"])
+        bad = ~labels.isin(LEVELS).to_numpy(dtype=bool)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"`verdicts` row {show(out.index[pos])} (item_id={show(out['item_id'].iloc[pos])}): verdict "
+            f"{show(verdicts['verdict'].iloc[pos])} is not one of {list(LEVELS)} "
+            f"(accepted alias: 'partially'); {int(bad.sum())} row(s) have unknown verdicts."
+        )
+    if out["verdict"].dtype != VERDICT_DTYPE:
+        out["verdict"] = pd.Categorical(labels, dtype=VERDICT_DTYPE)
+
+    if "claim_idx" in out.columns:
+        idx = out["claim_idx"]
+        if idx.isna().any() or not pd.api.types.is_numeric_dtype(idx):
+            raise ValueError(f"`verdicts` column 'claim_idx' must hold integers; got dtype {idx.dtype}.")
+        as_int = idx.astype("int64")
+        if not np.array_equal(as_int.to_numpy(), idx.to_numpy()):
+            raise ValueError("`verdicts` column 'claim_idx' must hold whole numbers.")
+        out["claim_idx"] = as_int
+    else:
+        out["claim_idx"] = out.groupby("item_id", sort=False).cumcount().astype("int64")
+
+    codes, uniques = pd.factorize(out["item_id"])
+    claim = out["claim_idx"].to_numpy()
+    if len(out):
+        key = codes.astype(np.int64) * (int(claim.max()) - int(claim.min()) + 1) + (claim - claim.min())
+        dup = pd.Index(key).duplicated()
+        if dup.any():
+            pos = int(np.flatnonzero(dup)[0])
+            raise ValueError(
+                f"`verdicts` has {int(dup.sum())} repeated (item_id, claim_idx) pair(s), first "
+                f"({show(out['item_id'].iloc[pos])}, {int(claim[pos])}) at row {show(out.index[pos])}; "
+                "each claim must appear once."
+            )
+    return out, codes, pd.Index(uniques, name="item_id")
+
+
+def get_scale(scale="default") -> pd.Series:
+    """Return a verdict scale as a Series of weights indexed by :data:`LEVELS`.
+
+    Parameters
+    ----------
+    scale : str or mapping
+        A name in :data:`SCALES` or a mapping from each of the five levels to a weight in [0, 1]
+        (``"partially"`` is accepted for ``"partial"``).
+
+    Examples
+    --------
+    >>> from evalkit import verdicts
+    >>> verdicts.get_scale("linear").tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    if isinstance(scale, str):
+        if scale not in SCALES:
+            raise ValueError(f"`scale` must be one of {list(SCALES)} or a mapping; got {scale!r}.")
+        mapping = SCALES[scale]
+    elif isinstance(scale, Mapping):
+        mapping = {_ALIASES.get(str(k).strip().lower(), str(k).strip().lower()): v for k, v in scale.items()}
+        unknown = sorted(set(mapping) - set(LEVELS))
+        missing = [lvl for lvl in LEVELS if lvl not in mapping]
+        if unknown or missing:
+            raise ValueError(
+                f"`scale` must map exactly the levels {list(LEVELS)}; missing {missing}, unknown {unknown}."
+            )
+        for level, weight in mapping.items():
+            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)) or not 0 <= weight <= 1:
+                raise ValueError(f"`scale` weight for {level!r} must be a number in [0, 1]; got {weight!r}.")
+    else:
+        raise TypeError(f"`scale` must be a name or a mapping; got {type(scale).__name__}.")
+    return pd.Series([float(mapping[lvl]) for lvl in LEVELS], index=pd.Index(LEVELS, name="verdict"), name="weight")
+
+
+def items_index(items) -> pd.Index | None:
+    """Return the item ids of ``items`` (an Index, a list-like of ids, or a DataFrame/Series indexed by id)."""
+    if items is None:
+        return None
+    if isinstance(items, (pd.DataFrame, pd.Series)):
+        index = items.index
+    elif isinstance(items, pd.Index):
+        index = items
+    else:
+        index = pd.Index(list(items))
+    if not index.is_unique:
+        raise ValueError(f"`items` ids must be unique; repeated: {index[index.duplicated()].unique()[:5].tolist()}.")
+    return index.rename("item_id")
+
+
+def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
+    """Count the claims at each verdict level for every item.
+
+    Parameters
+    ----------
+    verdicts : DataFrame
+        A claim-verdict table (validated here).
+    items : Index, DataFrame or list-like, optional
+        All item ids to report, including those without claims (their counts are 0). Every item in
+        ``verdicts`` must be among them. Without it, the items in ``verdicts`` in order of appearance.
+
+    Returns
+    -------
+    DataFrame
+        Index ``item_id``, one int64 column per level in :data:`LEVELS`, plus ``n_claims``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import verdicts
+    >>> table = pd.DataFrame({"item_id": ["a", "a", "b"], "verdict": ["fully", "none", "minor"]})
+    >>> verdicts.level_counts(table, items=["a", "b", "c"])
+             none  minor  partial  mostly  fully  n_claims
+    item_id
+    a           1      0        0       0      1         2
+    b           0      1        0       0      0         1
+    c           0      0        0       0      0         0
+    """
+    table, codes, seen = _validate(verdicts)
+    index = items_index(items)
+    if index is None:
+        index = seen
+    else:
+        position = index.get_indexer(seen)
+        if (position < 0).any():
+            unknown = seen[position < 0][:5].tolist()
+            raise ValueError(f"`verdicts` has item_id(s) not in `items`: {unknown}; `items` must list every item.")
+        codes = position[codes]
+    n_levels = len(LEVELS)
+    flat = codes.astype(np.int64) * n_levels + table["verdict"].cat.codes.to_numpy()
+    counts = np.bincount(flat, minlength=len(index) * n_levels).reshape(len(index), n_levels)
+    out = pd.DataFrame(counts.astype(np.int64), index=index, columns=list(LEVELS))
+    out["n_claims"] = counts.sum(axis=1)
+    return out

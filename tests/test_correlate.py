@@ -1,0 +1,205 @@
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalkit import EvalkitWarning, correlate
+
+SCIPY = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}
+
+
+@pytest.fixture
+def rated(rng):
+    n = 80
+    human = pd.Series(rng.integers(1, 6, n) + rng.normal(0, 0.3, n), index=[f"it{i}" for i in range(n)], name="human")
+    scores = pd.DataFrame({t: human + rng.normal(0, 1.0 + 2 * t, n) for t in (0.1, 0.5, 0.9)}, index=human.index)
+    scores.columns.name = "temperature"
+    groups = pd.Series([f"doc{i % 8}" for i in range(n)], index=human.index, name="document")
+    return scores, human, groups
+
+
+@pytest.mark.parametrize("method", ["spearman", "kendall", "pearson"])
+def test_dataset_level_matches_scipy(rated, method):
+    scores, human, _ = rated
+    out = correlate.correlate(scores, human, method=method, rng=0, n_resamples=200)
+    for t in scores.columns:
+        ref = SCIPY[method](scores[t], human)
+        assert out.loc[t, "r"] == pytest.approx(ref.statistic, rel=1e-12)
+        assert out.loc[t, "p_val"] == pytest.approx(ref.pvalue, rel=1e-9)
+        assert out.loc[t, "ci_low"] < out.loc[t, "r"] < out.loc[t, "ci_high"]
+    assert (out["n"] == 80).all() and (out["method"] == method).all() and (out["level"] == "dataset").all()
+
+
+def test_alignment_is_by_index_not_position(rated):
+    scores, human, _ = rated
+    shuffled = human.sample(frac=1.0, random_state=3)
+    a = correlate.correlate(scores, human, n_resamples=0)
+    b = correlate.correlate(scores, shuffled, n_resamples=0)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_nan_omitted_per_column(rated):
+    scores, human, _ = rated
+    scores = scores.copy()
+    scores.iloc[:5, 0] = np.nan
+    out = correlate.correlate(scores, human, rng=1, n_resamples=100)
+    assert out["n"].tolist() == [75, 80, 80]
+    ref = stats.spearmanr(scores.iloc[5:, 0], human.iloc[5:])
+    assert out.iloc[0]["r"] == pytest.approx(ref.statistic)
+    with pytest.raises(ValueError, match="nan_policy='raise'"):
+        correlate.correlate(scores, human, nan_policy="raise")
+    assert np.isnan(correlate.correlate(scores, human, nan_policy="propagate", n_resamples=0).iloc[0]["r"])
+
+
+def test_summary_level_matches_a_plain_loop(rated):
+    scores, human, groups = rated
+    scores = scores.copy()
+    # Make one group constant in the 0.9 column: it must be skipped and counted for that column only.
+    scores.loc[groups == "doc3", 0.9] = 0.5
+    out = correlate.correlate(scores, human, level="summary", by=groups, rng=0, n_resamples=300)
+    for t in scores.columns:
+        rs = []
+        for _, idx in groups.groupby(groups).groups.items():
+            x, y = scores.loc[idx, t], human.loc[idx]
+            if x.nunique() > 1 and y.nunique() > 1:
+                rs.append(stats.spearmanr(x, y).statistic)
+        assert out.loc[t, "r"] == pytest.approx(np.mean(rs), rel=1e-12)
+        assert out.loc[t, "n_groups"] == len(rs)
+        assert out.loc[t, "p_val"] == pytest.approx(stats.ttest_1samp(rs, 0).pvalue)
+    assert out["n_skipped"].tolist() == [0, 0, 1]
+    assert out.loc[0.9, "n"] == 70
+
+
+def test_summary_level_by_index_level(rated):
+    scores, human, groups = rated
+    multi = scores.set_index(pd.MultiIndex.from_arrays([scores.index, groups], names=["item_id", "document"]))
+    human_multi = human.set_axis(multi.index)
+    a = correlate.correlate(multi, human_multi, level="summary", by="document", n_resamples=0)
+    b = correlate.correlate(scores, human, level="summary", by=groups, n_resamples=0)
+    np.testing.assert_allclose(a["r"], b["r"])
+
+
+def test_system_level_correlates_group_means(rated):
+    scores, human, groups = rated
+    out = correlate.correlate(scores, human, level="system", by=groups, method="pearson", n_resamples=0)
+    means = scores.groupby(groups).mean()
+    hmeans = human.groupby(groups).mean()
+    for t in scores.columns:
+        assert out.loc[t, "r"] == pytest.approx(stats.pearsonr(means[t], hmeans).statistic)
+    assert (out["n"] == 8).all() and (out["level"] == "system").all()
+
+
+def test_bootstrap_is_reproducible_and_vectorized_columns_agree(rated):
+    scores, human, _ = rated
+    a = correlate.correlate(scores, human, rng=7, n_resamples=300)
+    b = correlate.correlate(scores, human, rng=7, n_resamples=300)
+    pd.testing.assert_frame_equal(a, b)
+    # Column 0.1 alone with the same seed gives the same CI as inside the vectorized run.
+    single = correlate.correlate(scores[[0.1]], human, rng=7, n_resamples=300)
+    assert single.loc[0.1, "ci_low"] == pytest.approx(a.loc[0.1, "ci_low"])
+
+
+def test_long_human_table_is_averaged(rated):
+    scores, human, _ = rated
+    long = pd.concat([pd.DataFrame({"item_id": human.index, "annotator": k, "score": human + d})
+                      for k, d in (("x", -0.5), ("y", 0.5))])
+    a = correlate.correlate(scores, long, n_resamples=0)
+    b = correlate.correlate(scores, human, n_resamples=0)
+    np.testing.assert_allclose(a["r"], b["r"])
+
+
+def test_misaligned_and_bad_inputs(rated):
+    scores, human, groups = rated
+    with pytest.raises(ValueError, match="share no index labels"):
+        correlate.correlate(scores, human.set_axis([f"x{i}" for i in range(len(human))]))
+    with pytest.warns(EvalkitWarning, match="79 items by index; 1 score item"):
+        correlate.correlate(scores, human.iloc[1:], n_resamples=0)
+    with pytest.raises(TypeError, match="aligned by position"):
+        correlate.correlate(scores, human.to_numpy())
+    with pytest.raises(ValueError, match="unique index"):
+        correlate.correlate(scores, pd.concat([human, human.iloc[:1]]))
+    with pytest.raises(ValueError, match="`by` is required"):
+        correlate.correlate(scores, human, level="summary")
+    with pytest.raises(KeyError, match="not an index level"):
+        correlate.correlate(scores, human, level="summary", by="document")
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        correlate.correlate(scores, human, method="spearmans")
+    with pytest.raises(ValueError, match="is empty"):
+        correlate.correlate(scores.iloc[:0], human)
+    with pytest.raises(KeyError, match=r"needs columns \['item_id', 'score'\]"):
+        correlate.correlate(scores, pd.DataFrame({"id": [1]}))
+
+
+def test_mean_absolute_error(rated):
+    scores, human, _ = rated
+    out = correlate.mean_absolute_error(scores, human)
+    for t in scores.columns:
+        assert out[t] == pytest.approx(np.mean(np.abs(scores[t] - human)))
+
+
+# ------------------------------------------------------------------ comparing metrics
+def test_williams_reference_values():
+    # psych::r.test(n = 103, r12 = .4, r13 = .5, r23 = .1): t = -0.89, p = 0.37 (Williams' test).
+    t, p = correlate._williams(0.4, 0.5, 0.1, 103)
+    assert round(t, 2) == -0.89 and round(p, 2) == 0.37
+    # Zou (2007), example 2 (overlapping): r12 = .396, r13 = .179, r23 = .088, n = 66 -> (-.0929, .5168).
+    low, high = correlate._zou_ci(0.396, 0.179, 0.088, 66, 0.95)
+    assert (round(low, 3), round(high, 3)) == (-0.093, 0.517)
+
+
+def test_compare_metrics_williams_uses_the_three_correlations(rated):
+    scores, human, _ = rated
+    res = correlate.compare_metrics(scores[0.1], scores[0.9], human)
+    r12 = stats.spearmanr(scores[0.1], human).statistic
+    r13 = stats.spearmanr(scores[0.9], human).statistic
+    r23 = stats.spearmanr(scores[0.1], scores[0.9]).statistic
+    t, p = correlate._williams(r12, r13, r23, 80)
+    row = res.iloc[0]
+    assert row["statistic"] == pytest.approx(t) and row["p_val"] == pytest.approx(p)
+    assert row["ci_low"] < row["delta"] < row["ci_high"]
+
+
+def test_compare_metrics_bootstrap(rated):
+    scores, human, _ = rated
+    res = correlate.compare_metrics(scores[0.1], scores[0.9], human, test="bootstrap", n_resamples=2000, rng=0)
+    row = res.iloc[0]
+    assert 0 <= row["p_val"] <= 1 and row["ci_low"] < row["delta"] < row["ci_high"]
+    same = correlate.compare_metrics(scores[0.1], scores[0.1], human, test="bootstrap", n_resamples=200, rng=0)
+    assert same.loc[0, "delta"] == 0 and same.loc[0, "p_val"] == 1.0
+    with pytest.raises(ValueError, match="`test` must be one of"):
+        correlate.compare_metrics(scores[0.1], scores[0.9], human, test="fisher")
+    with pytest.raises(TypeError, match="Series"):
+        correlate.compare_metrics(scores, scores[0.9], human)
+
+
+def test_paper_bootstrap_matches_a_loop(rated):
+    scores, human, _ = rated
+    a, b = scores[0.1].iloc[:30], scores[0.5].iloc[:30]
+    res = correlate.paired_bootstrap_tcva_paper(a, b, human.iloc[:30], n_resamples=300)
+    state = np.random.RandomState(42)
+    x, y, h = a.to_numpy(), b.to_numpy(), human.iloc[:30].to_numpy()
+    delta = stats.spearmanr(x, h).statistic - stats.spearmanr(y, h).statistic
+    hits = 0
+    for _ in range(300):
+        i = state.choice(30, size=30, replace=True)
+        hits += stats.spearmanr(y[i], h[i]).statistic - stats.spearmanr(x[i], h[i]).statistic >= delta
+    assert res.loc[0, "p_val"] == hits / 300
+
+
+# ------------------------------------------------------------------ select_temperature
+def test_select_temperature_is_honest(random_verdicts, rng):
+    from evalkit import tcva
+
+    table, items = random_verdicts
+    truth = tcva.score(table, 0.8, items=items)
+    human = truth + rng.normal(0, 0.05, len(truth))
+    sel = correlate.select_temperature(table, human, temperatures=[0.1, 0.3, 0.5, 0.8, 1.0], items=items, rng=0)
+    assert sel.temperature in (0.5, 0.8, 1.0)
+    assert sel.folds["n_test"].sum() == len(items)
+    assert set(sel.folds.columns) == {"fold", "n_train", "n_test", "temperature", "r_train", "r_test"}
+    assert np.isfinite(sel.r_out_of_fold)
+    assert "out of fold" in repr(sel)
+    with pytest.raises(ValueError, match="needs at least 40 rated items"):
+        correlate.select_temperature(table, human.iloc[:30], temperatures=[0.5], items=items, folds=20)

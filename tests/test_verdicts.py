@@ -1,0 +1,101 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit import verdicts
+
+
+def test_validate_normalises_labels_and_numbers_claims():
+    table = pd.DataFrame({"item_id": ["a", "a", "b"], "verdict": [" FULLY", "Partially", "none "]})
+    out = verdicts.validate(table)
+    assert out["verdict"].tolist() == ["fully", "partial", "none"]
+    assert out["verdict"].dtype == verdicts.VERDICT_DTYPE
+    assert out["claim_idx"].tolist() == [0, 1, 0]
+    assert table["verdict"].tolist() == [" FULLY", "Partially", "none "], "input must not be mutated"
+
+
+def test_validate_keeps_given_claim_idx_and_categorical_input():
+    table = pd.DataFrame({"item_id": ["a", "a"], "claim_idx": [3, 1],
+                          "verdict": pd.Categorical(["Mostly", "minor"])})
+    out = verdicts.validate(table)
+    assert out["claim_idx"].tolist() == [3, 1]
+    assert out["verdict"].tolist() == ["mostly", "minor"]
+
+
+def test_unknown_label_names_row_value_and_allowed():
+    table = pd.DataFrame({"item_id": ["a", "b", "b"], "verdict": ["fully", "fully", "maybe"]}, index=[10, 11, 12])
+    with pytest.raises(ValueError, match=r"row 12 \(item_id='b'\): verdict 'maybe' is not one of \['none'"):
+        verdicts.validate(table)
+
+
+def test_missing_verdict_is_an_unknown_label():
+    table = pd.DataFrame({"item_id": ["a"], "verdict": [None]})
+    with pytest.raises(ValueError, match="is not one of"):
+        verdicts.validate(table)
+
+
+def test_duplicate_claims_rejected():
+    table = pd.DataFrame({"item_id": ["a", "a", "b"], "claim_idx": [0, 0, 0], "verdict": ["fully"] * 3})
+    with pytest.raises(ValueError, match=r"1 repeated \(item_id, claim_idx\) pair\(s\), first \('a', 0\)"):
+        verdicts.validate(table)
+
+
+@pytest.mark.parametrize(
+    "table, error, message",
+    [
+        (pd.DataFrame({"item_id": ["a"]}), KeyError, r"missing column\(s\) \['verdict'\]; it has columns \['item_id'\]"),
+        (pd.DataFrame({"item_id": [None], "verdict": ["fully"]}), ValueError, "item_id is missing"),
+        (pd.DataFrame({"item_id": ["a"], "claim_idx": [0.5], "verdict": ["fully"]}), ValueError, "whole numbers"),
+        (pd.DataFrame({"item_id": ["a"], "claim_idx": ["x"], "verdict": ["fully"]}), ValueError, "must hold integers"),
+        ("verdicts.csv", TypeError, "got a path or string"),
+    ],
+)
+def test_validate_bad_input(table, error, message):
+    with pytest.raises(error, match=message):
+        verdicts.validate(table)
+
+
+def test_scales_are_the_papers():
+    assert verdicts.get_scale().to_dict() == {"none": 0.0, "minor": 0.3, "partial": 0.7, "mostly": 0.9, "fully": 1.0}
+    assert verdicts.get_scale("binary").tolist() == [0, 0, 0, 1, 1]
+    assert verdicts.get_scale("aggressive").tolist() == [0, 0.1, 0.8, 0.95, 1]
+    assert verdicts.get_scale("conservative").tolist() == [0, 0.2, 0.5, 0.8, 1]
+
+
+def test_user_scale_accepts_alias_and_validates():
+    scale = verdicts.get_scale({"Fully": 1, "mostly": 0.8, "partially": 0.6, "minor": 0.2, "none": 0})
+    assert scale["partial"] == 0.6
+    with pytest.raises(ValueError, match=r"missing \['none'\]"):
+        verdicts.get_scale({"fully": 1, "mostly": 0.8, "partial": 0.6, "minor": 0.2})
+    with pytest.raises(ValueError, match=r"weight for 'minor' must be a number in \[0, 1\]; got 1.5"):
+        verdicts.get_scale({"fully": 1, "mostly": 0.8, "partial": 0.6, "minor": 1.5, "none": 0})
+    with pytest.raises(ValueError, match="must be one of"):
+        verdicts.get_scale("strict")
+    with pytest.raises(TypeError):
+        verdicts.get_scale(0.5)
+
+
+def test_level_counts_match_a_loop(random_verdicts):
+    table, items = random_verdicts
+    counts = verdicts.level_counts(table, items=items)
+    assert counts.index.equals(items)
+    for item in items:
+        expected = table.loc[table["item_id"] == item, "verdict"].value_counts()
+        for level in verdicts.LEVELS:
+            assert counts.loc[item, level] == expected.get(level, 0)
+    assert (counts["n_claims"] == 0).sum() == len(set(items) - set(table["item_id"]))
+
+
+def test_level_counts_rejects_items_not_listed():
+    table = pd.DataFrame({"item_id": ["a", "z"], "verdict": ["fully", "none"]})
+    with pytest.raises(ValueError, match=r"item_id\(s\) not in `items`: \['z'\]"):
+        verdicts.level_counts(table, items=["a", "b"])
+    with pytest.raises(ValueError, match="must be unique"):
+        verdicts.level_counts(table, items=["a", "a", "z"])
+
+
+def test_level_counts_without_items_keeps_first_appearance_order():
+    table = pd.DataFrame({"item_id": ["b", "a", "b"], "verdict": ["fully", "none", "minor"]})
+    counts = verdicts.level_counts(table)
+    assert counts.index.tolist() == ["b", "a"]
+    np.testing.assert_array_equal(counts.loc["b", list(verdicts.LEVELS)], [0, 1, 0, 0, 1])
