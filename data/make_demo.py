@@ -6,6 +6,7 @@ The generating rules are documented in data/demo/README.md. Nothing here is real
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -50,11 +51,69 @@ def make_tcva(out: Path, rng: np.random.Generator) -> None:
     pd.DataFrame(item_rows).to_csv(out / "tcva_items.csv", index=False)
 
 
+PRODUCTS = ["Aurora kettle", "Birch desk lamp", "Cobalt headphones", "Delta e-bike", "Ember heater",
+            "Fjord backpack", "Garnet blender", "Harbor router", "Iris thermostat", "Juniper stroller"]
+TOPICS = [("warranty", "The {p} has a {n}-year warranty.", "years", (1, 5)),
+          ("battery", "The {p} battery lasts about {n} hours on a full charge.", "hours", (4, 40)),
+          ("return", "The {p} can be returned within {n} days of delivery.", "days", (14, 60)),
+          ("weight", "The {p} weighs {n} kg.", "kg", (1, 25))]
+
+
+def make_judge(out: Path, rng: np.random.Generator) -> None:
+    """100 support answers, human PASS/FAIL labels and two simulated judge runs (rubric v1 and v2)."""
+    cases, labels, outputs = [], [], []
+    judges = {"v1": {"recall": 0.70, "false_flag": 0.10, "malformed": 0.06},
+              "v2": {"recall": 0.85, "false_flag": 0.08, "malformed": 0.02}}
+    malformed = ["PASS.", "**FAIL**", "Pass", "Verdict: PASS", "", "FAIL - one claim is unsupported"]
+    for i in range(100):
+        product = PRODUCTS[i % len(PRODUCTS)]
+        topic, sentence, unit, (lo, hi) = TOPICS[int(rng.integers(len(TOPICS)))]
+        true_n = int(rng.integers(lo, hi + 1))
+        other = TOPICS[(TOPICS.index((topic, sentence, unit, (lo, hi))) + 1) % len(TOPICS)]
+        source = (sentence.format(p=product, n=true_n) + " "
+                  + other[1].format(p=product, n=int(rng.integers(other[3][0], other[3][1] + 1))))
+        fails = rng.random() < 0.3
+        stated = true_n if not fails else true_n + int(rng.choice([-1, 1])) * int(rng.integers(1, 4))
+        answer = sentence.format(p=product, n=max(stated, 1))
+        if fails and rng.random() < 0.4:
+            answer += " It also ships with a free spare part."  # a claim the source never makes
+        output = {"answer": answer, "topic": topic, "confidence": round(float(rng.uniform(0.4, 1.0)), 2)}
+        text = json.dumps(output)
+        roll = rng.random()
+        if roll < 0.04:
+            text = text[:-12]  # a truncated, invalid JSON output
+        elif roll < 0.08:
+            output["answer"] = answer + " " + "Please let me know if there is anything else I can help with. " * 4
+            text = json.dumps(output)
+        day = ["mon", "tue", "wed", "thu", "fri"][i % 5]
+        case_id = f"case-{i:03d}"
+        cases.append({"case_id": case_id, "day": day, "input": f"What is the {topic} of the {product}?",
+                      "source": source, "output": text})
+        labels.append({"case_id": case_id, "label": "FAIL" if fails else "PASS", "labeller": "demo-annotator",
+                       "position": i})
+        for version, spec in judges.items():
+            says_fail = rng.random() < (spec["recall"] if fails else spec["false_flag"])
+            reason = ("The response states a figure the source does not support." if says_fail
+                      else "Every claim in the response is stated in the source.")
+            raw = ("FAIL" if says_fail else "PASS") + "\n" + reason
+            if rng.random() < spec["malformed"]:
+                raw = malformed[int(rng.integers(len(malformed)))] + ("\n" + reason if rng.random() < 0.5 else "")
+            outputs.append({"case_id": case_id, "rubric": version, "raw": raw})
+    with (out / "judge_cases.jsonl").open("w", encoding="utf-8") as handle:
+        for case in cases:
+            handle.write(json.dumps(case) + "\n")
+    pd.DataFrame(labels).to_csv(out / "judge_labels.csv", index=False)
+    with (out / "judge_outputs.jsonl").open("w", encoding="utf-8") as handle:
+        for row in outputs:
+            handle.write(json.dumps(row) + "\n")
+
+
 def main(out: Path = OUT) -> None:
     """Write every demo data set into ``out``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     make_tcva(out, np.random.default_rng(20261130))
+    make_judge(out, np.random.default_rng(20261201))
 
 
 if __name__ == "__main__":

@@ -4,9 +4,37 @@ Calibrated LLM judges, temperature-controlled verdict aggregation (TCVA) and fac
 as small DataFrame-in / DataFrame-out functions for notebooks.
 """
 
-from evalkit import correlate, datasets, plots, tcva, verdicts
+from evalkit import (
+    calibrate,
+    cases,
+    checks,
+    claims,
+    compare,
+    correlate,
+    datasets,
+    judge,
+    models,
+    plots,
+    tcva,
+    verdicts,
+)
 from evalkit._validation import EvalkitWarning
 
 __version__ = "0.1.0"
 
-__all__ = ["EvalkitWarning", "correlate", "datasets", "plots", "tcva", "verdicts", "__version__"]
+__all__ = [
+    "EvalkitWarning",
+    "calibrate",
+    "cases",
+    "checks",
+    "claims",
+    "compare",
+    "correlate",
+    "datasets",
+    "judge",
+    "models",
+    "plots",
+    "tcva",
+    "verdicts",
+    "__version__",
+]

@@ -17,11 +17,9 @@ import pandas as pd
 
 from evalkit import verdicts as _verdicts
 
-__all__ = ["demo_path", "load_demo", "load_tcva_release", "load_tcva_baseline"]
+__all__ = ["demo_path", "load_demo", "load_tcva_release", "load_tcva_baseline", "load_llmbar"]
 
-_DEMOS = {
-    "tcva": ("tcva_verdicts.csv", "tcva_items.csv"),
-}
+_DEMOS = ("tcva", "judge")
 
 
 def demo_path() -> Path:
@@ -40,15 +38,19 @@ def load_demo(name: str):
 
     Parameters
     ----------
-    name : {"tcva"}
+    name : {"tcva", "judge"}
         ``"tcva"``: claim verdicts for 120 synthetic summaries (12 documents x 10 systems) and an items
         table with a simulated human rating, the ``document`` and the ``system``; some items have no
-        claims.
+        claims. ``"judge"``: 100 support answers (JSON outputs, some malformed), human PASS/FAIL labels
+        with their labelling position, and the recorded answers of a simulated judge under two rubric
+        versions (``"v1"``, ``"v2"``), including malformed verdict lines.
 
     Returns
     -------
     tuple of DataFrame
-        For ``"tcva"``: ``(verdicts, items)``, ``items`` indexed by ``item_id``.
+        ``"tcva"``: ``(verdicts, items)``, ``items`` indexed by ``item_id``. ``"judge"``: ``(cases, labels,
+        outputs)`` with ``labels`` = ``case_id, label, labeller, position`` and ``outputs`` =
+        ``case_id, rubric, raw``.
 
     Examples
     --------
@@ -56,16 +58,24 @@ def load_demo(name: str):
     >>> verdicts, items = datasets.load_demo("tcva")
     >>> list(items.columns)
     ['human', 'document', 'system']
+    >>> cases, labels, outputs = datasets.load_demo("judge")
+    >>> len(cases), labels["label"].value_counts().to_dict(), sorted(outputs["rubric"].unique())
+    (100, {'PASS': 65, 'FAIL': 35}, ['v1', 'v2'])
     """
     if name not in _DEMOS:
         raise ValueError(f"`name` must be one of {sorted(_DEMOS)}; got {name!r}.")
     folder = demo_path()
     if name == "tcva":
-        verdict_file, items_file = _DEMOS[name]
-        verdicts = _verdicts.validate(pd.read_csv(folder / verdict_file, dtype={"item_id": str}))
-        items = pd.read_csv(folder / items_file, dtype={"item_id": str, "document": str, "system": str})
+        verdicts = _verdicts.validate(pd.read_csv(folder / "tcva_verdicts.csv", dtype={"item_id": str}))
+        items = pd.read_csv(folder / "tcva_items.csv", dtype={"item_id": str, "document": str, "system": str})
         return verdicts, items.set_index("item_id")
-    raise AssertionError("unreachable")  # pragma: no cover
+    from evalkit.cases import read_cases
+
+    cases = read_cases(folder / "judge_cases.jsonl")
+    labels = pd.read_csv(folder / "judge_labels.csv", dtype={"case_id": str})
+    outputs = pd.read_json(folder / "judge_outputs.jsonl", lines=True, dtype={"case_id": str, "raw": str})
+    outputs["raw"] = outputs["raw"].fillna("")
+    return cases, labels, outputs
 
 
 def _read_json_list(path) -> tuple[Path, list]:
@@ -180,3 +190,39 @@ def load_tcva_baseline(path) -> pd.Series:
     values = pd.Series({str(r["id"]): r[field] for r in records}, name=field, dtype=float)
     values.index.name = "item_id"
     return values.where(values >= 0)
+
+
+def load_llmbar(root) -> pd.DataFrame:
+    """Read the LLMBar judge decisions (``<subset>/evaluators/<judge>/Vanilla/result.json``) under ``root``.
+
+    Parameters
+    ----------
+    root : str or Path
+        The LLMBar folder holding ``Natural/`` and ``Adversarial/<subset>/``.
+
+    Returns
+    -------
+    DataFrame
+        One row per instance x judge x order: ``subset, instance, case_id, judge, order`` (``"original"``:
+        output 1 shown first; ``"swapped"``), ``winner`` (``"1"``, ``"2"`` or missing when the judge's
+        answer could not be parsed; already mapped back to the original numbering), ``label`` (the gold
+        ``"1"``/``"2"``) and ``completion`` (the raw judge text).
+    """
+    root = Path(root)
+    files = sorted(root.glob("*/evaluators/*/Vanilla/result.json")) + sorted(root.glob("*/*/evaluators/*/Vanilla/result.json"))
+    if not files:
+        raise FileNotFoundError(f"{root}: no <subset>/evaluators/<judge>/Vanilla/result.json files found.")
+    rows = []
+    for path in files:
+        subset = path.parents[3].relative_to(root).as_posix()
+        judge = path.parents[1].name
+        _, records = _read_json_list(path)
+        for i, rec in enumerate(records):
+            for order, key in (("original", "swap = False"), ("swapped", "swap = True")):
+                result = rec["results"][-1][key]
+                rows.append({"subset": subset, "instance": i, "case_id": f"{subset}/{i}", "judge": judge, "order": order,
+                             "winner": result["winner"], "label": str(rec["label"]), "completion": result["completion"][0]})
+    table = pd.DataFrame(rows)
+    for column in ("winner", "label", "completion"):
+        table[column] = table[column].astype("string")
+    return table

@@ -10,7 +10,7 @@ from evalkit import tcva as _tcva
 from evalkit import verdicts as _verdicts
 from evalkit._validation import check_columns, check_dataframe
 
-__all__ = ["temperature_sweep", "verdict_distribution"]
+__all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates"]
 
 _LEVEL_COLORS = dict(zip(_verdicts.LEVELS, ("#b2182b", "#ef8a62", "#fddbc7", "#92c5de", "#2166ac")))
 
@@ -42,7 +42,9 @@ def temperature_sweep(corr_table: pd.DataFrame, *, baselines=None, label=None, s
     >>> from evalkit import correlate, datasets, plots, tcva
     >>> verdicts, items = datasets.load_demo("tcva")
     >>> corr = correlate.correlate(tcva.sweep(verdicts, [0.1, 0.5, 1.0], items=items), items["human"], rng=0)
-    >>> ax = plots.temperature_sweep(corr, baselines={"other metric": 0.5})
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plots.temperature_sweep(corr, baselines={"other metric": 0.5}, ax=ax)
     >>> len(ax.lines)
     2
     """
@@ -91,7 +93,9 @@ def verdict_distribution(verdicts: pd.DataFrame, *, by=None, ax=None, **kwargs):
     --------
     >>> from evalkit import datasets, plots
     >>> verdicts, items = datasets.load_demo("tcva")
-    >>> ax = plots.verdict_distribution(verdicts)
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plots.verdict_distribution(verdicts, ax=ax)
     >>> len(ax.patches)
     5
     """
@@ -113,4 +117,66 @@ def verdict_distribution(verdicts: pd.DataFrame, *, by=None, ax=None, **kwargs):
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of claims")
     ax.legend(ncols=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False)
+    return ax
+
+
+def confusion(report, *, ax=None, cmap="Blues", **kwargs):
+    """The 2 x 2 table of a :class:`evalkit.calibrate.CalibrationReport` as an annotated heatmap.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import calibrate, plots
+    >>> report = calibrate.calibrate(pd.Series(["FAIL", "PASS", "PASS"]), pd.Series(["FAIL", "FAIL", "PASS"]))
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plots.confusion(report, ax=ax)
+    >>> [t.get_text() for t in ax.texts]
+    ['1', '1', '0', '1']
+    """
+    table = report.confusion
+    if ax is None:
+        ax = plt.gca()
+    counts = table.to_numpy()
+    image = ax.imshow(counts, cmap=cmap, vmin=0, **kwargs)
+    for (i, j), value in np.ndenumerate(counts):
+        dark = value > counts.max() / 2
+        ax.text(j, i, str(value), ha="center", va="center", color="white" if dark else "black")
+    ax.set_xticks(range(2), [f"judge {c}" for c in table.columns])
+    ax.set_yticks(range(2), [f"human {r}" for r in table.index])
+    ax.set_title(f"caught {report.caught} of {report.human_fails} human FAILs")
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return ax
+
+
+def calibration_rates(report, *, ax=None, **kwargs):
+    """Every rate of a calibration report with its confidence interval (kappa on the same axis).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import calibrate, plots
+    >>> report = calibrate.calibrate(pd.Series(["FAIL", "PASS", "PASS", "FAIL"]), pd.Series(["FAIL", "FAIL", "PASS", "PASS"]))
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plots.calibration_rates(report, ax=ax)
+    >>> [t.get_text() for t in ax.get_yticklabels()][:2]
+    ['agreement', 'fail_recall']
+    """
+    table = report.table.dropna(subset=["value"])
+    if ax is None:
+        ax = plt.gca()
+    y = np.arange(len(table))[::-1]
+    values = table["value"].to_numpy(float)
+    err = np.vstack([values - table["ci_low"].to_numpy(float), table["ci_high"].to_numpy(float) - values])
+    kwargs.setdefault("fmt", "o")
+    kwargs.setdefault("capsize", 3)
+    ax.errorbar(values, y, xerr=err, **kwargs)
+    ax.set_yticks(y, table.index.tolist())
+    if "base_rate_agreement" in table.index:
+        ax.axvline(report.base_rate_agreement, linestyle=":", color="grey", label="always-PASS agreement")
+        ax.legend(loc="lower right", fontsize="small")
+    ax.set_xlim(min(0.0, float(np.nanmin(table["ci_low"]))) - 0.02, 1.02)
+    pct = int(round(report.confidence_level * 100))
+    ax.set_xlabel(f"value with {pct}% CI (n = {report.n})")
     return ax

@@ -19,7 +19,7 @@ def test_load_demo_tcva():
 
 
 def test_load_demo_unknown_name():
-    with pytest.raises(ValueError, match=r"must be one of \['tcva'\]"):
+    with pytest.raises(ValueError, match=r"must be one of \['judge', 'tcva'\]"):
         datasets.load_demo("summeval")
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit import correlate, datasets, plots, tcva, verdicts
+from evalkit import calibrate, cases, checks, claims, compare, correlate, datasets, judge, models, plots, tcva, verdicts
 
 HUMAN = pd.Series([1.0, 2.0], index=["a", "b"])
 
@@ -26,8 +26,56 @@ TAKES_SCORES = {
     "correlate.compare_metrics": lambda s, h: correlate.compare_metrics(s, s, h),
     "correlate.paired_bootstrap_tcva_paper": lambda s, h: correlate.paired_bootstrap_tcva_paper(s, s, h, n_resamples=10),
 }
+# Public functions taking judge verdicts (a results table or a Series) and human labels or a second run.
+JUDGE = pd.Series(["PASS", "FAIL"], index=["a", "b"])
+REPORT = calibrate.calibrate(JUDGE, pd.Series(["PASS", "FAIL"], index=["a", "b"]))
+LABELS = pd.DataFrame({"case_id": ["x"], "label": ["PASS"], "position": [0]})
+TAKES_JUDGE = {
+    "calibrate.calibrate": lambda j, other: calibrate.calibrate(j, other),
+    "calibrate.disagreements": lambda j, other: calibrate.disagreements(
+        j if not isinstance(j, pd.Series) else pd.DataFrame({"case_id": j.index, "verdict": j.to_numpy()}), other),
+    "calibrate.agreement_drift": lambda j, other: calibrate.agreement_drift(j, LABELS.assign(case_id=other.index[:1])),
+    "compare.paired": lambda j, other: compare.paired(j, other),
+}
 # Everything else public, with the test that covers its bad input.
 ELSEWHERE = {
+    "calibrate.CalibrationReport": "a result container",
+    "calibrate.cohen_kappa": "test_calibrate_compare.py::test_cohen_kappa_reference",
+    "calibrate.corrected_pass_rate": "test_calibrate_compare.py::test_corrected_pass_rate_refuses_a_chance_judge",
+    "compare.PairedComparison": "a result container",
+    "cases.read_cases": "test_cases_checks.py::test_read_jsonl_errors_name_file_and_line",
+    "cases.sample_cases": "test_cases_checks.py::test_sample_cases_bad_input",
+    "checks.Check": "a named function",
+    "checks.valid_json": "takes no data",
+    "checks.required_fields": "test_cases_checks.py::test_run_checks_table",
+    "checks.value_in": "test_cases_checks.py::test_checks_on_plain_text_and_lists",
+    "checks.number_in_range": "test_cases_checks.py::test_checks_on_plain_text_and_lists",
+    "checks.max_length": "test_cases_checks.py::test_run_checks_from_cases_table_and_bad_input",
+    "checks.regex": "test_cases_checks.py::test_checks_on_plain_text_and_lists",
+    "checks.run_checks": "test_cases_checks.py::test_run_checks_from_cases_table_and_bad_input",
+    "claims.Prompt": "a template container",
+    "claims.ParseError": "an exception",
+    "claims.parse_claims": "test_claims.py::test_parse_claims_is_strict",
+    "claims.parse_claim_verdicts": "test_claims.py::test_parse_claim_verdicts_rules",
+    "claims.extract_claims": "test_claims.py::test_judge_claims_bad_input",
+    "claims.judge_claims": "test_claims.py::test_judge_claims_bad_input",
+    "judge.Rubric": "test_models_judge.py::test_rubric_render_keeps_case_text_verbatim",
+    "judge.parse_verdict": "test_models_judge.py::test_parse_verdict_other_levels",
+    "judge.run_judge": "test_models_judge.py::test_run_judge_bad_input",
+    "judge.pass_rate": "test_models_judge.py::test_pass_rate_counts_unparseable_checks_and_errors",
+    "judge.save_results": "test_public_api.py::test_results_files_bad_input",
+    "judge.load_results": "test_public_api.py::test_results_files_bad_input",
+    "models.Reply": "a result container",
+    "models.TransientError": "an exception",
+    "models.OpenAIChat": "test_models_judge.py::test_key_comes_from_the_environment_only",
+    "models.Replay": "test_public_api.py::test_replay_unknown_prompt",
+    "models.CallCache": "stores what call_many gives it",
+    "models.call_many": "test_models_judge.py::test_plain_callable_needs_model_id_with_cache",
+    "models.plan_calls": "test_models_judge.py::test_cache_resumes_with_zero_calls_and_keeps_no_key",
+    "models.usage_summary": "takes call_many's output",
+    "plots.confusion": "takes a CalibrationReport",
+    "plots.calibration_rates": "takes a CalibrationReport",
+    "datasets.load_llmbar": "test_public_api.py::test_results_files_bad_input",
     "tcva.power_mean": "test_tcva.py::test_power_mean_bad_input",
     "tcva.temperature_to_p": "test_tcva.py::test_temperature_out_of_range",
     "tcva.p_to_temperature": "an unchecked inverse used for plot axes",
@@ -44,11 +92,11 @@ ELSEWHERE = {
 
 def test_every_public_function_is_covered():
     public = set()
-    for module in (verdicts, tcva, correlate, plots, datasets):
+    for module in (verdicts, tcva, correlate, plots, datasets, calibrate, cases, checks, claims, compare, judge, models):
         for name in module.__all__:
             if callable(getattr(module, name)):
                 public.add(f"{module.__name__.split('.')[-1]}.{name}")
-    covered = set(TAKES_VERDICTS) | set(TAKES_SCORES) | set(ELSEWHERE)
+    covered = set(TAKES_VERDICTS) | set(TAKES_SCORES) | set(TAKES_JUDGE) | set(ELSEWHERE)
     assert public == covered, f"not covered: {sorted(public - covered)}; stale: {sorted(covered - public)}"
     assert evalkit.__version__
 
@@ -91,3 +139,28 @@ def test_options_are_keyword_only():
         params = list(inspect.signature(func).parameters.values())
         positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
         assert len(positional) <= 3, (func.__name__, positional)
+
+
+@pytest.mark.parametrize("name", sorted(TAKES_JUDGE))
+def test_judge_inputs_type_and_alignment(name):
+    call = TAKES_JUDGE[name]
+    with pytest.raises(TypeError):
+        call(["PASS", "FAIL"], JUDGE)
+    with pytest.raises(ValueError, match="share no case"):
+        call(JUDGE, JUDGE.set_axis(["x", "y"]))
+
+
+def test_results_files_bad_input(tmp_path):
+    with pytest.raises(ValueError, match=r"run.csv: use a .parquet or .jsonl"):
+        judge.save_results(pd.DataFrame({"case_id": ["a"]}), tmp_path / "run.csv")
+    bad = tmp_path / "run.jsonl"
+    bad.write_text('{"case_id": "a"}\n{"case_id": \n')
+    with pytest.raises(ValueError, match=r"run.jsonl, line 2: not valid JSON"):
+        judge.load_results(bad)
+    with pytest.raises(FileNotFoundError, match="no <subset>/evaluators"):
+        datasets.load_llmbar(tmp_path)
+
+
+def test_replay_unknown_prompt():
+    with pytest.raises(KeyError, match="no recorded answer"):
+        models.Replay({"a": "PASS"}, model_id="r")("b")

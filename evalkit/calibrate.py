@@ -1,0 +1,415 @@
+"""Calibrating a judge against human labels, with FAIL as the positive class.
+
+Every function takes the judge's verdicts either as a results table (``case_id``, ``verdict``, one rubric
+and model) or as a Series of verdicts indexed by case id, and human labels as a Series of ``PASS``/``FAIL``
+strings or booleans (True = PASS) indexed by case id. Judge and humans are aligned by case id; cases
+without a human label, and judge error rows (no verdict), are left out and counted.
+"""
+
+from __future__ import annotations
+
+import html
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_rng
+
+__all__ = [
+    "CalibrationReport",
+    "calibrate",
+    "cohen_kappa",
+    "disagreements",
+    "corrected_pass_rate",
+    "agreement_drift",
+]
+
+
+def _as_pass(values: pd.Series, name: str) -> pd.Series:
+    """PASS/FAIL strings (any case) or booleans -> nullable boolean (True = PASS); missing stays missing."""
+    if values.dtype == bool or pd.api.types.is_bool_dtype(values):
+        return values.astype("boolean")
+    out = pd.Series(pd.NA, index=values.index, dtype="boolean")
+    for key, value in values.items():
+        if value is None or (not isinstance(value, str) and pd.isna(value)):
+            continue
+        if isinstance(value, (bool, np.bool_)):
+            out[key] = bool(value)
+            continue
+        label = str(value).strip().upper()
+        if label not in ("PASS", "FAIL"):
+            raise ValueError(f"`{name}` for case {key!r} is {value!r}; expected PASS, FAIL or a boolean (True = PASS).")
+        out[key] = label == "PASS"
+    return out
+
+
+def judge_verdicts(judge, name: str = "judge") -> pd.Series:
+    """The judge's verdicts as a Series indexed by case id (from a results table or a Series)."""
+    if isinstance(judge, pd.DataFrame):
+        check_columns(judge, ["case_id", "verdict"], name)
+        keys = [c for c in ("rubric", "rubric_version", "model") if c in judge.columns]
+        if keys and len(judge.drop_duplicates(keys)) > 1:
+            raise ValueError(f"`{name}` holds several rubrics/versions/models; select one, e.g. "
+                             f"results[results.rubric_version == '...'].")
+        series = judge.set_index("case_id")["verdict"].astype(object)
+    elif isinstance(judge, pd.Series):
+        series = judge.astype(object)
+    else:
+        raise TypeError(f"`{name}` must be a results DataFrame or a Series of verdicts indexed by case id; "
+                        f"got {type(judge).__name__}.")
+    if not series.index.is_unique:
+        raise ValueError(f"`{name}` has repeated case ids, e.g. {series.index[series.index.duplicated()][0]!r}.")
+    return series
+
+
+def _pairs(judge, human) -> tuple[pd.DataFrame, int]:
+    j = _as_pass(judge_verdicts(judge), "judge")
+    if not isinstance(human, pd.Series):
+        raise TypeError(f"`human` must be a Series of PASS/FAIL labels indexed by case id; got {type(human).__name__}.")
+    if not human.index.is_unique:
+        raise ValueError(f"`human` has repeated case ids, e.g. {human.index[human.index.duplicated()][0]!r}.")
+    h = _as_pass(human, "human")
+    common = j.index.intersection(h.index, sort=False)
+    if len(common) == 0:
+        raise ValueError("the judge's case ids and the human labels share no case id; first ids: "
+                         f"judge {j.index[:3].tolist()}, human {h.index[:3].tolist()}.")
+    pairs = pd.DataFrame({"human": h.loc[common], "judge": j.loc[common]})
+    complete = pairs.notna().all(axis=1)
+    excluded = int((~complete).sum())
+    pairs = pairs[complete].astype(bool)
+    pairs.index.name = "case_id"
+    if pairs.empty:
+        raise ValueError("no case has both a judge verdict and a human label.")
+    return pairs, excluded
+
+
+def _wilson(k: int, n: int, confidence_level: float) -> tuple[float, float]:
+    if n == 0:
+        return np.nan, np.nan
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence_level, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def cohen_kappa(a, b) -> float:
+    """Cohen's kappa between two label sequences of equal length (any hashable labels).
+
+    ``kappa = (p_o - p_e) / (1 - p_e)`` with the chance agreement ``p_e`` from each side's label
+    frequencies; 1.0 when both sides use one identical label (no disagreement is possible).
+
+    Examples
+    --------
+    >>> from evalkit.calibrate import cohen_kappa
+    >>> round(cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"]), 4)
+    0.5
+    """
+    a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
+    if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
+        raise ValueError("`a` and `b` must be non-empty sequences of the same length.")
+    labels = pd.unique(np.concatenate([a, b]))
+    po = float(np.mean(a == b))
+    pe = float(sum(np.mean(a == lab) * np.mean(b == lab) for lab in labels))
+    return 1.0 if pe == 1.0 else (po - pe) / (1 - pe)
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """How well a judge's FAILs match the humans' (FAIL = positive class). Built by :func:`calibrate`.
+
+    Attributes
+    ----------
+    n : int
+        Cases with both labels.
+    agreement : float
+        Share of cases where judge and human agree.
+    fail_recall : float
+        Failures caught: judge FAIL among human FAIL (NaN when the humans gave no FAIL).
+    false_flag_rate : float
+        Judge FAIL among human PASS.
+    precision : float
+        Human FAIL among judge FAIL.
+    kappa : float
+        Cohen's kappa.
+    caught, human_fails, judge_fails : int
+    base_rate_agreement : float
+        Agreement an always-PASS judge would reach (the share of human PASS).
+    table : DataFrame
+        Every rate with ``value, ci_low, ci_high, numerator, denominator`` (Wilson intervals; kappa's is
+        the large-sample normal interval).
+    pairs : DataFrame
+        The aligned labels (``human``, ``judge``; True = PASS), indexed by case id.
+    n_excluded : int
+        Aligned cases left out because one side had no label (e.g. a judge error).
+    """
+
+    n: int
+    agreement: float
+    fail_recall: float
+    false_flag_rate: float
+    precision: float
+    kappa: float
+    caught: int
+    human_fails: int
+    judge_fails: int
+    base_rate_agreement: float
+    confidence_level: float
+    table: pd.DataFrame = field(repr=False)
+    pairs: pd.DataFrame = field(repr=False)
+    n_excluded: int = 0
+
+    @property
+    def confusion(self) -> pd.DataFrame:
+        """2 x 2 counts: rows human FAIL/PASS, columns judge FAIL/PASS."""
+        labels = ["FAIL", "PASS"]
+        h = self.pairs["human"].map({False: "FAIL", True: "PASS"})
+        j = self.pairs["judge"].map({False: "FAIL", True: "PASS"})
+        return pd.crosstab(pd.Categorical(h, labels), pd.Categorical(j, labels), dropna=False,
+                           rownames=["human"], colnames=["judge"])
+
+    @property
+    def message(self) -> str:
+        if self.human_fails == 0:
+            return ("The human labels contain no FAIL, so the judge's ability to catch failures cannot be "
+                    "measured: label more cases, including failing ones.")
+        return (f"caught {self.caught} of {self.human_fails} human FAILs ({self.fail_recall:.0%}); flagged "
+                f"{self.judge_fails - self.caught} of {self.n - self.human_fails} human PASSes "
+                f"({self.false_flag_rate:.0%}); agreement {self.agreement:.0%} vs {self.base_rate_agreement:.0%} "
+                "for an always-PASS judge")
+
+    def __repr__(self) -> str:
+        pct = int(round(self.confidence_level * 100))
+        lines = [f"CalibrationReport(n={self.n}{f', {self.n_excluded} excluded' if self.n_excluded else ''})",
+                 f"  {self.message}"]
+        for metric, row in self.table.iterrows():
+            lines.append(f"  {metric:<20} {row['value']:7.3f}  {pct}% CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}]")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return (f"<p><b>Judge calibration</b> (n = {self.n}): {html.escape(self.message)}</p>"
+                + self.table.to_html(float_format=lambda v: f"{v:.3f}"))
+
+
+def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95) -> CalibrationReport:
+    """Measure a judge against human labels.
+
+    Parameters
+    ----------
+    judge : DataFrame or Series
+        A results table for one rubric and model, or verdicts indexed by case id.
+    human : Series
+        PASS/FAIL strings or booleans (True = PASS), indexed by case id.
+    confidence_level : float, default 0.95
+
+    Returns
+    -------
+    CalibrationReport
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.calibrate import calibrate
+    >>> judge = pd.Series(["FAIL", "PASS", "PASS", "PASS", "FAIL", "PASS"], index=list("abcdef"))
+    >>> human = pd.Series(["FAIL", "FAIL", "PASS", "PASS", "PASS", "PASS"], index=list("abcdef"))
+    >>> report = calibrate(judge, human)
+    >>> report.caught, report.human_fails, round(report.agreement, 3), round(report.base_rate_agreement, 3)
+    (1, 2, 0.667, 0.667)
+    """
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    pairs, excluded = _pairs(judge, human)
+    h_fail, j_fail = ~pairs["human"].to_numpy(), ~pairs["judge"].to_numpy()
+    n = len(pairs)
+    tp = int((h_fail & j_fail).sum())
+    fn = int((h_fail & ~j_fail).sum())
+    fp = int((~h_fail & j_fail).sum())
+    tn = n - tp - fn - fp
+    if tp + fn == 0:
+        warnings.warn("the human labels contain no FAIL: fail_recall is undefined (NaN). Label failing cases too.",
+                      EvalkitWarning, stacklevel=2)
+    kappa = cohen_kappa(pairs["human"].to_numpy(), pairs["judge"].to_numpy())
+    po = (tp + tn) / n
+    pe = ((tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)) / n**2
+    z = stats.norm.ppf(0.5 + confidence_level / 2)
+    se = np.sqrt(po * (1 - po) / (n * (1 - pe) ** 2)) if pe < 1 else np.nan
+    rows = {}
+    for metric, k, d in (("agreement", tp + tn, n), ("fail_recall", tp, tp + fn), ("false_flag_rate", fp, fp + tn),
+                         ("precision", tp, tp + fp), ("base_rate_agreement", fp + tn, n)):
+        low, high = _wilson(k, d, confidence_level)
+        rows[metric] = {"value": k / d if d else np.nan, "ci_low": low, "ci_high": high, "numerator": k, "denominator": d}
+    rows["kappa"] = {"value": kappa, "ci_low": max(-1.0, kappa - z * se), "ci_high": min(1.0, kappa + z * se),
+                     "numerator": pd.NA, "denominator": n}
+    table = pd.DataFrame(rows).T
+    table.index.name = "metric"
+    table = table.astype({"value": float, "ci_low": float, "ci_high": float, "numerator": "Int64", "denominator": "Int64"})
+    return CalibrationReport(
+        n=n, agreement=po, fail_recall=rows["fail_recall"]["value"], false_flag_rate=rows["false_flag_rate"]["value"],
+        precision=rows["precision"]["value"], kappa=kappa, caught=tp, human_fails=tp + fn, judge_fails=tp + fp,
+        base_rate_agreement=(fp + tn) / n, confidence_level=confidence_level, table=table, pairs=pairs,
+        n_excluded=excluded,
+    )
+
+
+def disagreements(results: pd.DataFrame, human: pd.Series, *, cases: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The cases where judge and human disagree, with both labels, the output and the judge's reasoning.
+
+    This is the set to re-run after every rubric change.
+
+    Parameters
+    ----------
+    results : DataFrame
+        A results table (one rubric and model).
+    human : Series
+    cases : DataFrame, optional
+        Cases table whose columns (``input``, ``output``...) are joined in by ``case_id``.
+
+    Returns
+    -------
+    DataFrame
+        ``case_id, human, judge, parsed, reason, raw`` plus the case columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.calibrate import disagreements
+    >>> res = pd.DataFrame({"case_id": ["a", "b"], "verdict": ["PASS", "FAIL"], "parsed": [True, True],
+    ...                     "reason": ["fine", "unsupported"], "raw": ["PASS\\nfine", "FAIL\\nunsupported"]})
+    >>> disagreements(res, pd.Series({"a": "FAIL", "b": "FAIL"}))[["case_id", "human", "judge", "reason"]]
+      case_id human judge reason
+    0       a  FAIL  PASS   fine
+    """
+    results = check_dataframe(results, "results")
+    check_columns(results, ["case_id", "verdict"], "results")
+    pairs, _ = _pairs(results, human)
+    differ = pairs[pairs["human"] != pairs["judge"]]
+    out = pd.DataFrame({"case_id": differ.index.to_numpy(),
+                        "human": np.where(differ["human"], "PASS", "FAIL"),
+                        "judge": np.where(differ["judge"], "PASS", "FAIL")})
+    extra = [c for c in ("parsed", "reason", "raw") if c in results.columns]
+    out = out.merge(results[["case_id", *extra]], on="case_id", how="left")
+    if cases is not None:
+        check_columns(check_dataframe(cases, "cases"), ["case_id"], "cases")
+        out = out.merge(cases.drop(columns=[c for c in cases.columns if c in out.columns and c != "case_id"]),
+                        on="case_id", how="left")
+    return out
+
+
+def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level: float = 0.95,
+                        n_resamples: int = 4000, rng=None) -> pd.DataFrame:
+    """The pass rate corrected for the judge's measured error rates (Rogan-Gladen), with a bootstrap CI.
+
+    With ``sensitivity = P(judge PASS | human PASS)`` and ``specificity = P(judge FAIL | human FAIL)``
+    from the calibration set, the corrected rate is ``(observed + specificity - 1) / (sensitivity +
+    specificity - 1)``, clipped to [0, 1]. The percentile interval resamples both the run's verdicts and
+    the calibration set, so it carries the uncertainty of the calibration too.
+
+    Parameters
+    ----------
+    results : DataFrame or Series
+        The verdicts of the run whose rate is corrected (judge errors are left out).
+    report : CalibrationReport
+        The judge's calibration (same rubric and model).
+    confidence_level : float, default 0.95
+    n_resamples : int, default 4000
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        One row: ``n_run, observed, corrected, ci_low, ci_high, sensitivity, specificity, n_calibration``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.calibrate import calibrate, corrected_pass_rate
+    >>> human = pd.Series(["PASS"] * 8 + ["FAIL"] * 4, index=range(12))
+    >>> judge = pd.Series(["PASS"] * 7 + ["FAIL"] + ["FAIL"] * 3 + ["PASS"], index=range(12))
+    >>> run = pd.Series(["PASS"] * 60 + ["FAIL"] * 40)
+    >>> row = corrected_pass_rate(run, calibrate(judge, human), rng=0).iloc[0]
+    >>> float(row["observed"]), round(float(row["corrected"]), 3)  # (0.6 + 0.75 - 1) / (0.875 + 0.75 - 1)
+    (0.6, 0.56)
+    """
+    if not isinstance(report, CalibrationReport):
+        raise TypeError(f"`report` must be a CalibrationReport (from calibrate); got {type(report).__name__}.")
+    n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
+    run = _as_pass(judge_verdicts(results, "results"), "results").dropna().astype(bool)
+    if run.empty:
+        raise ValueError("`results` has no verdict to correct.")
+    n_run, observed = len(run), float(run.mean())
+    h, j = report.pairs["human"].to_numpy(), report.pairs["judge"].to_numpy()
+    cells = np.array([(h & j).sum(), (h & ~j).sum(), (~h & ~j).sum(), (~h & j).sum()])  # PP, PF, FF, FP
+    if cells[:2].sum() == 0 or cells[2:].sum() == 0:
+        raise ValueError("the calibration set needs both human PASS and human FAIL labels to estimate the judge's "
+                         "sensitivity and specificity.")
+
+    def correct(obs, c):
+        with np.errstate(divide="ignore", invalid="ignore"):  # a resample without PASS or FAIL is dropped below
+            se = c[..., 0] / (c[..., 0] + c[..., 1])
+            sp = c[..., 2] / (c[..., 2] + c[..., 3])
+            return np.clip((obs + sp - 1) / (se + sp - 1), 0.0, 1.0), se, sp
+
+    corrected, se, sp = correct(observed, cells.astype(float))
+    if se + sp - 1 <= 0:
+        raise ValueError(f"the judge is no better than chance on the calibration set (sensitivity {se:.2f} + "
+                         f"specificity {sp:.2f} <= 1); its pass rate cannot be corrected.")
+    gen = check_rng(rng)
+    obs_star = gen.binomial(n_run, observed, size=n_resamples) / n_run
+    cells_star = gen.multinomial(cells.sum(), cells / cells.sum(), size=n_resamples).astype(float)
+    boot, se_star, sp_star = correct(obs_star, cells_star)
+    boot = boot[np.isfinite(boot) & (se_star + sp_star - 1 > 0)]
+    alpha = (1 - confidence_level) / 2
+    low, high = np.quantile(boot, [alpha, 1 - alpha]) if len(boot) else (np.nan, np.nan)
+    return pd.DataFrame([{"n_run": n_run, "observed": observed, "corrected": float(corrected), "ci_low": float(low),
+                          "ci_high": float(high), "sensitivity": float(se), "specificity": float(sp),
+                          "n_calibration": int(cells.sum())}])
+
+
+def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: int = 5,
+                    confidence_level: float = 0.95) -> pd.DataFrame:
+    """Agreement of the judge with human labels along the labelling order, to expose drift.
+
+    Parameters
+    ----------
+    judge : DataFrame or Series
+        The judge's verdicts.
+    labels : DataFrame
+        The labels with their order: ``case_id``, ``label`` and the ``by`` column (e.g. the
+        :class:`evalkit.widgets.Labeller` file's ``position``, or a ``session`` id).
+    by : str, default "position"
+        A numeric column is cut into ``bins`` equal-count bins; any other column is used as is.
+    bins : int, default 5
+    confidence_level : float, default 0.95
+
+    Returns
+    -------
+    DataFrame
+        One row per bin or session: ``n, agreement, ci_low, ci_high`` (Wilson). ``attrs["p_trend"]`` is
+        the p-value of a Spearman test between labelling order and agreement (numeric ``by`` only).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.calibrate import agreement_drift
+    >>> labels = pd.DataFrame({"case_id": list("abcdef"), "label": ["PASS"] * 6, "position": range(6)})
+    >>> judge = pd.Series(["PASS", "PASS", "PASS", "FAIL", "FAIL", "FAIL"], index=list("abcdef"))
+    >>> agreement_drift(judge, labels, bins=2)["agreement"].tolist()
+    [1.0, 0.0]
+    """
+    labels = check_dataframe(labels, "labels")
+    check_columns(labels, ["case_id", "label", by], "labels")
+    latest = labels.drop_duplicates("case_id", keep="last").set_index("case_id")
+    pairs, _ = _pairs(judge, latest["label"])
+    order = latest.loc[pairs.index, by]
+    agree = (pairs["human"] == pairs["judge"]).to_numpy()
+    numeric = pd.api.types.is_numeric_dtype(order)
+    groups = pd.qcut(order.rank(method="first"), q=min(bins, len(order)), labels=False) if numeric else order
+    rows = []
+    for key, idx in pd.Series(range(len(order)), index=order.index).groupby(groups.to_numpy(), sort=True):
+        k, n = int(agree[idx.to_numpy()].sum()), len(idx)
+        low, high = _wilson(k, n, confidence_level)
+        span = f"{order.iloc[idx.to_numpy()].min()}-{order.iloc[idx.to_numpy()].max()}" if numeric else key
+        rows.append({by: span, "n": n, "agreement": k / n, "ci_low": low, "ci_high": high})
+    out = pd.DataFrame(rows)
+    if numeric and len(set(agree)) > 1:
+        out.attrs["p_trend"] = float(stats.spearmanr(order.to_numpy(), agree).pvalue)
+    return out

@@ -1,0 +1,157 @@
+"""Reading evaluation cases (JSONL, CSV, Parquet) and drawing honest samples of them.
+
+A cases table has a unique string ``case_id``, usually ``input`` and ``output``, optionally ``source`` and
+any metadata columns. Readers refuse rather than skip: a malformed line, a missing id or a repeated id
+raises an error naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalkit._validation import check_columns, check_dataframe, check_number, check_rng, show
+
+__all__ = ["read_cases", "sample_cases"]
+
+
+def read_cases(path, *, id_column: str = "case_id", format: str | None = None) -> pd.DataFrame:
+    """Read cases from a JSONL, CSV or Parquet file.
+
+    Parameters
+    ----------
+    path : str or Path
+    id_column : str, default "case_id"
+        The column holding the unique case id; it is renamed to ``case_id`` and read as text.
+    format : {"jsonl", "csv", "parquet"}, optional
+        Default: from the file extension (``.jsonl``/``.ndjson``, ``.csv``, ``.parquet``/``.pq``).
+
+    Returns
+    -------
+    DataFrame
+        One row per case, in file order, with a ``case_id`` column of strings.
+
+    Raises
+    ------
+    ValueError
+        A line that is not a JSON object (file and line number named), a missing or empty id, a
+        repeated id (both lines named), an unknown format.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from evalkit.cases import read_cases
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "cases.jsonl"
+    >>> _ = path.write_text('{"case_id": "c1", "input": "2+2?", "output": "4"}\\n{"case_id": "c2", "input": "Capital of France?", "output": "Paris"}\\n')
+    >>> read_cases(path)
+      case_id               input output
+    0      c1                2+2?      4
+    1      c2  Capital of France?  Paris
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file.")
+    fmt = format or {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet",
+                     ".pq": "parquet"}.get(path.suffix.lower())
+    if fmt not in ("jsonl", "csv", "parquet"):
+        raise ValueError(f"{path}: cannot tell the format from {path.suffix!r}; pass format='jsonl', 'csv' or 'parquet'.")
+    if fmt == "jsonl":
+        return _read_jsonl(path, id_column)
+    if fmt == "csv":
+        table = pd.read_csv(path, dtype={id_column: str}, keep_default_na=False, na_values=[""])
+        line_of = lambda pos: f"line {pos + 2}"  # noqa: E731 - header is line 1
+    else:
+        table = pd.read_parquet(path)
+        line_of = lambda pos: f"row {pos}"  # noqa: E731
+    if id_column not in table.columns:
+        raise KeyError(f"{path}: no {id_column!r} column; the columns are {list(table.columns)}.")
+    ids = table[id_column]
+    missing = ids.isna() | (ids.astype(str).str.strip() == "")
+    if missing.any():
+        raise ValueError(f"{path}: {line_of(int(np.flatnonzero(missing)[0]))} has no {id_column}.")
+    table[id_column] = ids.astype(str)
+    _check_duplicates(path, table[id_column], line_of)
+    return table.rename(columns={id_column: "case_id"})
+
+
+def _read_jsonl(path: Path, id_column: str) -> pd.DataFrame:
+    records, lines = [], []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue  # blank lines carry no record
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}, line {number}: not valid JSON ({exc.msg} at column {exc.colno}).") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}, line {number}: expected a JSON object; got {type(record).__name__}.")
+            value = record.get(id_column)
+            if value is None or str(value).strip() == "":
+                raise ValueError(f"{path}, line {number}: the record has no {id_column!r}.")
+            record[id_column] = str(value)
+            records.append(record)
+            lines.append(number)
+    table = pd.DataFrame.from_records(records)
+    if table.empty:
+        raise ValueError(f"{path}: the file holds no case.")
+    _check_duplicates(path, table[id_column], lambda pos: f"line {lines[pos]}")
+    columns = [id_column] + [c for c in table.columns if c != id_column]
+    return table[columns].rename(columns={id_column: "case_id"})
+
+
+def _check_duplicates(path: Path, ids: pd.Series, line_of) -> None:
+    dup = ids.duplicated(keep=False).to_numpy()
+    if dup.any():
+        first = ids[dup].iloc[0]
+        where = [line_of(int(p)) for p in np.flatnonzero((ids == first).to_numpy())]
+        raise ValueError(f"{path}: case_id {first!r} appears more than once ({', '.join(where)}); ids must be unique.")
+
+
+def sample_cases(cases: pd.DataFrame, n: int, *, stratify: str | None = None, rng=None) -> pd.DataFrame:
+    """Draw ``n`` cases at random, never "the first n rows".
+
+    Parameters
+    ----------
+    cases : DataFrame
+    n : int
+        Sample size (at most the number of cases).
+    stratify : str, optional
+        A column (e.g. day or customer): each stratum gets its share of ``n`` in proportion to its
+        size (largest-remainder rounding), drawn at random within the stratum.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        The sampled rows in random order (the original index is kept).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.cases import sample_cases
+    >>> cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(10)], "day": ["mon"] * 6 + ["tue"] * 4})
+    >>> sample_cases(cases, 5, stratify="day", rng=0)["day"].value_counts().sort_index().tolist()
+    [3, 2]
+    """
+    cases = check_dataframe(cases, "cases")
+    n = check_number(n, "n", low=0, high=len(cases), integer=True)
+    gen = check_rng(rng)
+    if stratify is None:
+        return cases.iloc[gen.permutation(len(cases))[:n]]
+    check_columns(cases, [stratify], "cases")
+    if cases[stratify].isna().any():
+        raise ValueError(f"`cases` column {stratify!r} has missing values; fill them before stratifying.")
+    codes, strata = pd.factorize(cases[stratify])
+    sizes = np.bincount(codes, minlength=len(strata))
+    exact = n * sizes / len(cases)
+    take = np.floor(exact).astype(int)
+    remainder = n - take.sum()
+    if remainder:
+        order = np.lexsort((gen.random(len(strata)), -(exact - take)))  # ties broken at random
+        take[order[:remainder]] += 1
+    chosen = np.concatenate([gen.permutation(np.flatnonzero(codes == s))[:k] for s, k in enumerate(take)] or [[]])
+    return cases.iloc[gen.permutation(chosen.astype(int))]

@@ -1,0 +1,103 @@
+"""Paired comparison of two judge runs on the same cases (two prompts, models or rubric versions)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalkit.calibrate import cohen_kappa, judge_verdicts
+
+__all__ = ["PairedComparison", "paired"]
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Result of :func:`paired`.
+
+    Attributes
+    ----------
+    n : int
+        Cases with a verdict in both runs.
+    table : DataFrame
+        Counts of verdict pairs (rows: run a, columns: run b); 2 x 2 for PASS/FAIL.
+    p_value : float
+        Exact McNemar test (two-sided binomial test on the discordant pairs) for two levels; NaN otherwise.
+    flips : DataFrame
+        The cases whose verdict changed: ``case_id, a, b`` and, from results tables, ``reason_a, reason_b``.
+    agreement, kappa : float
+        Share of unchanged verdicts and Cohen's kappa between the runs.
+    rate_a, rate_b : float
+        Share of PASS in each run (NaN when PASS is not a level).
+    """
+
+    n: int
+    table: pd.DataFrame
+    p_value: float
+    agreement: float
+    kappa: float
+    rate_a: float
+    rate_b: float
+    flips: pd.DataFrame = field(repr=False)
+
+    def __repr__(self) -> str:
+        return (f"PairedComparison(n={self.n}, flips={len(self.flips)}, agreement={self.agreement:.3f}, "
+                f"kappa={self.kappa:.3f}, pass rate {self.rate_a:.3f} -> {self.rate_b:.3f}, "
+                f"McNemar exact p={self.p_value:.4g})")
+
+    def _repr_html_(self) -> str:
+        return f"<p>{html.escape(repr(self))}</p>" + self.table.to_html()
+
+
+def paired(a, b, *, labels=("PASS", "FAIL")) -> PairedComparison:
+    """Compare two runs on the same cases, aligned by case id.
+
+    Parameters
+    ----------
+    a, b : DataFrame or Series
+        Results tables (one rubric and model each) or verdicts indexed by case id. Cases missing from
+        either run, and error rows, are left out.
+    labels : sequence, default ("PASS", "FAIL")
+        The verdict levels, in table order; other values found are appended.
+
+    Returns
+    -------
+    PairedComparison
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.compare import paired
+    >>> a = pd.Series(["PASS"] * 8 + ["FAIL"] * 2, index=range(10))
+    >>> b = pd.Series(["FAIL"] * 6 + ["PASS"] * 2 + ["FAIL"] * 2, index=range(10))
+    >>> res = paired(a, b)
+    >>> len(res.flips), round(res.p_value, 4)
+    (6, 0.0312)
+    """
+    va, vb = judge_verdicts(a, "a"), judge_verdicts(b, "b")
+    common = va.index.intersection(vb.index, sort=False)
+    both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]}).dropna()
+    if both.empty:
+        raise ValueError("the two runs share no case with a verdict in both; compare runs on the same cases.")
+    levels = list(labels) + sorted({*both["a"], *both["b"]} - set(labels), key=str)
+    table = pd.crosstab(pd.Categorical(both["a"], levels), pd.Categorical(both["b"], levels), dropna=False,
+                        rownames=["a"], colnames=["b"])
+    p_value = np.nan
+    if len(levels) == 2:
+        discordant_ab, discordant_ba = int(table.iloc[0, 1]), int(table.iloc[1, 0])
+        total = discordant_ab + discordant_ba
+        p_value = 1.0 if total == 0 else float(stats.binomtest(discordant_ab, total, 0.5).pvalue)
+    changed = both[both["a"] != both["b"]]
+    flips = pd.DataFrame({"case_id": changed.index.to_numpy(), "a": changed["a"].to_numpy(), "b": changed["b"].to_numpy()})
+    for name, run in (("a", a), ("b", b)):
+        if isinstance(run, pd.DataFrame) and "reason" in run.columns:
+            flips[f"reason_{name}"] = run.set_index("case_id")["reason"].reindex(flips["case_id"]).to_numpy()
+    rate = (lambda s: float((s == "PASS").mean())) if "PASS" in levels else (lambda s: np.nan)
+    return PairedComparison(
+        n=len(both), table=table, p_value=p_value, agreement=float((both["a"] == both["b"]).mean()),
+        kappa=cohen_kappa(both["a"].to_numpy(), both["b"].to_numpy()), rate_a=rate(both["a"]), rate_b=rate(both["b"]),
+        flips=flips,
+    )

@@ -1,0 +1,435 @@
+"""Models and the machinery around every model call: cache, retries, concurrency, progress, usage.
+
+A *model* is any callable ``prompt -> str``; it may instead return a :class:`Reply` carrying token usage.
+Give it a ``model_id`` attribute (and optionally ``params``, a dict of what changes its answers) or pass
+``model_id=`` to the functions that call it, so cached answers are matched to the model that gave them.
+
+:class:`OpenAIChat` adapts any OpenAI-compatible chat-completions server (hosted APIs, vLLM, llama.cpp,
+Ollama...) through the official ``openai`` client (``pip install "evalkit[openai]"``). Its key is read from
+an environment variable and is never stored, printed or written to the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalkit._validation import check_number
+
+__all__ = [
+    "Reply",
+    "TransientError",
+    "OpenAIChat",
+    "Replay",
+    "CallCache",
+    "call_many",
+    "plan_calls",
+    "usage_summary",
+]
+
+CALL_COLUMNS = ["text", "error", "latency_s", "cached", "attempts", "prompt_tokens", "completion_tokens", "created_at"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's answer with the token usage it reported (None when not reported)."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class TransientError(RuntimeError):
+    """Raise from a model callable to mark a failure worth retrying (rate limit, timeout, 5xx)."""
+
+
+class OpenAIChat:
+    """A model backed by an OpenAI-compatible chat-completions endpoint.
+
+    Parameters
+    ----------
+    model : str
+        The model name the server expects; also the ``model_id`` used for caching.
+    base_url : str, optional
+        The server, e.g. ``"http://127.0.0.1:8000/v1"`` for a local vLLM; default: the client's default.
+    api_key_env : str, default "OPENAI_API_KEY"
+        Environment variable holding the key. Local servers without authentication may leave it unset
+        when ``base_url`` is given.
+    temperature : float, default 0.0
+    max_tokens : int, optional
+    system : str, optional
+        A system message sent before every prompt.
+    timeout : float, default 60.0
+        Seconds per request; retries are handled by :func:`call_many`, not by the client.
+
+    Examples
+    --------
+    >>> from evalkit.models import OpenAIChat
+    >>> judge = OpenAIChat("gpt-4.1-mini", base_url="http://127.0.0.1:8000/v1")  # doctest: +SKIP
+    >>> judge("Reply with PASS.")  # doctest: +SKIP
+    Reply(text='PASS', prompt_tokens=11, completion_tokens=1)
+    """
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 temperature: float = 0.0, max_tokens: int | None = None, system: str | None = None,
+                 timeout: float = 60.0):
+        try:
+            import openai
+        except ImportError:  # pragma: no cover - exercised only without the extra
+            raise ImportError('OpenAIChat needs the openai client: pip install "evalkit[openai]"') from None
+        key = os.environ.get(api_key_env)
+        if key is None and base_url is None:
+            raise ValueError(f"set the environment variable {api_key_env} (the API key is never passed as an argument).")
+        self.model_id = model
+        self.params = {"temperature": temperature, "max_tokens": max_tokens, "system": system}
+        self._client = openai.OpenAI(api_key=key or "unused", base_url=base_url, max_retries=0, timeout=timeout)
+        self._base_url = base_url
+
+    def __repr__(self) -> str:
+        where = f", base_url={self._base_url!r}" if self._base_url else ""
+        return f"OpenAIChat({self.model_id!r}{where}, params={self.params})"
+
+    def __call__(self, prompt: str) -> Reply:
+        messages = ([{"role": "system", "content": self.params["system"]}] if self.params["system"] else [])
+        messages.append({"role": "user", "content": prompt})
+        kwargs = {"temperature": self.params["temperature"]}
+        if self.params["max_tokens"] is not None:
+            kwargs["max_tokens"] = self.params["max_tokens"]
+        response = self._client.chat.completions.create(model=self.model_id, messages=messages, **kwargs)
+        usage = response.usage
+        return Reply(
+            text=response.choices[0].message.content or "",
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+        )
+
+
+class Replay:
+    """A model that answers from recorded outputs (prompt -> text); an unknown prompt raises KeyError.
+
+    Used to re-run a judge on recorded answers without a network, e.g. the bundled demo.
+
+    Examples
+    --------
+    >>> from evalkit.models import Replay
+    >>> Replay({"Is 2+2=4?": "PASS"}, model_id="recorded")("Is 2+2=4?")
+    'PASS'
+    """
+
+    def __init__(self, responses: Mapping[str, str], *, model_id: str):
+        self._responses = dict(responses)
+        self.model_id = model_id
+        self.params: dict = {}
+
+    def __call__(self, prompt: str) -> str:
+        try:
+            return self._responses[prompt]
+        except KeyError:
+            raise KeyError(f"{self.model_id}: no recorded answer for this prompt ({prompt[:60]!r}...).") from None
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Timeouts, dropped connections, 408/409/429 and 5xx are retried; anything else is not."""
+    if isinstance(exc, (TransientError, TimeoutError, ConnectionError)):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover
+        return False
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    return False
+
+
+class CallCache:
+    """An on-disk cache of model answers (SQLite), keyed by model id, parameters and prompt.
+
+    Only successful answers are stored, so a re-run retries what failed and re-uses the rest. Safe to
+    share between threads of one process.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from evalkit.models import CallCache, Reply
+    >>> cache = CallCache(pathlib.Path(tempfile.mkdtemp()) / "calls.sqlite")
+    >>> key = CallCache.key("judge-1", {"temperature": 0}, "Is the sky green?")
+    >>> cache.put(key, "judge-1", Reply("FAIL", 5, 1))
+    >>> cache.get(key)
+    Reply(text='FAIL', prompt_tokens=5, completion_tokens=1)
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT, text TEXT, prompt_tokens INTEGER,"
+            " completion_tokens INTEGER, created_at TEXT)"
+        )
+
+    def __repr__(self) -> str:
+        return f"CallCache({str(self.path)!r}, {len(self)} answers)"
+
+    @staticmethod
+    def key(model_id: str, params: Mapping, prompt: str) -> str:
+        """sha256 of the model id, its parameters and the prompt."""
+        blob = json.dumps([model_id, dict(params), prompt], sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> Reply | None:
+        with self._lock:
+            row = self._db.execute("SELECT text, prompt_tokens, completion_tokens FROM calls WHERE key = ?", (key,)).fetchone()
+        return None if row is None else Reply(*row)
+
+    def put(self, key: str, model_id: str, reply: Reply) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
+                (key, model_id, reply.text, reply.prompt_tokens, reply.completion_tokens, _now()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _model_identity(model, model_id: str | None, params: Mapping | None, cache) -> tuple[str, dict]:
+    """The model id and parameters that key its cached answers."""
+    if not callable(model):
+        raise TypeError(f"`model` must be a callable prompt -> str; got {type(model).__name__}.")
+    model_id = model_id or getattr(model, "model_id", None)
+    if model_id is None:
+        if cache is not None:
+            raise ValueError("pass `model_id=` (or give the model a `model_id` attribute) so cached answers "
+                             "can be matched to the model that gave them.")
+        model_id = getattr(model, "__qualname__", type(model).__name__)
+    merged = dict(getattr(model, "params", None) or {})
+    merged.update(params or {})
+    return str(model_id), merged
+
+
+def _as_reply(value) -> Reply:
+    if isinstance(value, Reply):
+        return value
+    if isinstance(value, str):
+        return Reply(value)
+    raise TypeError(f"a model must return str or Reply; got {type(value).__name__}.")
+
+
+def _approx_tokens(text: str) -> int:
+    """Rough token count (4 characters per token, the common rule of thumb for English)."""
+    return max(1, round(len(text) / 4))
+
+
+def plan_calls(prompts: pd.Series, model=None, *, model_id: str | None = None, params=None, cache=None) -> pd.DataFrame:
+    """Count the calls (and approximate prompt tokens) a run would make, without making any.
+
+    Identical prompts are called once; answers already in ``cache`` cost nothing.
+
+    Returns
+    -------
+    DataFrame
+        One row: ``n_prompts, n_unique, n_cached, n_calls, approx_prompt_tokens``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.models import plan_calls
+    >>> plan_calls(pd.Series(["a" * 40, "a" * 40, "b" * 8]), model_id="m")
+       n_prompts  n_unique  n_cached  n_calls  approx_prompt_tokens
+    0          3         2         0        2                    12
+    """
+    if model is None:
+        model = Replay({}, model_id=model_id or "unknown")
+    mid, merged = _model_identity(model, model_id, params, cache)
+    unique = pd.unique(prompts.to_numpy())
+    keys = {p: CallCache.key(mid, merged, p) for p in unique}
+    cached = sum(1 for p in unique if cache is not None and cache.get(keys[p]) is not None)
+    to_call = [p for p in unique if cache is None or cache.get(keys[p]) is None]
+    return pd.DataFrame([{
+        "n_prompts": len(prompts), "n_unique": len(unique), "n_cached": cached, "n_calls": len(to_call),
+        "approx_prompt_tokens": int(sum(_approx_tokens(p) for p in to_call)),
+    }])
+
+
+def call_many(
+    prompts: pd.Series,
+    model: Callable,
+    *,
+    model_id: str | None = None,
+    params: Mapping | None = None,
+    cache: CallCache | None = None,
+    concurrency: int = 8,
+    max_retries: int = 4,
+    backoff: float = 0.5,
+    max_backoff: float = 30.0,
+    progress: bool = True,
+    description: str = "model calls",
+) -> pd.DataFrame:
+    """Call a model on many prompts: cached, retried, concurrent, with a progress bar.
+
+    Parameters
+    ----------
+    prompts : Series of str
+        Indexed by whatever identifies each prompt (case id, item id); identical prompts are called once.
+    model : callable
+        ``prompt -> str`` or ``prompt -> Reply``.
+    model_id : str, optional
+        Identifies the model in the cache (default: ``model.model_id``).
+    params : mapping, optional
+        Extra parameters that change the answer (merged with ``model.params``); part of the cache key.
+    cache : CallCache, optional
+        Answers found there are not requested again (``cached=True``, zero calls).
+    concurrency : int, default 8
+        Calls in flight at once (threads).
+    max_retries : int, default 4
+        Retries after a transient failure (timeout, connection error, 408/409/429, 5xx, or
+        :class:`TransientError`), with exponential backoff and full jitter: the k-th wait is uniform in
+        ``[0, min(max_backoff, backoff * 2**k)]`` seconds. Other errors are not retried.
+    progress : bool, default True
+        Show a ``tqdm.auto`` progress bar.
+
+    Returns
+    -------
+    DataFrame
+        Indexed like ``prompts``: ``text`` (missing on failure), ``error`` (the last exception, or missing),
+        ``latency_s`` (of the successful call; 0 when cached), ``cached``, ``attempts``, ``prompt_tokens``,
+        ``completion_tokens``, ``created_at``. A failure is a row, never an exception.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.models import call_many
+    >>> shout = lambda prompt: prompt.upper()
+    >>> call_many(pd.Series({"a": "hi", "b": "ok"}), shout, model_id="shout", progress=False)["text"].tolist()
+    ['HI', 'OK']
+    """
+    if not isinstance(prompts, pd.Series):
+        raise TypeError(f"`prompts` must be a Series of str; got {type(prompts).__name__}.")
+    bad = [i for i, p in prompts.items() if not isinstance(p, str)]
+    if bad:
+        raise TypeError(f"`prompts` must hold strings; entry {bad[0]!r} is {type(prompts[bad[0]]).__name__}.")
+    concurrency = check_number(concurrency, "concurrency", low=1, integer=True)
+    max_retries = check_number(max_retries, "max_retries", low=0, integer=True)
+    mid, merged = _model_identity(model, model_id, params, cache)
+
+    unique = list(pd.unique(prompts.to_numpy()))
+    results: dict[str, dict] = {}
+    pending = []
+    for prompt in unique:
+        key = CallCache.key(mid, merged, prompt)
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None:
+            results[prompt] = {"text": hit.text, "error": None, "latency_s": 0.0, "cached": True, "attempts": 0,
+                               "prompt_tokens": hit.prompt_tokens, "completion_tokens": hit.completion_tokens,
+                               "created_at": _now()}
+        else:
+            pending.append((prompt, key))
+
+    jitter = random.Random()
+
+    def one(prompt: str, key: str) -> dict:
+        attempts = 0
+        while True:
+            attempts += 1
+            start = time.perf_counter()
+            try:
+                reply = _as_reply(model(prompt))
+            except Exception as exc:  # noqa: BLE001 - every failure becomes an error row
+                if _is_transient(exc) and attempts <= max_retries:
+                    time.sleep(jitter.uniform(0, min(max_backoff, backoff * 2 ** (attempts - 1))))
+                    continue
+                return {"text": None, "error": f"{type(exc).__name__}: {exc}", "latency_s": time.perf_counter() - start,
+                        "cached": False, "attempts": attempts, "prompt_tokens": None, "completion_tokens": None,
+                        "created_at": _now()}
+            latency = time.perf_counter() - start
+            if cache is not None:
+                cache.put(key, mid, reply)
+            return {"text": reply.text, "error": None, "latency_s": latency, "cached": False, "attempts": attempts,
+                    "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                    "created_at": _now()}
+
+    if pending:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(pending), desc=description, disable=not progress, leave=False)
+        with ThreadPoolExecutor(max_workers=min(concurrency, len(pending))) as pool:
+            futures = {pool.submit(one, prompt, key): prompt for prompt, key in pending}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                bar.update(1)
+        bar.close()
+
+    table = pd.DataFrame([results[p] for p in prompts], index=prompts.index, columns=CALL_COLUMNS)
+    for column in ("prompt_tokens", "completion_tokens", "attempts"):
+        table[column] = pd.array(table[column], dtype="Int64")
+    table["text"] = table["text"].astype("string")
+    table["error"] = table["error"].astype("string")
+    table["cached"] = table["cached"].astype(bool)
+    table.attrs["model"] = mid
+    table.attrs["params"] = merged
+    table.attrs["n_calls"] = int(table.loc[~table["cached"], "attempts"].sum()) if len(table) else 0
+    return table
+
+
+def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """Total calls, tokens and (when prices are given) cost of a run.
+
+    Parameters
+    ----------
+    calls : DataFrame
+        Output of :func:`call_many`, or a results table with the same columns.
+    price_per_million : mapping, optional
+        ``{"prompt": usd, "completion": usd}`` per million tokens.
+
+    Returns
+    -------
+    DataFrame
+        One row: ``n, n_cached, n_errors, n_attempts, prompt_tokens, completion_tokens, cost_usd``
+        (tokens count only what the model reported; cost is missing without prices or usage).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.models import Reply, call_many, usage_summary
+    >>> model = lambda prompt: Reply("ok", prompt_tokens=1000, completion_tokens=10)
+    >>> calls = call_many(pd.Series(["a", "b"]), model, model_id="m", progress=False)
+    >>> usage_summary(calls, price_per_million={"prompt": 1.0, "completion": 4.0})["cost_usd"].round(5).tolist()
+    [0.00208]
+    """
+    prompt_tokens = int(calls["prompt_tokens"].fillna(0).sum())
+    completion_tokens = int(calls["completion_tokens"].fillna(0).sum())
+    has_usage = calls["prompt_tokens"].notna().any()
+    cost = np.nan
+    if price_per_million is not None and has_usage:
+        cost = prompt_tokens / 1e6 * price_per_million.get("prompt", 0.0) + completion_tokens / 1e6 * price_per_million.get("completion", 0.0)
+    return pd.DataFrame([{
+        "n": len(calls), "n_cached": int(calls["cached"].sum()), "n_errors": int(calls["error"].notna().sum()),
+        "n_attempts": int(calls.loc[~calls["cached"], "attempts"].fillna(0).sum()) if "attempts" in calls else np.nan,
+        "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "cost_usd": cost,
+    }])

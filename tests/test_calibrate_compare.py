@@ -1,0 +1,185 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalkit import EvalkitWarning, calibrate, compare, datasets
+
+
+def wilson(k, n, z=stats.norm.ppf(0.975)):
+    """Wilson score interval, by hand (Wilson 1927)."""
+    p = k / n
+    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z / (1 + z**2 / n) * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    return centre - half, centre + half
+
+
+@pytest.fixture
+def labelled(rng):
+    n = 200
+    human = pd.Series(np.where(rng.random(n) < 0.3, "FAIL", "PASS"), index=[f"c{i}" for i in range(n)])
+    flip = rng.random(n) < np.where(human == "FAIL", 0.25, 0.1)
+    judge = human.where(~flip, human.map({"PASS": "FAIL", "FAIL": "PASS"}))
+    return judge, human
+
+
+def test_calibrate_against_hand_counts(labelled):
+    judge, human = labelled
+    report = calibrate.calibrate(judge, human)
+    tp = int(((judge == "FAIL") & (human == "FAIL")).sum())
+    fn = int(((judge == "PASS") & (human == "FAIL")).sum())
+    fp = int(((judge == "FAIL") & (human == "PASS")).sum())
+    tn = int(((judge == "PASS") & (human == "PASS")).sum())
+    n = tp + fn + fp + tn
+    assert (report.caught, report.human_fails, report.judge_fails, report.n) == (tp, tp + fn, tp + fp, n)
+    assert report.agreement == pytest.approx((tp + tn) / n)
+    assert report.fail_recall == pytest.approx(tp / (tp + fn))
+    assert report.false_flag_rate == pytest.approx(fp / (fp + tn))
+    assert report.precision == pytest.approx(tp / (tp + fp))
+    assert report.base_rate_agreement == pytest.approx((fp + tn) / n)
+    po, pe = (tp + tn) / n, ((tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)) / n**2
+    assert report.kappa == pytest.approx((po - pe) / (1 - pe))
+    for metric, (k, d) in {"agreement": (tp + tn, n), "fail_recall": (tp, tp + fn), "false_flag_rate": (fp, fp + tn),
+                           "precision": (tp, tp + fp)}.items():
+        low, high = wilson(k, d)
+        assert report.table.loc[metric, "ci_low"] == pytest.approx(low, abs=1e-12)
+        assert report.table.loc[metric, "ci_high"] == pytest.approx(high, abs=1e-12)
+    assert f"caught {tp} of {tp + fn}" in repr(report)
+    assert report.confusion.loc["FAIL", "FAIL"] == tp and report.confusion.loc["PASS", "FAIL"] == fp
+    assert "<table" in report._repr_html_()
+
+
+def test_calibrate_accepts_booleans_results_tables_and_aligns(labelled):
+    judge, human = labelled
+    as_bool = human == "PASS"
+    shuffled = as_bool.sample(frac=1, random_state=0)
+    results = pd.DataFrame({"case_id": judge.index, "verdict": judge.to_numpy(), "rubric": "r", "model": "m"})
+    a = calibrate.calibrate(judge, human)
+    b = calibrate.calibrate(results, shuffled)
+    assert (a.caught, a.n, a.kappa) == (b.caught, b.n, b.kappa)
+
+
+def test_calibrate_excludes_errors_and_subsets():
+    judge = pd.Series(["PASS", None, "FAIL", "PASS"], index=list("abcd"))
+    human = pd.Series(["PASS", "FAIL", "FAIL"], index=list("abc"))
+    report = calibrate.calibrate(judge, human)
+    assert report.n == 2 and report.n_excluded == 1
+
+
+def test_calibrate_without_human_fail_is_a_message_not_a_crash():
+    with pytest.warns(EvalkitWarning, match="no FAIL"):
+        report = calibrate.calibrate(pd.Series(["PASS", "FAIL"]), pd.Series(["PASS", "PASS"]))
+    assert np.isnan(report.fail_recall) and "cannot be measured" in report.message
+    assert "cannot be measured" in repr(report)
+
+
+@pytest.mark.parametrize(
+    "judge, human, error, message",
+    [
+        (pd.Series(["PASS"], index=["a"]), pd.Series(["maybe"], index=["a"]), ValueError, "case 'a' is 'maybe'"),
+        (pd.Series(["PASS"], index=["a"]), pd.Series(["PASS"], index=["b"]), ValueError, "share no case id"),
+        (pd.Series(["PASS"], index=["a"]), ["PASS"], TypeError, "Series of PASS/FAIL"),
+        (["PASS"], pd.Series(["PASS"]), TypeError, "results DataFrame or a Series"),
+        (pd.DataFrame({"case_id": ["a", "a"], "verdict": ["PASS", "FAIL"], "rubric_version": ["v1", "v2"]}),
+         pd.Series(["PASS"], index=["a"]), ValueError, "several rubrics"),
+    ],
+)
+def test_calibrate_bad_input(judge, human, error, message):
+    with pytest.raises(error, match=message):
+        calibrate.calibrate(judge, human)
+
+
+def test_cohen_kappa_reference():
+    # Hand computation: po = 0.7, pe = 0.5*0.6 + 0.5*0.4 = 0.5 -> kappa = 0.4.
+    a = ["y"] * 5 + ["n"] * 5
+    b = ["y"] * 4 + ["n"] + ["y"] * 2 + ["n"] * 3
+    assert calibrate.cohen_kappa(a, b) == pytest.approx(0.4)
+    assert calibrate.cohen_kappa(["x", "x"], ["x", "x"]) == 1.0
+    with pytest.raises(ValueError):
+        calibrate.cohen_kappa(["x"], ["x", "y"])
+
+
+def test_disagreements_lists_both_labels_and_the_reasoning():
+    results = pd.DataFrame({"case_id": ["a", "b", "c"], "verdict": ["PASS", "FAIL", "FAIL"], "parsed": [True, True, False],
+                            "reason": ["fine", "bad", ""], "raw": ["PASS\nfine", "FAIL\nbad", "PASS."]})
+    cases = pd.DataFrame({"case_id": ["a", "b", "c"], "output": ["<b>x</b>", "y", "z"]})
+    out = calibrate.disagreements(results, pd.Series({"a": "FAIL", "b": "FAIL", "c": "PASS"}), cases=cases)
+    assert out["case_id"].tolist() == ["a", "c"]
+    assert out.columns.tolist() == ["case_id", "human", "judge", "parsed", "reason", "raw", "output"]
+    assert out.loc[0, "output"] == "<b>x</b>"
+
+
+def test_corrected_pass_rate_rogan_gladen(labelled, rng):
+    judge, human = labelled
+    report = calibrate.calibrate(judge, human)
+    run = pd.Series(np.where(rng.random(500) < 0.62, "PASS", "FAIL"))
+    row = calibrate.corrected_pass_rate(run, report, rng=0).iloc[0]
+    se = 1 - report.false_flag_rate
+    sp = report.fail_recall
+    observed = (run == "PASS").mean()
+    assert row["corrected"] == pytest.approx((observed + sp - 1) / (se + sp - 1))
+    assert row["ci_low"] < row["corrected"] < row["ci_high"]
+    # Calibration uncertainty widens the interval beyond the run's own binomial interval.
+    low, high = wilson(int((run == "PASS").sum()), 500)
+    assert row["ci_high"] - row["ci_low"] > high - low
+
+
+def test_corrected_pass_rate_refuses_a_chance_judge():
+    human = pd.Series(["PASS", "PASS", "FAIL", "FAIL"])
+    judge = pd.Series(["PASS", "FAIL", "PASS", "FAIL"])
+    with pytest.raises(ValueError, match="no better than chance"):
+        calibrate.corrected_pass_rate(pd.Series(["PASS"]), calibrate.calibrate(judge, human))
+    with pytest.raises(TypeError, match="CalibrationReport"):
+        calibrate.corrected_pass_rate(pd.Series(["PASS"]), {"agreement": 1})
+
+
+def test_agreement_drift_by_position_and_session():
+    labels = pd.DataFrame({"case_id": [f"c{i}" for i in range(40)], "label": ["PASS"] * 40, "position": range(40),
+                           "session": ["s1"] * 20 + ["s2"] * 20})
+    judge = pd.Series(["PASS"] * 20 + ["PASS", "FAIL"] * 10, index=labels["case_id"])
+    by_pos = calibrate.agreement_drift(judge, labels, bins=4)
+    assert by_pos["agreement"].tolist() == [1.0, 1.0, 0.5, 0.5] and by_pos["n"].tolist() == [10] * 4
+    assert by_pos.attrs["p_trend"] < 0.01
+    by_session = calibrate.agreement_drift(judge, labels, by="session")
+    assert by_session["session"].tolist() == ["s1", "s2"] and by_session["agreement"].tolist() == [1.0, 0.5]
+
+
+def test_paired_mcnemar_exact_and_flips():
+    a = pd.Series(["PASS"] * 30 + ["FAIL"] * 10, index=range(40))
+    b = a.copy()
+    b.iloc[:7] = "FAIL"  # 7 PASS -> FAIL
+    b.iloc[30:31] = "PASS"  # 1 FAIL -> PASS
+    res = compare.paired(a, b)
+    assert res.table.loc["PASS", "FAIL"] == 7 and res.table.loc["FAIL", "PASS"] == 1
+    assert res.p_value == pytest.approx(2 * sum(math.comb(8, k) for k in range(0, 2)) / 2**8)
+    assert len(res.flips) == 8 and set(res.flips.columns) == {"case_id", "a", "b"}
+    assert res.rate_a == 0.75 and res.rate_b == pytest.approx(24 / 40)
+    assert "McNemar" in repr(res)
+
+
+def test_paired_results_tables_keep_reasons():
+    a = pd.DataFrame({"case_id": ["x", "y"], "verdict": ["PASS", "FAIL"], "reason": ["ok", "bad"]})
+    b = pd.DataFrame({"case_id": ["y", "x"], "verdict": ["FAIL", "FAIL"], "reason": ["bad", "now bad"]})
+    res = compare.paired(a, b)
+    assert res.flips.to_dict("records") == [{"case_id": "x", "a": "PASS", "b": "FAIL", "reason_a": "ok", "reason_b": "now bad"}]
+    with pytest.raises(ValueError, match="share no case"):
+        compare.paired(a, b.assign(case_id=["p", "q"]))
+
+
+def test_demo_judge_end_to_end():
+    from evalkit import judge, models
+
+    cases, labels, outputs = datasets.load_demo("judge")
+    runs = {}
+    for version in ("v1", "v2"):
+        recorded = outputs[outputs["rubric"] == version].set_index("case_id")["raw"]
+        replay = models.Replay({judge.UNSUPPORTED_CLAIMS.render(r): recorded[r["case_id"]] for r in cases.to_dict("records")},
+                               model_id=f"demo-judge-{version}")
+        runs[version] = judge.run_judge(cases, judge.UNSUPPORTED_CLAIMS, replay, progress=False)
+    human = labels.set_index("case_id")["label"]
+    r1, r2 = calibrate.calibrate(runs["v1"], human), calibrate.calibrate(runs["v2"], human)
+    assert r2.fail_recall > r1.fail_recall
+    assert (~runs["v1"]["parsed"]).sum() > 0
+    assert compare.paired(runs["v1"], runs["v2"]).n == 100
