@@ -1,20 +1,26 @@
 """A scripted chat-completions server on 127.0.0.1, for tests and benchmarks (no network, no mocks).
 
-It speaks the OpenAI chat-completions protocol over real HTTP, so the official client, retries, timeouts
-and concurrency are exercised end to end. A *script* decides each answer from the prompt and from how many
-times that prompt was asked before: return a string (the answer), a :class:`Fail` (an HTTP error status)
-or a :class:`Hang` (sleep before answering, to provoke a client timeout).
+It speaks the OpenAI chat-completions protocol over real HTTP/1.1 (keep-alive), so the official client,
+retries, timeouts and concurrency are exercised end to end. A *script* decides each answer from the prompt
+and from how many times that prompt was asked before: return a string (the answer), a :class:`Fail` (an
+HTTP error status) or a :class:`Hang` (wait before answering, to provoke a client timeout).
+
+The server is asyncio-based and runs in a background thread: waiting (latency, hangs) costs no thread, so
+it keeps up with many concurrent clients, as a production server would. The standard library has no
+asyncio HTTP server, hence the small HTTP/1.1 reader below (Content-Length bodies only, which is what the
+client sends).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 
 
 @dataclass(frozen=True)
@@ -27,15 +33,10 @@ class Fail:
 
 @dataclass(frozen=True)
 class Hang:
-    """Sleep this many seconds, then answer ``text``."""
+    """Wait this many seconds, then answer ``text``."""
 
     seconds: float
     text: str = ""
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256  # the default of 5 drops connections when many clients connect at once
 
 
 class ChatServer:
@@ -65,68 +66,89 @@ class ChatServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.attempts: Counter = Counter()
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):  # keep test output quiet
-                pass
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                if not self.path.endswith("/chat/completions"):
-                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                prompt = body["messages"][-1]["content"]
-                with server._lock:
-                    server.requests += 1
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                    server.attempts[prompt] += 1
-                    attempt = server.attempts[prompt]
-                try:
-                    if server.latency:
-                        time.sleep(server.latency)
-                    answer = server.script(prompt, attempt)
-                    if isinstance(answer, Hang):
-                        time.sleep(answer.seconds)
-                        answer = answer.text
-                finally:
-                    with server._lock:
-                        server.in_flight -= 1
-                if isinstance(answer, Fail):
-                    return self._send(answer.status, {"error": {"message": answer.message, "type": "scripted"}})
-                usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(str(answer).split())}
-                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-                self._send(200, {
-                    "id": f"chatcmpl-{server.requests}", "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model", "scripted"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-                    "usage": usage,
-                })
-
-            def _send(self, status, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._loop = asyncio.new_event_loop()
+        self._server = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
+        host, port = self._server.sockets[0].getsockname()[:2]
         return f"http://{host}:{port}/v1"
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._server = self._loop.run_until_complete(
+            asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=1024))
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.close()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                request_line = await reader.readline()
+                if not request_line:
+                    break
+                headers = {}
+                while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+                    name, _, value = line.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", 0)))
+                path = request_line.split()[1].decode() if len(request_line.split()) > 1 else ""
+                status, payload = await self._answer(path, body)
+                data = json.dumps(payload).encode()
+                writer.write(f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
+                             f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # client went away, or the server is shutting down: end this connection quietly
+        finally:
+            writer.close()
+
+    async def _answer(self, path: str, body: bytes) -> tuple[int, dict]:
+        if not path.endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path}"}}
+        request = json.loads(body or b"{}")
+        prompt = request["messages"][-1]["content"]
+        self.requests += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        self.attempts[prompt] += 1
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            answer = self.script(prompt, self.attempts[prompt])
+            if isinstance(answer, Hang):
+                await asyncio.sleep(answer.seconds)
+                answer = answer.text
+        finally:
+            self.in_flight -= 1
+        if isinstance(answer, Fail):
+            return answer.status, {"error": {"message": answer.message, "type": "scripted"}}
+        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(str(answer).split())}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return 200, {
+            "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
+            "model": request.get("model", "scripted"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+            "usage": usage,
+        }
 
     def __enter__(self) -> ChatServer:
         self._thread.start()
+        self._ready.wait(timeout=10)
         return self
 
     def __exit__(self, *exc) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        async def close():
+            self._server.close()
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:  # open keep-alive connections and pending answers
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+            await self._server.wait_closed()
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)

@@ -319,7 +319,7 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
        n  pass_rate  n_unparseable
     0  4        0.5              1
     """
-    results = check_dataframe(results, "results")
+    results = check_dataframe(results, "results").reset_index(drop=True)  # concatenated runs repeat labels
     check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "parsed", "error"], "results")
     check_number(unparseable_alert, "unparseable_alert", low=0.0, high=1.0)
     check_number(max_jump, "max_jump", low=0.0, high=1.0)

@@ -179,6 +179,7 @@ class CallCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: safe against a killed process, one fsync per checkpoint
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT, text TEXT, prompt_tokens INTEGER,"
             " completion_tokens INTEGER, created_at TEXT)"

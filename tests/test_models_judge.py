@@ -226,5 +226,7 @@ def test_pass_rate_counts_unparseable_checks_and_errors():
         assert judge.pass_rate(res, unparseable_alert=0.5)["pass_rate"].iloc[0] == 0.6  # c1, c4, c5
     with pytest.warns(EvalkitWarning, match="jumped"):
         judge.pass_rate(res, unparseable_alert=0.5, baseline=res.assign(parsed=True), max_jump=0.15)
+    both = judge.pass_rate(pd.concat([res, res.assign(rubric_version="v2")]), checks=code, unparseable_alert=0.5)
+    assert both["n_pass"].tolist() == [1, 1] and both["rubric_version"].tolist()[1] == "v2"
     with pytest.raises(ValueError, match="no row for case"):
         judge.pass_rate(res, checks=code.iloc[:2], unparseable_alert=0.5)
