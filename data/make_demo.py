@@ -108,12 +108,102 @@ def make_judge(out: Path, rng: np.random.Generator) -> None:
             handle.write(json.dumps(row) + "\n")
 
 
+CONDITIONS = ["hypertension", "migraine", "asthma", "insomnia", "osteoarthritis", "depression", "eczema",
+              "gout", "psoriasis", "anaemia"]
+INTERVENTIONS = ["magnesium", "acupuncture", "vitamin D", "yoga", "probiotics"]
+TIERS = {  # share of each length class, base density (facts per token), typical prob_fact
+    "systematic_review": {"classes": (0.7, 0.2, 0.1), "density": 0.080, "prob": (8, 2)},
+    "trial": {"classes": (0.2, 0.6, 0.2), "density": 0.055, "prob": (6, 3)},
+    "general_abstract": {"classes": (0.1, 0.2, 0.7), "density": 0.030, "prob": (3, 4)},
+}
+LENGTH_CLASSES = ((80, 120, 1.0), (180, 240, 0.7), (380, 460, 0.45))  # token range, filler-driven density factor
+FILLER = ["{c} is a common condition that affects many people and their families.",
+          "People with {c} often ask whether {i} is worth trying.",
+          "Interest in {i} for {c} has grown in recent years, as it has for {o}.",
+          "Many readers have written to us about {i} and {c}.",
+          "Doctors and patients discuss {c} and its treatment options, including {i} and {j}."]
+FACTS = ["In {n} participants, the treatment reduced symptom scores by {x}% compared with placebo (95% CI {lo}-{hi}).",
+         "A randomised trial of {i} reported a relative risk of {rr} for relapse after {w} weeks.",
+         "A daily dose of {d} mg lowered the {c} severity index by {x} points (p = 0.0{p}).",
+         "Across {k} studies, the standardised mean difference was 0.{s}."]
+
+
+def make_fd(out: Path, rng: np.random.Generator) -> None:
+    """600 segments from three evidence tiers, their claims with prob_fact, 50 queries, qrels, embeddings."""
+    topics = [(c, i) for c in CONDITIONS for i in INTERVENTIONS]  # 50 topics, one query each
+    dim = 48
+    topic_vectors = rng.normal(size=(len(topics), dim))
+    topic_vectors /= np.linalg.norm(topic_vectors, axis=1, keepdims=True)
+    documents, claims, qrels, doc_vectors = [], [], [], []
+    tier_names = list(TIERS)
+    for d in range(600):
+        tier = tier_names[d % 3]
+        spec = TIERS[tier]
+        t = (d // 3) % len(topics)
+        condition, intervention = topics[t]
+        lo, hi, factor = LENGTH_CLASSES[int(rng.choice(3, p=spec["classes"]))]
+        n_tokens = int(rng.integers(lo, hi + 1))
+        expected = n_tokens * spec["density"] * factor * rng.lognormal(0.0, 0.25)
+        n_facts = max(1, int(rng.poisson(expected / (spec["prob"][0] / sum(spec["prob"])))))
+        n_facts = min(n_facts, max(1, n_tokens // 12))
+        sentences = []
+        for _ in range(n_facts):
+            template = FACTS[int(rng.integers(len(FACTS)))]
+            sentence = template.format(n=int(rng.integers(40, 2000)), c=condition, i=intervention,
+                                       x=int(rng.integers(5, 40)), lo=int(rng.integers(1, 5)), hi=int(rng.integers(41, 60)),
+                                       rr=round(float(rng.uniform(0.5, 0.95)), 2), w=int(rng.integers(4, 52)),
+                                       d=int(rng.integers(50, 800)), p=int(rng.integers(1, 5)), k=int(rng.integers(3, 30)),
+                                       s=int(rng.integers(10, 80)))
+            sentences.append(sentence[0].upper() + sentence[1:])
+            claims.append({"doc_id": f"d{d:03d}", "claim": sentences[-1],
+                           "prob_fact": round(float(rng.beta(*spec["prob"])), 3)})
+        words = sum(len(x.split()) for x in sentences)
+        while words < n_tokens:  # pad with filler that repeats the topic words (what BM25 rewards)
+            filler = FILLER[int(rng.integers(len(FILLER)))].format(
+                c=condition, i=intervention, o=CONDITIONS[int(rng.integers(len(CONDITIONS)))],
+                j=INTERVENTIONS[int(rng.integers(len(INTERVENTIONS)))])
+            sentences.insert(int(rng.integers(len(sentences) + 1)), filler[0].upper() + filler[1:])
+            words += len(filler.split())
+        text = " ".join(sentences)
+        documents.append({"doc_id": f"d{d:03d}", "source": tier, "topic": f"q{t:02d}", "n_tokens": len(text.split()),
+                          "text": text})
+        # General abstracts sit closest to the topic in embedding space: broad, on-topic wording.
+        closeness = {"general_abstract": 1.5, "trial": 1.2, "systematic_review": 1.0}[tier]
+        vector = closeness * topic_vectors[t] + rng.normal(scale=0.12, size=dim)
+        doc_vectors.append(vector / np.linalg.norm(vector))
+        qrels.append({"query_id": f"q{t:02d}", "doc_id": f"d{d:03d}", "relevance": 1 if tier == "general_abstract" else 2})
+    queries = [{"query_id": f"q{t:02d}", "text": f"Does {i} help with {c}?"} for t, (c, i) in enumerate(topics)]
+    query_vectors = topic_vectors + rng.normal(scale=0.15, size=topic_vectors.shape)
+    query_vectors /= np.linalg.norm(query_vectors, axis=1, keepdims=True)
+    # Benchmark claims for the coverage check: 70% restate a corpus claim, 30% are about other topics.
+    bench, bench_vectors = [], []
+    doc_index = {row["doc_id"]: k for k, row in enumerate(documents)}
+    for b in range(200):
+        if rng.random() < 0.7:
+            source = claims[int(rng.integers(len(claims)))]
+            text = "Evidence shows that " + source["claim"][0].lower() + source["claim"][1:]
+            vector = np.asarray(doc_vectors[doc_index[source["doc_id"]]]) + rng.normal(scale=0.08, size=dim)
+        else:
+            text = f"Cold water swimming improves {['memory', 'eyesight', 'hearing', 'balance'][b % 4]} in older adults."
+            vector = rng.normal(size=dim)
+        bench.append({"claim_id": f"b{b:03d}", "text": text})
+        bench_vectors.append(vector / np.linalg.norm(vector))
+    pd.DataFrame(documents).to_csv(out / "fd_documents.csv", index=False)
+    pd.DataFrame(claims).to_csv(out / "fd_claims.csv", index=False)
+    pd.DataFrame(queries).to_csv(out / "fd_queries.csv", index=False)
+    pd.DataFrame(qrels).to_csv(out / "fd_qrels.csv", index=False)
+    pd.DataFrame(bench).to_csv(out / "fd_benchmark.csv", index=False)
+    np.savez_compressed(out / "fd_embeddings.npz", documents=np.asarray(doc_vectors, dtype=np.float32),
+                        queries=query_vectors.astype(np.float32), benchmark=np.asarray(bench_vectors, dtype=np.float32))
+
+
 def main(out: Path = OUT) -> None:
     """Write every demo data set into ``out``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     make_tcva(out, np.random.default_rng(20261130))
     make_judge(out, np.random.default_rng(20261201))
+    make_fd(out, np.random.default_rng(20261202))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from evalkit import verdicts as _verdicts
 
 __all__ = ["demo_path", "load_demo", "load_tcva_release", "load_tcva_baseline", "load_llmbar"]
 
-_DEMOS = ("tcva", "judge")
+_DEMOS = ("tcva", "judge", "fd")
 
 
 def demo_path() -> Path:
@@ -38,12 +38,14 @@ def load_demo(name: str):
 
     Parameters
     ----------
-    name : {"tcva", "judge"}
+    name : {"tcva", "judge", "fd"}
         ``"tcva"``: claim verdicts for 120 synthetic summaries (12 documents x 10 systems) and an items
         table with a simulated human rating, the ``document`` and the ``system``; some items have no
         claims. ``"judge"``: 100 support answers (JSON outputs, some malformed), human PASS/FAIL labels
         with their labelling position, and the recorded answers of a simulated judge under two rubric
-        versions (``"v1"``, ``"v2"``), including malformed verdict lines.
+        versions (``"v1"``, ``"v2"``), including malformed verdict lines. ``"fd"``: a 600-segment corpus
+        from three evidence tiers with claims and ``prob_fact``, 50 queries with graded relevance,
+        200 benchmark claims for the coverage check, and precomputed embeddings.
 
     Returns
     -------
@@ -51,6 +53,9 @@ def load_demo(name: str):
         ``"tcva"``: ``(verdicts, items)``, ``items`` indexed by ``item_id``. ``"judge"``: ``(cases, labels,
         outputs)`` with ``labels`` = ``case_id, label, labeller, position`` and ``outputs`` =
         ``case_id, rubric, raw``.
+    dict
+        For ``"fd"``: ``documents, claims, queries, qrels, benchmark`` (DataFrames) and
+        ``doc_embeddings, query_embeddings, benchmark_embeddings`` (float32 arrays aligned with them).
 
     Examples
     --------
@@ -69,6 +74,12 @@ def load_demo(name: str):
         verdicts = _verdicts.validate(pd.read_csv(folder / "tcva_verdicts.csv", dtype={"item_id": str}))
         items = pd.read_csv(folder / "tcva_items.csv", dtype={"item_id": str, "document": str, "system": str})
         return verdicts, items.set_index("item_id")
+    if name == "fd":
+        tables = {key: pd.read_csv(folder / f"fd_{key}.csv") for key in ("documents", "claims", "queries", "qrels", "benchmark")}
+        with np.load(folder / "fd_embeddings.npz") as arrays:
+            tables.update(doc_embeddings=arrays["documents"], query_embeddings=arrays["queries"],
+                          benchmark_embeddings=arrays["benchmark"])
+        return tables
     from evalkit.cases import read_cases
 
     cases = read_cases(folder / "judge_cases.jsonl")

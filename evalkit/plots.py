@@ -10,7 +10,8 @@ from evalkit import tcva as _tcva
 from evalkit import verdicts as _verdicts
 from evalkit._validation import check_columns, check_dataframe
 
-__all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates"]
+__all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates", "length_bias", "fd_by_bin",
+           "tier_share"]
 
 _LEVEL_COLORS = dict(zip(_verdicts.LEVELS, ("#b2182b", "#ef8a62", "#fddbc7", "#92c5de", "#2166ac")))
 
@@ -179,4 +180,118 @@ def calibration_rates(report, *, ax=None, **kwargs):
     ax.set_xlim(min(0.0, float(np.nanmin(table["ci_low"]))) - 0.02, 1.02)
     pct = int(round(report.confidence_level * 100))
     ax.set_xlabel(f"value with {pct}% CI (n = {report.n})")
+    return ax
+
+
+def length_bias(table: pd.DataFrame, *, ax=None, **kwargs):
+    """FD_raw against document length, coloured by length bin, with Pearson r before and after correction.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`evalkit.density.fd_star` output.
+    ax : matplotlib Axes, optional
+    **kwargs
+        Passed to ``ax.scatter``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from evalkit import datasets, density, plots
+    >>> corpus = datasets.load_demo("fd")
+    >>> fig, ax = plt.subplots()
+    >>> ax = plots.length_bias(density.fd_star(corpus["claims"], corpus["documents"]), ax=ax)
+    >>> len(ax.collections)
+    3
+    """
+    from evalkit.density import length_bias as _bias
+
+    table = check_dataframe(table, "table")
+    check_columns(table, ["n_tokens", "fd_raw", "length_bin", "fd_star"], "table")
+    if ax is None:
+        ax = plt.gca()
+    kwargs.setdefault("s", 12)
+    kwargs.setdefault("alpha", 0.6)
+    for name, group in table.groupby("length_bin", observed=True, sort=True):
+        ax.scatter(group["n_tokens"], group["fd_raw"], label=str(name), **kwargs)
+    bias = _bias(table)
+    before, after = bias.loc["fd_raw"], bias.loc["fd_star"]
+    ax.set_title(f"length vs FD: r = {before['r']:.2f} (p = {before['p_val']:.2g}) raw; "
+                 f"r = {after['r']:.2f} (p = {after['p_val']:.2g}) FD*", fontsize="medium")
+    ax.set_xlabel("tokens")
+    ax.set_ylabel("FD_raw (sum of prob_fact per token)")
+    ax.legend(title="length bin", fontsize="small")
+    return ax
+
+
+def fd_by_bin(table: pd.DataFrame, *, column: str = "fd_raw", by: str = "source", ax=None, **kwargs):
+    """Box plots of a density column per length bin, one box per source tier within each bin.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from evalkit import datasets, density, plots
+    >>> corpus = datasets.load_demo("fd")
+    >>> fig, ax = plt.subplots()
+    >>> ax = plots.fd_by_bin(density.fd_star(corpus["claims"], corpus["documents"]), ax=ax)
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['short', 'medium', 'long']
+    """
+    table = check_dataframe(table, "table")
+    check_columns(table, ["length_bin", column, by], "table")
+    if ax is None:
+        ax = plt.gca()
+    bins = [b for b in table["length_bin"].cat.categories if (table["length_bin"] == b).any()]
+    tiers = sorted(table[by].unique(), key=str)
+    width = 0.8 / len(tiers)
+    for j, tier in enumerate(tiers):
+        data = [table.loc[(table["length_bin"] == b) & (table[by] == tier), column].to_numpy() for b in bins]
+        positions = np.arange(len(bins)) - 0.4 + width * (j + 0.5)
+        parts = ax.boxplot(data, positions=positions, widths=width * 0.9, patch_artist=True, manage_ticks=False, **kwargs)
+        for box in parts["boxes"]:
+            box.set_facecolor(f"C{j}")
+            box.set_alpha(0.7)
+        parts["boxes"][0].set_label(str(tier))
+    ax.set_xticks(range(len(bins)), [str(b) for b in bins])
+    ax.set_xlabel("length bin")
+    ax.set_ylabel(column)
+    ax.legend(fontsize="small")
+    return ax
+
+
+def tier_share(metrics: pd.DataFrame, *, ax=None, **kwargs):
+    """Stacked share of source tiers among the top k, per retrieval condition.
+
+    Parameters
+    ----------
+    metrics : DataFrame
+        :func:`evalkit.retrieval.evaluate` output with ``share_<tier>`` columns.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> from evalkit import plots
+    >>> m = pd.DataFrame({"condition": ["a", "b"], "share_x": [0.2, 0.6], "share_y": [0.8, 0.4]})
+    >>> fig, ax = plt.subplots()
+    >>> [round(float(p.get_width()), 1) for p in plots.tier_share(m, ax=ax).patches]
+    [0.2, 0.6, 0.8, 0.4]
+    """
+    metrics = check_dataframe(metrics, "metrics")
+    share_columns = [c for c in metrics.columns if c.startswith("share_")]
+    if "condition" not in metrics.columns or not share_columns:
+        raise KeyError("`metrics` needs 'condition' and share_<tier> columns (evaluate(..., documents=...)); "
+                       f"it has {list(metrics.columns)}.")
+    shares = metrics.groupby("condition", sort=True)[share_columns].mean()
+    if ax is None:
+        ax = plt.gca()
+    left = np.zeros(len(shares))
+    y = np.arange(len(shares))
+    for j, column in enumerate(share_columns):
+        ax.barh(y, shares[column].to_numpy(), left=left, color=f"C{j}", label=column.removeprefix("share_"), **kwargs)
+        left += shares[column].to_numpy()
+    ax.set_yticks(y, shares.index.tolist())
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("mean share of the top k")
+    ax.legend(fontsize="small", ncols=len(share_columns), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     return ax

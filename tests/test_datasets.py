@@ -19,7 +19,7 @@ def test_load_demo_tcva():
 
 
 def test_load_demo_unknown_name():
-    with pytest.raises(ValueError, match=r"must be one of \['judge', 'tcva'\]"):
+    with pytest.raises(ValueError, match=r"must be one of \['fd', 'judge', 'tcva'\]"):
         datasets.load_demo("summeval")
 
 

@@ -52,3 +52,45 @@ def test_verdict_distribution_shares_sum_to_one():
     np.testing.assert_allclose(widths[4], expected.to_numpy())
     with pytest.raises(KeyError, match="missing column"):
         plots.verdict_distribution(verdicts, by="model")
+
+
+def test_confusion_and_calibration_rates():
+    from evalkit import calibrate
+
+    judge = pd.Series(["FAIL", "FAIL", "PASS", "PASS", "PASS"], index=list("abcde"))
+    human = pd.Series(["FAIL", "PASS", "FAIL", "PASS", "PASS"], index=list("abcde"))
+    report = calibrate.calibrate(judge, human)
+    fig, axes = plt.subplots(1, 2)
+    ax = plots.confusion(report, ax=axes[0])
+    assert [t.get_text() for t in ax.texts] == ["1", "1", "1", "2"]  # FF, FP / PF, PP
+    assert ax.get_title() == "caught 1 of 2 human FAILs"
+    ax2 = plots.calibration_rates(report, ax=axes[1])
+    labels = [t.get_text() for t in ax2.get_yticklabels()]
+    assert labels == list(report.table.index)
+    line = ax2.lines[0]
+    np.testing.assert_allclose(line.get_xdata(), report.table["value"])
+
+
+def test_density_plots():
+    from evalkit import density
+
+    corpus = datasets.load_demo("fd")
+    table = density.fd_star(corpus["claims"], corpus["documents"])
+    fig, axes = plt.subplots(1, 2)
+    ax = plots.length_bias(table, ax=axes[0])
+    assert len(ax.collections) == 3
+    assert sum(len(c.get_offsets()) for c in ax.collections) == len(table)
+    assert "r = -0.65" in ax.get_title()
+    ax = plots.fd_by_bin(table, ax=axes[1])
+    assert len([p for p in ax.patches]) == 9  # 3 bins x 3 tiers
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == sorted(table["source"].unique())
+
+
+def test_tier_share_stacks_means():
+    metrics = pd.DataFrame({"condition": ["a", "a", "b"], "share_x": [0.2, 0.4, 1.0], "share_y": [0.8, 0.6, 0.0]})
+    fig, ax = plt.subplots()
+    plots.tier_share(metrics, ax=ax)
+    widths = [p.get_width() for p in ax.patches]
+    np.testing.assert_allclose(widths, [0.3, 1.0, 0.7, 0.0])
+    with pytest.raises(KeyError, match="share_<tier>"):
+        plots.tier_share(metrics.drop(columns=["share_x", "share_y"]))

@@ -6,7 +6,22 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit import calibrate, cases, checks, claims, compare, correlate, datasets, judge, models, plots, tcva, verdicts
+from evalkit import (
+    calibrate,
+    cases,
+    checks,
+    claims,
+    compare,
+    correlate,
+    datasets,
+    density,
+    judge,
+    models,
+    plots,
+    retrieval,
+    tcva,
+    verdicts,
+)
 
 HUMAN = pd.Series([1.0, 2.0], index=["a", "b"])
 
@@ -76,6 +91,28 @@ ELSEWHERE = {
     "plots.confusion": "takes a CalibrationReport",
     "plots.calibration_rates": "takes a CalibrationReport",
     "datasets.load_llmbar": "test_public_api.py::test_results_files_bad_input",
+    "density.whitespace_tokens": "takes a string",
+    "density.fd_raw": "test_density.py::test_fd_bad_input",
+    "density.fd_star": "test_density.py::test_fd_bad_input (fd_star calls fd_raw)",
+    "density.length_bins": "test_density.py::test_length_bins_errors",
+    "density.length_bias": "test_public_api.py::test_tables_need_their_columns",
+    "density.tier_means": "test_public_api.py::test_tables_need_their_columns",
+    "density.tier_spread": "test_public_api.py::test_tables_need_their_columns",
+    "density.split_sentences": "takes a string; non-strings give []",
+    "density.estimate_prob_fact": "takes strings; missing values score like empty text",
+    "density.claims_from_text": "test_public_api.py::test_tables_need_their_columns",
+    "density.parse_facts": "test_density.py::test_extract_facts_strict_with_retry",
+    "density.extract_facts": "test_density.py::test_extract_facts_strict_with_retry",
+    "retrieval.search": "test_retrieval.py::test_search_bad_input",
+    "retrieval.evaluate": "test_public_api.py::test_tables_need_their_columns",
+    "retrieval.compare_conditions": "test_retrieval.py::test_compare_conditions_warnings_and_ties",
+    "retrieval.coverage": "test_public_api.py::test_tables_need_their_columns",
+    "retrieval.CoverageResult": "a result container",
+    "retrieval.keywords": "takes a string",
+    "retrieval.lsa_embeddings": "test_public_api.py::test_lsa_needs_words",
+    "plots.length_bias": "test_public_api.py::test_tables_need_their_columns",
+    "plots.fd_by_bin": "test_public_api.py::test_tables_need_their_columns",
+    "plots.tier_share": "test_public_api.py::test_tables_need_their_columns",
     "tcva.power_mean": "test_tcva.py::test_power_mean_bad_input",
     "tcva.temperature_to_p": "test_tcva.py::test_temperature_out_of_range",
     "tcva.p_to_temperature": "an unchecked inverse used for plot axes",
@@ -92,7 +129,8 @@ ELSEWHERE = {
 
 def test_every_public_function_is_covered():
     public = set()
-    for module in (verdicts, tcva, correlate, plots, datasets, calibrate, cases, checks, claims, compare, judge, models):
+    for module in (verdicts, tcva, correlate, plots, datasets, calibrate, cases, checks, claims, compare, judge, models,
+                   density, retrieval):
         for name in module.__all__:
             if callable(getattr(module, name)):
                 public.add(f"{module.__name__.split('.')[-1]}.{name}")
@@ -164,3 +202,30 @@ def test_results_files_bad_input(tmp_path):
 def test_replay_unknown_prompt():
     with pytest.raises(KeyError, match="no recorded answer"):
         models.Replay({"a": "PASS"}, model_id="r")("b")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: density.length_bias(t),
+        lambda t: density.tier_means(t),
+        lambda t: density.tier_spread(t),
+        lambda t: density.claims_from_text(t),
+        lambda t: retrieval.evaluate(t, t),
+        lambda t: retrieval.coverage(t, t, claim_embeddings=[[1.0]], doc_embeddings=[[1.0]]),
+        lambda t: plots.length_bias(t),
+        lambda t: plots.fd_by_bin(t),
+        lambda t: plots.tier_share(t),
+    ],
+)
+def test_tables_need_their_columns(call):
+    table = pd.DataFrame({"doc_id": ["a"], "unrelated": [1.0]})
+    with pytest.raises(KeyError, match="it has"):
+        call(table)
+    with pytest.raises(TypeError, match="DataFrame"):
+        call("table.csv")
+
+
+def test_lsa_needs_words():
+    with pytest.raises(ValueError, match="fewer than two distinct words"):
+        retrieval.lsa_embeddings(["the", "a"])

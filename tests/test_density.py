@@ -1,0 +1,139 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit import EvalkitWarning, datasets, density, models
+from evalkit._testing import ChatServer
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return datasets.load_demo("fd")
+
+
+def test_fd_star_hand_computation():
+    docs = pd.DataFrame({"doc_id": ["a", "b", "c", "d", "e", "f"], "n_tokens": [10, 20, 30, 100, 120, 140],
+                         "source": ["review", "news", "review", "news", "review", "news"]})
+    claims = pd.DataFrame({"doc_id": ["a", "a", "b", "c", "d", "e", "e", "f"],
+                           "prob_fact": [0.5, 0.5, 0.4, 0.9, 0.5, 0.6, 0.6, 0.7]})
+    table = density.fd_star(claims, docs, bins=2, authority={"review": 2.0, "news": 1.0})
+    # fd_raw by hand: a 1/10, b .4/20, c .9/30, d .5/100, e 1.2/120, f .7/140
+    raw = np.array([0.1, 0.02, 0.03, 0.005, 0.01, 0.005])
+    np.testing.assert_allclose(table["fd_raw"], raw)
+    assert table["length_bin"].astype(str).tolist() == ["bin1"] * 3 + ["bin2"] * 3
+    z = np.concatenate([(raw[:3] - raw[:3].mean()) / raw[:3].std(ddof=1), (raw[3:] - raw[3:].mean()) / raw[3:].std(ddof=1)])
+    np.testing.assert_allclose(table["z"], z)
+    np.testing.assert_allclose(table["fd_star"], z * np.array([2, 1, 2, 1, 2, 1]))
+    assert table["n_claims"].tolist() == [2, 1, 1, 1, 2, 1]
+    assert list(table.columns) == density.TABLE_COLUMNS
+
+
+def test_within_bin_z_has_mean_0_and_std_1(corpus):
+    table = density.fd_star(corpus["claims"], corpus["documents"])
+    grouped = table.groupby("length_bin", observed=True)["z"]
+    np.testing.assert_allclose(grouped.mean(), 0, atol=1e-12)
+    np.testing.assert_allclose(grouped.std(ddof=1), 1)
+    assert all(195 <= n <= 205 for n in table["length_bin"].value_counts())
+
+
+def test_length_bias_removed_on_demo(corpus):
+    bias = density.length_bias(density.fd_star(corpus["claims"], corpus["documents"]))
+    assert bias.loc["fd_raw", "r"] < -0.5 and bias.loc["fd_raw", "p_val"] < 1e-10
+    assert bias.loc["fd_star", "p_val"] > 0.05
+    from scipy import stats
+    table = density.fd_star(corpus["claims"], corpus["documents"])
+    assert bias.loc["fd_raw", "r"] == pytest.approx(stats.pearsonr(table["n_tokens"], table["fd_raw"]).statistic)
+
+
+def test_tier_spread_survives_on_demo(corpus):
+    table = density.fd_star(corpus["claims"], corpus["documents"])
+    spread = density.tier_spread(table).iloc[0]
+    means = table.groupby("source")["fd_star"].mean()
+    assert spread["spread"] == pytest.approx(means.std(ddof=0)) and not spread["collapsed"]
+    assert means.idxmax() == "systematic_review"
+
+
+def test_invariances(corpus):
+    docs, claims = corpus["documents"], corpus["claims"]
+    base = density.fd_star(claims, docs)
+    shuffled = density.fd_star(claims.sample(frac=1, random_state=0), docs.sample(frac=1, random_state=1))
+    pd.testing.assert_frame_equal(base, shuffled.loc[base.index])
+    scaled = density.fd_star(claims.assign(prob_fact=claims["prob_fact"] * 0.5), docs)
+    np.testing.assert_allclose(scaled["z"], base["z"], atol=1e-10)  # z is scale invariant
+
+
+def test_documents_without_claims_and_tokenizers():
+    docs = pd.DataFrame({"doc_id": ["a", "b"], "text": ["one two three four", "five six"]})
+    claims = pd.DataFrame({"doc_id": ["a"], "prob_fact": [1.0]})
+    table = density.fd_raw(claims, docs)
+    assert table.loc["b", "fd_raw"] == 0 and table.attrs["n_without_claims"] == 1
+    by_char = density.fd_raw(claims, docs, tokenizer=lambda text: len(text))
+    assert by_char.loc["a", "n_tokens"] == len("one two three four")
+
+
+@pytest.mark.parametrize(
+    "claims, docs, message",
+    [
+        (pd.DataFrame({"doc_id": ["a"], "prob_fact": [1.2]}), None, r"row 0: prob_fact 1.2 is not a number in \[0, 1\]"),
+        (pd.DataFrame({"doc_id": ["a"], "prob_fact": ["high"]}), None, "prob_fact 'high'"),
+        (pd.DataFrame({"doc_id": ["zz"], "prob_fact": [0.5]}), None, r"unknown doc_id\(s\) \['zz'\]"),
+        (pd.DataFrame({"doc_id": ["a"], "prob_fact": [0.5]}), pd.DataFrame({"doc_id": ["a"], "n_tokens": [0]}), "has 0 tokens"),
+        (pd.DataFrame({"doc_id": ["a"], "prob_fact": [0.5]}), pd.DataFrame({"doc_id": [], "n_tokens": []}), "is empty"),
+        (pd.DataFrame({"doc_id": ["a"], "prob_fact": [0.5]}), pd.DataFrame({"doc_id": ["a", "a"], "n_tokens": [1, 2]}), "more than once"),
+    ],
+)
+def test_fd_bad_input(claims, docs, message):
+    docs = pd.DataFrame({"doc_id": ["a", "b"], "n_tokens": [10, 20]}) if docs is None else docs
+    with pytest.raises(ValueError, match=message):
+        density.fd_raw(claims, docs)
+
+
+def test_degenerate_bin_and_authority_warnings():
+    docs = pd.DataFrame({"doc_id": list("abcd"), "n_tokens": [10, 10, 50, 60], "source": ["x", "x", "y", "z"]})
+    claims = pd.DataFrame({"doc_id": list("abcd"), "prob_fact": [0.5, 0.5, 0.2, 0.9]})
+    with pytest.warns(EvalkitWarning, match=r"length bin\(s\) \['s'\] hold a single document or no spread"):
+        table = density.fd_star(claims, docs, edges=[0, 20, 100], labels=["s", "l"])
+    assert table.loc[["a", "b"], "z"].tolist() == [0.0, 0.0]
+    with pytest.warns(EvalkitWarning, match=r"no weight for source\(s\) \['z'\]"):
+        density.fd_star(claims.assign(prob_fact=[0.5, 0.4, 0.2, 0.9]), docs, edges=[0, 20, 100], labels=["s", "l"],
+                        authority={"x": 1.0, "y": 2.0})
+
+
+def test_length_bins_errors():
+    counts = pd.Series([10, 20, 30], index=list("abc"))
+    with pytest.raises(ValueError, match="outside the edges"):
+        density.length_bins(counts, edges=[15, 40])
+    with pytest.raises(ValueError, match="increasing"):
+        density.length_bins(counts, edges=[40, 15])
+    with pytest.raises(ValueError, match="name the 2 bins"):
+        density.length_bins(counts, bins=2, labels=["x"])
+    with pytest.raises(ValueError, match="pass explicit `edges`"):
+        density.length_bins(pd.Series([5, 5, 5]), bins=3)
+
+
+def test_prob_fact_heuristic_orders_specificity():
+    scores = density.estimate_prob_fact([
+        "In 240 patients, the drug lowered blood pressure by 12 mmHg (95% CI 8-16) versus placebo.",
+        "A randomised trial found fewer relapses.",
+        "Many people like tea or coffee.",
+        "Could vitamin D perhaps help?",
+    ])
+    assert scores.is_monotonic_decreasing and scores.iloc[0] == 0.9 and scores.iloc[-1] == 0.0
+    assert density.split_sentences("") == []
+
+
+def test_extract_facts_strict_with_retry():
+    docs = pd.DataFrame({"doc_id": ["ok", "bad"], "text": ["Dose was 5 mg.", "Nothing to see."]})
+
+    def script(prompt, attempt):
+        if "Dose" in prompt:
+            return '[{"claim": "Dose was 5 mg.", "prob_fact": 0.9}]'
+        return '[{"claim": "x", "prob_fact": 1.5}]'  # out of range: unparseable
+
+    with ChatServer(script) as server:
+        model = models.OpenAIChat("facts", base_url=server.url)
+        with pytest.warns(EvalkitWarning, match="1 of 2 items failed"):
+            claims, items = density.extract_facts(docs, model, progress=False)
+    assert server.requests == 3
+    assert claims.to_dict("records") == [{"doc_id": "ok", "claim": "Dose was 5 mg.", "prob_fact": 0.9}]
+    assert "prob_fact 1.5" in items.loc["bad", "error"] and items.index.name == "doc_id"

@@ -1,0 +1,163 @@
+import warnings
+
+import bm25s
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalkit import EvalkitWarning, datasets, density, retrieval
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    data = datasets.load_demo("fd")
+    data["fd"] = density.fd_star(data["claims"], data["documents"])
+    return data
+
+
+def emb(corpus):
+    return {"doc_embeddings": corpus["doc_embeddings"], "query_embeddings": corpus["query_embeddings"]}
+
+
+def test_bm25_agrees_with_bm25s_called_directly(corpus):
+    docs, queries = corpus["documents"], corpus["queries"]
+    runs = retrieval.search(docs, queries, condition="bm25", k=15, k1=1.2, b=0.75)
+    retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+    retriever.index(bm25s.tokenize(docs["text"].tolist(), stopwords="en", show_progress=False), show_progress=False)
+    tokens = bm25s.tokenize(queries["text"].tolist(), stopwords="en", return_ids=False, show_progress=False)
+    for q, (query_id, query_tokens) in enumerate(zip(queries["query_id"], tokens)):
+        scores = retriever.get_scores(query_tokens)
+        order = np.lexsort((np.arange(len(scores)), -scores))[:15]
+        mine = runs[runs["query_id"] == query_id]
+        assert mine["doc_id"].tolist() == docs["doc_id"].to_numpy()[order].tolist()
+        np.testing.assert_allclose(mine["score"].to_numpy(), scores[order], rtol=1e-6)
+        assert mine["rank"].tolist() == list(range(1, 16))
+
+
+def test_cosine_agrees_with_brute_force(corpus):
+    runs = retrieval.search(corpus["documents"], corpus["queries"], condition="cosine", k=5, **emb(corpus))
+    d = corpus["doc_embeddings"] / np.linalg.norm(corpus["doc_embeddings"], axis=1, keepdims=True)
+    q = corpus["query_embeddings"] / np.linalg.norm(corpus["query_embeddings"], axis=1, keepdims=True)
+    sims = q.astype(np.float64) @ d.T.astype(np.float64)
+    for i in (0, 17, 49):
+        expected = np.argsort(-sims[i], kind="stable")[:5]
+        mine = runs[runs["query_id"] == corpus["queries"]["query_id"][i]]
+        assert mine["doc_id"].tolist() == corpus["documents"]["doc_id"].to_numpy()[expected].tolist()
+        np.testing.assert_allclose(mine["score"], sims[i, expected], rtol=1e-5)
+
+
+def test_hybrid_hand_computation():
+    docs = pd.DataFrame({"doc_id": ["a", "b", "c", "d"]})
+    queries = pd.DataFrame({"query_id": ["q"]})
+    doc_vectors = np.array([[1.0, 0.0], [0.8, 0.6], [0.6, 0.8], [0.0, 1.0]])
+    fd = pd.Series({"a": -1.0, "b": 0.0, "c": 1.0, "d": 3.0})
+    runs = retrieval.search(docs, queries, condition="hybrid", k=2, candidates=3, doc_embeddings=doc_vectors,
+                            query_embeddings=np.array([[1.0, 0.0]]), fd=fd)
+    # candidates a (cos 1.0), b (0.8), c (0.6); fd rescaled over the corpus: a 0, b .25, c .5 (d is not a candidate)
+    # a: .5*1 + .5*0 = .5; b: .5*.8 + .5*.25 = .525; c: .5*.6 + .5*.5 = .55
+    assert runs["doc_id"].tolist() == ["c", "b"]
+    np.testing.assert_allclose(runs["score"], [0.55, 0.525])
+    cosine_heavy = retrieval.search(docs, queries, condition="hybrid", k=2, candidates=3, alpha=0.9,
+                                    doc_embeddings=doc_vectors, query_embeddings=np.array([[1.0, 0.0]]), fd=fd)
+    assert cosine_heavy["doc_id"].tolist() == ["a", "b"]  # a .9, b .72 + .025 = .745, c .54 + .05 = .59
+    np.testing.assert_allclose(cosine_heavy["score"], [0.9, 0.745])
+
+
+def test_evaluate_by_hand():
+    runs = pd.DataFrame({"query_id": ["q1"] * 3 + ["q2"] * 3, "condition": "x", "rank": [1, 2, 3] * 2,
+                         "doc_id": ["a", "b", "c", "d", "e", "f"]})
+    qrels = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["b", "z", "d", "f"], "relevance": [2, 1, 1, 1]})
+    docs = pd.DataFrame({"doc_id": list("abcdef"), "source": ["r", "r", "t", "t", "t", "r"]})
+    m = retrieval.evaluate(runs, qrels, k=3, documents=docs).set_index("query_id")
+    assert m.loc["q1", "precision"] == pytest.approx(1 / 3) and m.loc["q1", "recall"] == 0.5
+    ideal_q1 = 3 / np.log2(2) + 1 / np.log2(3)
+    assert m.loc["q1", "ndcg"] == pytest.approx((3 / np.log2(3)) / ideal_q1)
+    assert m.loc["q1", "mrr"] == 0.5 and m.loc["q2", "mrr"] == 1.0
+    assert m.loc["q2", "ndcg"] == pytest.approx((1 + 1 / np.log2(4)) / (1 + 1 / np.log2(3)))
+    assert m.loc["q1", "share_r"] == pytest.approx(2 / 3) and m.loc["q2", "share_t"] == pytest.approx(2 / 3)
+
+
+def test_compare_conditions_agrees_with_scipy(corpus):
+    runs = pd.concat([retrieval.search(corpus["documents"], corpus["queries"], condition=c, k=10, fd=corpus["fd"], **emb(corpus))
+                      for c in ("cosine", "hybrid")])
+    metrics = retrieval.evaluate(runs, corpus["qrels"], k=10)
+    res = retrieval.compare_conditions(metrics, "hybrid", "cosine").iloc[0]
+    wide = metrics.pivot(index="query_id", columns="condition", values="ndcg")
+    ref = stats.wilcoxon(wide["hybrid"], wide["cosine"])
+    assert res["statistic"] == pytest.approx(ref.statistic) and res["p_val"] == pytest.approx(ref.pvalue)
+    assert res["n"] == 50 and res["n_ties"] == int((wide["hybrid"] == wide["cosine"]).sum())
+    d = (wide["hybrid"] - wide["cosine"]).to_numpy()
+    d = d[d != 0]
+    r = stats.rankdata(np.abs(d))
+    assert res["effect_size"] == pytest.approx((r[d > 0].sum() - r[d < 0].sum()) / r.sum())
+
+
+def test_hybrid_lifts_dense_reviews_on_demo(corpus):
+    runs = pd.concat([retrieval.search(corpus["documents"], corpus["queries"], condition=c, k=10, fd=corpus["fd"], **emb(corpus))
+                      for c in ("cosine", "bm25", "hybrid")])
+    metrics = retrieval.evaluate(runs, corpus["qrels"], k=10, documents=corpus["documents"])
+    share = metrics.groupby("condition")["share_systematic_review"].mean()
+    assert share["hybrid"] > share["cosine"] and share["hybrid"] > share["bm25"]
+
+
+def test_compare_conditions_warnings_and_ties():
+    m = pd.DataFrame({"query_id": [1, 2, 3] * 2, "condition": ["a"] * 3 + ["b"] * 3, "ndcg": [0.5, 0.5, 0.5] * 2})
+    with pytest.warns(EvalkitWarning, match="only 3 queries"):
+        res = retrieval.compare_conditions(m, "a", "b").iloc[0]
+    assert res["n_ties"] == 3 and res["p_val"] == 1.0
+    with pytest.raises(ValueError, match="condition 'c' is not in"):
+        retrieval.compare_conditions(m, "a", "c", min_queries=1)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"condition": "bm25", "k": 601}, ValueError, r"`k`=601 is larger than the corpus \(600 documents\)"),
+        ({"condition": "dense"}, ValueError, "`condition` must be one of"),
+        ({"condition": "cosine"}, ValueError, "`doc_embeddings` is required"),
+        ({"condition": "hybrid", "doc_embeddings": np.ones((600, 4)), "query_embeddings": np.ones((50, 4))}, ValueError, "`fd` is required"),
+        ({"condition": "cosine", "doc_embeddings": np.ones((599, 4)), "query_embeddings": np.ones((50, 4))}, ValueError, "600 rows"),
+        ({"condition": "hybrid", "doc_embeddings": np.ones((600, 4)), "query_embeddings": np.ones((50, 4)),
+          "fd": pd.Series({"d000": 1.0})}, ValueError, r"no FD\* for doc_id"),
+        ({"condition": "hybrid", "k": 30, "doc_embeddings": np.ones((600, 4)), "query_embeddings": np.ones((50, 4)),
+          "fd": pd.Series(dtype=float)}, ValueError, r"`candidates` must be in \[30"),
+    ],
+)
+def test_search_bad_input(corpus, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        retrieval.search(corpus["documents"], corpus["queries"], **kwargs)
+
+
+def test_search_empty_corpus(corpus):
+    with pytest.raises(ValueError, match="no corpus"):
+        retrieval.search(corpus["documents"].iloc[:0], corpus["queries"], condition="bm25")
+
+
+def test_coverage_by_hand():
+    claims = pd.DataFrame({"claim_id": ["c1", "c2", "c3"], "text": ["magnesium lowers blood pressure",
+                                                                   "magnesium cures everything", "unrelated claim"]})
+    corpus = pd.DataFrame({"doc_id": ["d1", "d2"], "text": ["Magnesium lowers blood pressure in trials.", "Other text."]})
+    claim_vectors = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]])
+    doc_vectors = np.array([[1.0, 0.05], [0.2, 1.0]])
+    res = retrieval.coverage(claims, corpus, claim_embeddings=claim_vectors, doc_embeddings=doc_vectors)
+    table = res.claims.set_index("claim_id")
+    assert table["best_doc"].tolist() == ["d1", "d1", "d2"]
+    assert table["shared_keywords"].tolist() == [4, 1, 0]
+    assert table["covered"].tolist() == [True, False, False]
+    row = res.summary.iloc[0]
+    assert (row["n"], row["covered"]) == (3, 1) and row["ci_low"] < 1 / 3 < row["ci_high"]
+
+
+def test_coverage_sample_on_demo(corpus):
+    res = retrieval.coverage(corpus["benchmark"], corpus["documents"], claim_embeddings=corpus["benchmark_embeddings"],
+                             doc_embeddings=corpus["doc_embeddings"], sample_size=25, rng=0)
+    assert res.summary["scope"].tolist() == ["all claims", "random sample of 25"]
+    assert res.summary.loc[1, "ci_high"] - res.summary.loc[1, "ci_low"] > res.summary.loc[0, "ci_high"] - res.summary.loc[0, "ci_low"]
+
+
+def test_lsa_embeddings_rank_related_text_first():
+    docs = ["magnesium lowers blood pressure", "yoga helps back pain", "vitamin d and bone density"]
+    doc_v, query_v = retrieval.lsa_embeddings(docs, ["does magnesium lower pressure"], dim=2)
+    assert np.argmax(doc_v @ query_v[0]) == 0
+    np.testing.assert_allclose(np.linalg.norm(doc_v, axis=1), 1.0)
