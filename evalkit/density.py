@@ -64,7 +64,7 @@ def _n_tokens(documents: pd.DataFrame, tokenizer: Callable | None) -> pd.Series:
         check_columns(documents, ["text"], "documents")
         tokenize = tokenizer or whitespace_tokens
         counts = documents["text"].map(lambda t: _count(tokenize(t if isinstance(t, str) else "")))
-    counts = pd.Series(counts.to_numpy(dtype=float), index=documents["doc_id"].to_numpy(), name="n_tokens")
+    counts = pd.Series(counts.to_numpy(dtype=float), index=pd.Index(documents["doc_id"]), name="n_tokens")
     zero = counts <= 0
     if zero.any():
         raise ValueError(f"document {show(counts.index[zero][0])} has {int(counts[zero].iloc[0])} tokens; factual "
@@ -134,10 +134,13 @@ def fd_raw(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, tokenizer: Call
         raise ValueError(f"`doc_claims` row {show(row)}: prob_fact {show(doc_claims['prob_fact'][row])} is not a number "
                          f"in [0, 1] ({int(bad.sum())} row(s) affected).")
     n_tokens = _n_tokens(documents, tokenizer)
-    position = n_tokens.index.get_indexer(doc_claims["doc_id"])
-    if (position < 0).any():
-        unknown = pd.unique(doc_claims["doc_id"].to_numpy()[position < 0])[:5].tolist()
+    # Look up each distinct claim doc_id once (claims repeat their document's id many times).
+    codes, claim_docs = pd.factorize(doc_claims["doc_id"])
+    found = n_tokens.index.get_indexer(claim_docs)
+    if (found < 0).any():
+        unknown = list(claim_docs[found < 0][:5])
         raise ValueError(f"`doc_claims` refers to unknown doc_id(s) {unknown}; every claim needs its document.")
+    position = found[codes]
     total = np.bincount(position, weights=prob.to_numpy(dtype=float), minlength=len(n_tokens))
     count = np.bincount(position, minlength=len(n_tokens))
     out = pd.DataFrame({"n_tokens": n_tokens.to_numpy(), "n_claims": count, "fd_raw": total / n_tokens.to_numpy()},
@@ -240,8 +243,8 @@ def fd_star(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, bins: int = 3,
     """
     documents = _documents(documents)
     table = fd_raw(doc_claims, documents, tokenizer=tokenizer)
-    source = documents["source"].to_numpy() if "source" in documents.columns else np.full(len(documents), "all")
-    table.insert(0, "source", source)
+    source = documents["source"] if "source" in documents.columns else pd.Series("all", index=documents.index)
+    table.insert(0, "source", source.array)
     table["length_bin"] = length_bins(table["n_tokens"], bins=bins, edges=edges, labels=labels)
     grouped = table.groupby("length_bin", observed=True)["fd_raw"]
     mean, std, size = grouped.transform("mean"), grouped.transform("std"), grouped.transform("size")
@@ -252,11 +255,13 @@ def fd_star(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, bins: int = 3,
                       EvalkitWarning, stacklevel=2)
     table["z"] = np.where(degenerate, 0.0, (table["fd_raw"] - mean) / std.where(~degenerate, 1.0))
     weights = dict(authority or {})
+    codes, tiers = pd.factorize(source)
     if authority is not None:
-        unnamed = sorted(set(map(str, source)) - set(weights))
+        unnamed = sorted(str(t) for t in tiers if t not in weights)
         if unnamed:
             warnings.warn(f"`authority` names no weight for source(s) {unnamed}; they get 1.0.", EvalkitWarning, stacklevel=2)
-    table["authority"] = pd.Series(source, index=table.index).map(lambda s: float(weights.get(s, 1.0)))
+    tier_weight = np.array([float(weights.get(t, 1.0)) for t in tiers] + [1.0])  # code -1 (missing source) -> 1.0
+    table["authority"] = tier_weight[codes]
     table["fd_star"] = table["z"] * table["authority"]
     table.attrs["n_without_claims"] = int((table["n_claims"] == 0).sum())
     return table[TABLE_COLUMNS]
