@@ -28,6 +28,7 @@ __all__ = [
     "fd_raw",
     "length_bins",
     "fd_star",
+    "rescore",
     "length_bias",
     "tier_means",
     "tier_spread",
@@ -245,26 +246,61 @@ def fd_star(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, bins: int = 3,
     table = fd_raw(doc_claims, documents, tokenizer=tokenizer)
     source = documents["source"] if "source" in documents.columns else pd.Series("all", index=documents.index)
     table.insert(0, "source", source.array)
-    table["length_bin"] = length_bins(table["n_tokens"], bins=bins, edges=edges, labels=labels)
-    grouped = table.groupby("length_bin", observed=True)["fd_raw"]
+    return rescore(table, bins=bins, edges=edges, labels=labels, authority=authority)
+
+
+def rescore(table: pd.DataFrame, *, bins: int = 3, edges=None, labels=None,
+            authority: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """Redo the length-bin correction of an FD* table with other bins or authority weights.
+
+    Needs only ``source``, ``n_tokens`` and ``fd_raw`` (no claims, no model), so exploring bin choices is
+    cheap. :func:`fd_star` is :func:`fd_raw` followed by this.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Indexed by doc id with ``source, n_tokens, fd_raw`` (e.g. an :func:`fd_star` output).
+    bins, edges, labels, authority
+        As in :func:`fd_star`.
+
+    Returns
+    -------
+    DataFrame
+        The :func:`fd_star` columns.
+
+    Examples
+    --------
+    >>> from evalkit import datasets, density
+    >>> corpus = datasets.load_demo("fd")
+    >>> table = density.fd_star(corpus["claims"], corpus["documents"])
+    >>> density.rescore(table, bins=5)["length_bin"].nunique()
+    5
+    """
+    table = check_dataframe(table, "table")
+    check_columns(table, ["source", "n_tokens", "fd_raw"], "table")
+    out = table.copy()
+    if "n_claims" not in out.columns:
+        out["n_claims"] = pd.NA
+    out["length_bin"] = length_bins(out["n_tokens"], bins=bins, edges=edges, labels=labels)
+    grouped = out.groupby("length_bin", observed=True)["fd_raw"]
     mean, std, size = grouped.transform("mean"), grouped.transform("std"), grouped.transform("size")
     degenerate = (size < 2) | ~(std > 0)
     if degenerate.any():
-        names = sorted(map(str, table.loc[degenerate, "length_bin"].unique()))
+        names = sorted(map(str, out.loc[degenerate, "length_bin"].unique()))
         warnings.warn(f"length bin(s) {names} hold a single document or no spread in fd_raw; their z is set to 0.",
                       EvalkitWarning, stacklevel=2)
-    table["z"] = np.where(degenerate, 0.0, (table["fd_raw"] - mean) / std.where(~degenerate, 1.0))
+    out["z"] = np.where(degenerate, 0.0, (out["fd_raw"] - mean) / std.where(~degenerate, 1.0))
     weights = dict(authority or {})
-    codes, tiers = pd.factorize(source)
+    codes, tiers = pd.factorize(out["source"])
     if authority is not None:
         unnamed = sorted(str(t) for t in tiers if t not in weights)
         if unnamed:
             warnings.warn(f"`authority` names no weight for source(s) {unnamed}; they get 1.0.", EvalkitWarning, stacklevel=2)
     tier_weight = np.array([float(weights.get(t, 1.0)) for t in tiers] + [1.0])  # code -1 (missing source) -> 1.0
-    table["authority"] = tier_weight[codes]
-    table["fd_star"] = table["z"] * table["authority"]
-    table.attrs["n_without_claims"] = int((table["n_claims"] == 0).sum())
-    return table[TABLE_COLUMNS]
+    out["authority"] = tier_weight[codes]
+    out["fd_star"] = out["z"] * out["authority"]
+    out.attrs["n_without_claims"] = int((out["n_claims"] == 0).sum()) if out["n_claims"].notna().all() else None
+    return out[TABLE_COLUMNS]
 
 
 def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), confidence_level: float = 0.95) -> pd.DataFrame:

@@ -1,17 +1,20 @@
-"""Every notebook in notebooks/ is committed without outputs and executes top to bottom."""
+"""Every notebook in notebooks/ is committed without outputs and executes top to bottom (as `evalkit report` runs it)."""
 
 from pathlib import Path
 
 import pytest
 
 nbformat = pytest.importorskip("nbformat", reason="notebook tests need the 'report' extra (pip install -e '.[dev]')")
-nbclient = pytest.importorskip("nbclient", reason="notebook tests need the 'report' extra (pip install -e '.[dev]')")
+pytest.importorskip("nbclient", reason="notebook tests need the 'report' extra (pip install -e '.[dev]')")
+
+from evalkit import report  # noqa: E402
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
 def test_there_are_notebooks():
-    assert NOTEBOOKS, "notebooks/ holds no notebook"
+    assert [p.name for p in NOTEBOOKS] == ["00_labelling.ipynb", "01_calibrate_judge.ipynb",
+                                           "02_tcva_temperature_sweep.ipynb", "03_factual_density.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -25,10 +28,8 @@ def test_committed_without_outputs_and_parameterised(path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_executes(path):
-    nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
-    assert not errors
+def test_notebook_executes(path, tmp_path):
+    result = report.run_notebook(path, tmp_path)
+    assert result.ok, f"{path.name} failed in cell {result.cell}: {result.error}"
+    assert result.html.exists() and result.html.stat().st_size > 10_000
+    assert not (path.parent / "labels").exists(), "report mode must not write labels into the repository"

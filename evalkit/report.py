@@ -1,0 +1,172 @@
+"""Execute the notebooks headless and write them as HTML reports, with an index page.
+
+Parameters reach a notebook through its ``parameters``-tagged cell: a new cell that assigns the given
+values is inserted right after it (the papermill convention), and only in notebooks whose parameters cell
+assigns that name. Values are read as Python literals when they parse as one (``ast.literal_eval``, never
+``eval``), else as strings.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["NotebookResult", "find_notebooks", "parse_params", "run_notebook", "build_report"]
+
+
+@dataclass(frozen=True)
+class NotebookResult:
+    """Outcome of one notebook: where its HTML went, how long it ran and, on failure, which cell failed."""
+
+    notebook: Path
+    html: Path
+    seconds: float
+    error: str | None = None
+    cell: int | None = None  # 1-based position of the failing cell in the notebook
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def find_notebooks(folder=None) -> list[Path]:
+    """The report's notebooks: ``./notebooks/*.ipynb`` when run from a source tree, else the packaged copies."""
+    candidates = [Path(folder)] if folder else [Path.cwd() / "notebooks", Path(__file__).resolve().parent / "_notebooks",
+                                              Path(__file__).resolve().parent.parent / "notebooks"]
+    for candidate in candidates:
+        found = sorted(candidate.glob("*.ipynb"))
+        if found:
+            return found
+    raise FileNotFoundError(f"no notebooks found in {', '.join(map(str, candidates))}; pass --notebooks.")
+
+
+def parse_params(pairs) -> dict:
+    """``["NAME=VALUE", ...]`` to a dict; values are Python literals when they parse as one, else strings.
+
+    Examples
+    --------
+    >>> from evalkit.report import parse_params
+    >>> parse_params(["K=5", "DATA=/tmp/x.csv", "FLAG=True"])
+    {'K': 5, 'DATA': '/tmp/x.csv', 'FLAG': True}
+    """
+    params = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise ValueError(f"--param must look like NAME=VALUE with a Python name; got {pair!r}.")
+        try:
+            params[name.strip()] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            params[name.strip()] = value
+    return params
+
+
+def _parameter_names(cell_source: str) -> set[str]:
+    tree = ast.parse(cell_source)
+    return {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+
+
+def _inject(nb, params: dict) -> set[str]:
+    """Insert the parameters this notebook declares after its parameters cell; return the names used."""
+    import nbformat
+
+    index = next((i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if index is None or not params:
+        return set()
+    used = {k: v for k, v in params.items() if k in _parameter_names(nb.cells[index].source)}
+    if used:
+        source = "# Parameters injected by evalkit report\n" + "\n".join(f"{k} = {v!r}" for k, v in used.items())
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata["tags"] = ["injected-parameters"]
+        nb.cells.insert(index + 1, cell)
+    return set(used)
+
+
+def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name: str = "python3") -> NotebookResult:
+    """Execute one notebook in its own folder and write ``<name>.html`` into ``out_dir`` (also on failure)."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    from nbconvert import HTMLExporter
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    injected = bool(_inject(nb, params or {}))
+    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    error, cell = None, None
+    try:
+        client.execute()
+    except CellExecutionError as exc:
+        failing = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                        and any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
+        if failing is not None:
+            # 1-based position in the notebook as written (the injected parameters cell is not counted).
+            params_at = next(i for i, c in enumerate(nb.cells) if "injected-parameters" in c.metadata.get("tags", [])) if injected else None
+            cell = failing + 1 - (1 if injected and params_at < failing else 0)
+        error = f"{exc.ename}: {exc.evalue}" if getattr(exc, "ename", None) else str(exc).strip().splitlines()[-1]
+    seconds = time.perf_counter() - start
+    out = Path(out_dir) / f"{path.stem}.html"
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    out.write_text(body, encoding="utf-8")
+    return NotebookResult(notebook=path, html=out, seconds=seconds, error=error, cell=cell)
+
+
+def _index(results: list[NotebookResult], out_dir: Path, params: dict) -> Path:
+    rows = "".join(
+        f"<tr><td><a href='{html.escape(r.html.name)}'>{html.escape(r.notebook.stem)}</a></td>"
+        f"<td>{'ok' if r.ok else 'FAILED in cell ' + html.escape(str(r.cell)) + ': ' + html.escape(r.error)}</td>"
+        f"<td>{r.seconds:.1f} s</td></tr>"
+        for r in results)
+    shown = "".join(f"<li><code>{html.escape(k)} = {html.escape(repr(v))}</code></li>" for k, v in params.items())
+    from evalkit import __version__
+
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>evalkit report</title></head><body>"
+            f"<h1>evalkit report</h1><p>evalkit {html.escape(__version__)}, generated "
+            f"{html.escape(time.strftime('%Y-%m-%d %H:%M:%S %Z'))}.</p>"
+            f"<table border='1' cellpadding='4'><tr><th>notebook</th><th>status</th><th>time</th></tr>{rows}</table>"
+            + (f"<p>parameters:</p><ul>{shown}</ul>" if shown else "") + "</body></html>")
+    index = out_dir / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index
+
+
+def build_report(notebooks=None, out_dir="report", *, params=None, timeout: int = 1200, echo=print) -> list[NotebookResult]:
+    """Run every notebook, write its HTML and an ``index.html`` into ``out_dir``; report progress with ``echo``.
+
+    Raises
+    ------
+    ValueError
+        A parameter that no notebook's parameters cell declares (probably a typo).
+    """
+    import nbformat
+
+    paths = [Path(p) for p in notebooks] if notebooks else find_notebooks()
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(f"notebook(s) not found: {missing}.")
+    params = dict(params or {})
+    declared = set()
+    for p in paths:
+        nb = nbformat.read(p, as_version=4)
+        cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+        if cell is not None:
+            declared |= _parameter_names(cell.source)
+    unknown = sorted(set(params) - declared)
+    if unknown:
+        raise ValueError(f"no notebook declares parameter(s) {unknown}; declared: {sorted(declared)}.")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for i, p in enumerate(paths, start=1):
+        echo(f"[{i}/{len(paths)}] {p.name} ...", end=" ", flush=True)
+        result = run_notebook(p, out_dir, params=params, timeout=timeout)
+        echo(f"ok ({result.seconds:.1f} s)" if result.ok else f"FAILED in cell {result.cell} ({result.seconds:.1f} s)")
+        results.append(result)
+    index = _index(results, out_dir, params)
+    echo(f"report written to {index}")
+    return results

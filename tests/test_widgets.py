@@ -1,0 +1,190 @@
+"""Widgets driven from Python: set values, click buttons, inspect children and the labels file."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("ipywidgets", reason="widgets need the 'widgets' extra")
+
+from evalkit import calibrate, datasets, density, tcva  # noqa: E402
+from evalkit.widgets import FDBinExplorer, Labeller, SweepExplorer, read_labels  # noqa: E402
+
+CASES = pd.DataFrame({
+    "case_id": ["c1", "c2", "c3", "c4"],
+    "input": ["What is 2+2?", "Capital of France?", "Tell me a joke", "Summarise"],
+    "output": ["<script>alert('x')</script>", '<img src=x onerror="alert(1)">', "plain & simple", "ok"],
+})
+JUDGE = pd.Series({"c1": "FAIL", "c2": "PASS", "c3": "PASS", "c4": "FAIL"})
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_untrusted_text_is_escaped(tmp_path):
+    lab = Labeller(CASES, tmp_path / "l.jsonl")
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in lab.case_view.value
+    assert "<script>" not in lab.case_view.value
+    lab.skip()
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in lab.case_view.value and "<img" not in lab.case_view.value
+
+
+def test_each_label_is_on_disk_immediately(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    lab = Labeller(CASES, path, labeller="ann", rubric_version="abc123")
+    assert not path.exists()
+    lab.note.value = "looks unsafe"
+    lab.buttons["FAIL"].click()
+    records = lines(path)
+    assert len(records) == 1
+    assert {k: records[0][k] for k in ("case_id", "label", "labeller", "position", "rubric_version", "note", "mode")} == {
+        "case_id": "c1", "label": "FAIL", "labeller": "ann", "position": 0, "rubric_version": "abc123",
+        "note": "looks unsafe", "mode": "label"}
+    assert records[0]["timestamp"].endswith("+00:00")
+    assert lab.note.value == "" and lab.current_case == "c2" and lab.progress_text.value == "1 / 4"
+    lab.buttons["PASS"].click()
+    assert [r["case_id"] for r in lines(path)] == ["c1", "c2"]
+
+
+def test_resume_at_first_unlabelled(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    first = Labeller(CASES, path)
+    first.buttons["PASS"].click()  # c1
+    first.skip()  # c2 left for later
+    first.buttons["FAIL"].click()  # c3
+    again = Labeller(CASES, path)
+    assert again.current_case == "c2" and again.progress.value == 2
+    again.buttons["PASS"].click()
+    assert again.current_case == "c4"  # c3 is already labelled
+    again.buttons["PASS"].click()
+    assert again.done and again.current_case is None and "All cases are labelled" in again.case_view.value
+    assert again.labels().to_dict() == {"c1": "PASS", "c3": "FAIL", "c2": "PASS", "c4": "PASS"}
+
+
+def test_back_relabel_and_undo(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    lab = Labeller(CASES, path)
+    lab.buttons["PASS"].click()
+    lab.back()
+    assert lab.current_case == "c1" and "current label: <b>PASS</b>" in lab.status.value
+    lab.buttons["FAIL"].click()  # replace the label
+    assert lab.labels()["c1"] == "FAIL"
+    lab.undo_button.click()
+    assert lab.current_case == "c1" and "c1" not in lab.labels().index
+    assert lines(path)[-1]["label"] is None and lines(path)[-1]["note"] == "undo"
+    lab.undo_button.click()  # the earlier PASS is still in this session's history
+    lab.undo_button.click()
+    assert "nothing to undo" in lab.status.value
+
+
+def test_blind_judge(tmp_path):
+    lab = Labeller(CASES, tmp_path / "l.jsonl", judge=JUDGE)
+    assert "hidden" in lab.judge_view.value and "FAIL" not in lab.judge_view.value
+    lab.buttons["PASS"].click()
+    lab.back()
+    assert "judge: <b>FAIL</b>" in lab.judge_view.value
+    open_lab = Labeller(CASES, tmp_path / "m.jsonl", judge=JUDGE, blind=False)
+    assert "judge: <b>FAIL</b>" in open_lab.judge_view.value
+
+
+def test_tcva_levels_and_keyboard(tmp_path):
+    levels = ("fully", "mostly", "partial", "minor", "none")
+    lab = Labeller(CASES, tmp_path / "l.jsonl", levels=levels)
+    assert list(lab.buttons) == list(levels)
+    lab.handle_key({"key": "3"})
+    lab.handle_key({"key": "s"})
+    lab.handle_key({"key": "5"})
+    assert lab.labels().to_dict() == {"c1": "partial", "c3": "none"}
+    lab.handle_key({"key": "u"})
+    lab.handle_key({"key": "b"})
+    assert lab.current_case == "c2"
+    with pytest.raises(ValueError, match="`level` must be one of"):
+        lab.label("PASS")
+
+
+def test_relabel_mode_self_agreement(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    lab = Labeller(CASES, path)
+    for level in ("PASS", "FAIL", "PASS", "FAIL"):
+        lab.label(level)
+    again = Labeller(CASES, path, relabel=4, rng=0, judge=JUDGE)
+    assert again.mode == "relabel" and "current label" not in again.status.value  # blind to the earlier label
+    assert "hidden" in again.judge_view.value
+    for level in ("PASS", "FAIL", "FAIL", "FAIL"):  # the third differs
+        again.label(level)
+    agreement = again.self_agreement().iloc[0]
+    assert agreement["n"] == 4 and agreement["agreement"] == 0.75
+    assert again.labels().to_dict() == {"c1": "PASS", "c2": "FAIL", "c3": "PASS", "c4": "FAIL"}  # relabels kept apart
+    with pytest.raises(ValueError, match="has none"):
+        Labeller(CASES, tmp_path / "empty.jsonl", relabel=2)
+
+
+def test_labels_feed_calibration_and_drift(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    lab = Labeller(CASES, path)
+    for level in ("FAIL", "PASS", "PASS", "PASS"):
+        lab.label(level)
+    report = calibrate.calibrate(JUDGE, lab.labels())
+    assert report.caught == 1 and report.human_fails == 1 and report.judge_fails == 2
+    drift = calibrate.agreement_drift(JUDGE, lab.labels(detail=True), bins=2)
+    assert drift["n"].sum() == 4
+
+
+def test_killed_kernel_loses_nothing_but_the_partial_line(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    lab = Labeller(CASES, path)
+    lab.label("PASS")
+    with path.open("a") as handle:
+        handle.write('{"case_id": "c2", "lab')  # the process died mid-write
+    assert read_labels(path)["case_id"].tolist() == ["c1"]
+    assert Labeller(CASES, path).current_case == "c2"
+    path.write_text('{"case_id": "c1"\n{"case_id": "c2", "label": "PASS"}\n')
+    with pytest.raises(ValueError, match="line 1: not valid JSON"):
+        read_labels(path)
+
+
+def test_labeller_bad_input(tmp_path):
+    with pytest.raises(KeyError, match="output"):
+        Labeller(CASES.drop(columns="output"), tmp_path / "l.jsonl")
+    with pytest.raises(ValueError, match="twice"):
+        Labeller(pd.concat([CASES, CASES]), tmp_path / "l.jsonl")
+    with pytest.raises(ValueError, match="two distinct"):
+        Labeller(CASES, tmp_path / "l.jsonl", levels=("PASS",))
+
+
+def test_sweep_explorer():
+    verdicts, items = datasets.load_demo("tcva")
+    explorer = SweepExplorer(verdicts, items["human"], items=items, top=5)
+    first_image = explorer.figure.value
+    assert len(first_image) > 1000 and "T = 0.5" in explorer.summary.value
+    explorer.slider.value = 0.1
+    assert explorer.temperature == 0.1 and "T = 0.1" in explorer.summary.value
+    assert explorer.figure.value != first_image
+    explorer.compare_to = 0.93  # snaps to the nearest swept temperature
+    assert explorer.compare_to == 0.95
+    movers = explorer.movers
+    scores = tcva.sweep(verdicts, [0.1, 0.95], items=items)
+    change = scores[0.95].rank(ascending=False) - scores[0.1].rank(ascending=False)
+    assert movers["rank_change"].abs().tolist() == sorted(change.abs(), reverse=True)[:5]
+    assert "rank_change" in explorer.movers_view.value
+
+
+def test_fd_bin_explorer():
+    corpus = datasets.load_demo("fd")
+    table = density.fd_star(corpus["claims"], corpus["documents"])
+    explorer = FDBinExplorer(table)
+    assert "r = -0.652" in explorer.summary.value
+    explorer.bins_slider.value = 4
+    assert explorer.table["length_bin"].nunique() == 4
+    explorer.edges_text.value = "0, 150, 300, 600"
+    assert explorer.table["length_bin"].astype(str).unique().tolist() != []
+    assert list(explorer.table["length_bin"].cat.categories) == ["short", "medium", "long"]
+    explorer.weights["systematic_review"].value = 2.0
+    reviews = explorer.table["source"] == "systematic_review"
+    np.testing.assert_allclose(explorer.table.loc[reviews, "fd_star"], 2.0 * explorer.table.loc[reviews, "z"])
+    explorer.edges_text.value = "0, abc"
+    assert "must be numbers" in explorer.summary.value
+    explorer.edges_text.value = "200, 300"
+    assert "cannot bin" in explorer.summary.value and "outside the edges" in explorer.summary.value
