@@ -46,7 +46,7 @@ def _as_pass(values: pd.Series, name: str) -> pd.Series:
     return out
 
 
-def judge_verdicts(judge, name: str = "judge") -> pd.Series:
+def _judge_verdicts(judge, name: str = "judge") -> pd.Series:
     """The judge's verdicts as a Series indexed by case id (from a results table or a Series)."""
     if isinstance(judge, pd.DataFrame):
         check_columns(judge, ["case_id", "verdict"], name)
@@ -66,7 +66,7 @@ def judge_verdicts(judge, name: str = "judge") -> pd.Series:
 
 
 def _pairs(judge, human) -> tuple[pd.DataFrame, int]:
-    j = _as_pass(judge_verdicts(judge), "judge")
+    j = _as_pass(_judge_verdicts(judge), "judge")
     if not isinstance(human, pd.Series):
         raise TypeError(f"`human` must be a Series of PASS/FAIL labels indexed by case id; got {type(human).__name__}.")
     if not human.index.is_unique:
@@ -332,7 +332,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     if not isinstance(report, CalibrationReport):
         raise TypeError(f"`report` must be a CalibrationReport (from calibrate); got {type(report).__name__}.")
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
-    run = _as_pass(judge_verdicts(results, "results"), "results").dropna().astype(bool)
+    run = _as_pass(_judge_verdicts(results, "results"), "results").dropna().astype(bool)
     if run.empty:
         raise ValueError("`results` has no verdict to correct.")
     n_run, observed = len(run), float(run.mean())

@@ -113,7 +113,7 @@ def _fd_rescaled(fd, documents) -> np.ndarray:
 
 
 def search(documents: pd.DataFrame, queries: pd.DataFrame, *, condition: str, k: int = 10, doc_embeddings=None,
-           query_embeddings=None, fd=None, candidates: int = 20, alpha: float = 0.5, k1: float = 1.5, b: float = 0.75,
+           query_embeddings=None, embed=None, fd=None, candidates: int = 20, alpha: float = 0.5, k1: float = 1.5, b: float = 0.75,
            method: str = "lucene", stopwords="en") -> pd.DataFrame:
     """Run one retrieval condition for every query.
 
@@ -129,6 +129,9 @@ def search(documents: pd.DataFrame, queries: pd.DataFrame, *, condition: str, k:
     doc_embeddings, query_embeddings : array, optional
         Row-aligned with ``documents`` / ``queries``; required for cosine and hybrid. Any embedding works,
         e.g. from your model, or :func:`lsa_embeddings` when there is none.
+    embed : callable, optional
+        ``list of str -> 2-D array``, any embedding model (e.g. a sentence-transformers ``model.encode``);
+        used for whichever of the two embeddings is not given, on the ``text`` columns.
     fd : Series or DataFrame, optional
         FD* per doc id (:func:`evalkit.density.fd_star` output or its ``fd_star`` column); for hybrid.
     candidates : int, default 20
@@ -160,6 +163,13 @@ def search(documents: pd.DataFrame, queries: pd.DataFrame, *, condition: str, k:
         raise ValueError(f"`k`={k} is larger than the corpus ({len(documents)} documents).")
     if condition == "bm25":
         return _bm25(documents, queries, k=k, k1=k1, b=b, method=method, stopwords=stopwords)
+    if embed is not None:
+        if doc_embeddings is None:
+            check_columns(documents, ["text"], "documents")
+            doc_embeddings = embed(documents["text"].fillna("").tolist())
+        if query_embeddings is None:
+            check_columns(queries, ["text"], "queries")
+            query_embeddings = embed(queries["text"].fillna("").tolist())
     docs = _unit_rows(doc_embeddings, len(documents), "doc_embeddings")
     qs = _unit_rows(query_embeddings, len(queries), "query_embeddings")
     if docs.shape[1] != qs.shape[1]:

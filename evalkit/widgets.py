@@ -154,7 +154,7 @@ class Labeller(widgets.VBox):
         self.labeller = labeller or os.environ.get("USER", "anonymous")
         self.rubric_version = rubric_version
         self.session = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        self._judge = None if judge is None else _calibrate.judge_verdicts(judge)
+        self._judge = None if judge is None else _calibrate._judge_verdicts(judge)
         self._history: list[int] = []  # positions labelled in this session, for undo
         existing = _latest(read_labels(self.path))["label"]
         done = set(existing.index)

@@ -47,6 +47,15 @@ def test_cosine_agrees_with_brute_force(corpus):
         np.testing.assert_allclose(mine["score"], sims[i, expected], rtol=1e-5)
 
 
+def test_embed_callable_fills_missing_embeddings(corpus):
+    lookup = dict(zip(corpus["documents"]["text"], corpus["doc_embeddings"]))
+    lookup.update(zip(corpus["queries"]["text"], corpus["query_embeddings"]))
+    embed = lambda texts: np.stack([lookup[t] for t in texts])  # noqa: E731
+    a = retrieval.search(corpus["documents"], corpus["queries"], condition="cosine", k=5, embed=embed)
+    b = retrieval.search(corpus["documents"], corpus["queries"], condition="cosine", k=5, **emb(corpus))
+    pd.testing.assert_frame_equal(a, b)
+
+
 def test_hybrid_hand_computation():
     docs = pd.DataFrame({"doc_id": ["a", "b", "c", "d"]})
     queries = pd.DataFrame({"query_id": ["q"]})
