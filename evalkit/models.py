@@ -319,7 +319,8 @@ def call_many(
     -------
     DataFrame
         Indexed like ``prompts``: ``text`` (missing on failure), ``error`` (the last exception, or missing),
-        ``latency_s`` (of the successful call; 0 when cached), ``cached``, ``attempts``, ``prompt_tokens``,
+        ``latency_s`` (of the successful call; 0 when cached), ``cached`` (True when the answer came from the
+        cache or from an identical prompt earlier in the same run), ``attempts``, ``prompt_tokens``,
         ``completion_tokens``, ``created_at``. A failure is a row, never an exception.
 
     Examples
@@ -386,7 +387,14 @@ def call_many(
                 bar.update(1)
         bar.close()
 
-    table = pd.DataFrame([results[p] for p in prompts], index=prompts.index, columns=CALL_COLUMNS)
+    rows, seen = [], set()
+    for prompt in prompts:
+        row = results[prompt]
+        if prompt in seen:  # a repeated prompt was answered once; its other rows cost nothing
+            row = {**row, "cached": True, "attempts": 0, "latency_s": 0.0}
+        seen.add(prompt)
+        rows.append(row)
+    table = pd.DataFrame(rows, index=prompts.index, columns=CALL_COLUMNS)
     for column in ("prompt_tokens", "completion_tokens", "attempts"):
         table[column] = pd.array(table[column], dtype="Int64")
     table["text"] = table["text"].astype("string")
@@ -411,8 +419,9 @@ def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float]
     Returns
     -------
     DataFrame
-        One row: ``n, n_cached, n_errors, n_attempts, prompt_tokens, completion_tokens, cost_usd``
-        (tokens count only what the model reported; cost is missing without prices or usage).
+        One row: ``n, n_cached, n_errors, n_attempts, prompt_tokens, completion_tokens, cost_usd``. Tokens and
+        cost count the calls this run made (not cached rows) and only what the model reported; cost is
+        missing without prices or usage.
 
     Examples
     --------
@@ -423,9 +432,10 @@ def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float]
     >>> usage_summary(calls, price_per_million={"prompt": 1.0, "completion": 4.0})["cost_usd"].round(5).tolist()
     [0.00208]
     """
-    prompt_tokens = int(calls["prompt_tokens"].fillna(0).sum())
-    completion_tokens = int(calls["completion_tokens"].fillna(0).sum())
-    has_usage = calls["prompt_tokens"].notna().any()
+    made = calls[~calls["cached"].astype(bool)]  # what this run paid for
+    prompt_tokens = int(made["prompt_tokens"].fillna(0).sum())
+    completion_tokens = int(made["completion_tokens"].fillna(0).sum())
+    has_usage = made["prompt_tokens"].notna().any()
     cost = np.nan
     if price_per_million is not None and has_usage:
         cost = prompt_tokens / 1e6 * price_per_million.get("prompt", 0.0) + completion_tokens / 1e6 * price_per_million.get("completion", 0.0)

@@ -85,6 +85,15 @@ def _inject(nb, params: dict) -> set[str]:
     return set(used)
 
 
+def _static_widgets(nb) -> None:
+    """Drop live-widget views that carry a static snapshot: a static page has no kernel to drive them."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "application/vnd.jupyter.widget-view+json" in data and "text/html" in data:
+                del data["application/vnd.jupyter.widget-view+json"]
+
+
 def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name: str = "python3") -> NotebookResult:
     """Execute one notebook in its own folder and write ``<name>.html`` into ``out_dir`` (also on failure)."""
     import nbformat
@@ -95,8 +104,9 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
     injected = bool(_inject(nb, params or {}))
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=True,
-                            resources={"metadata": {"path": str(path.parent)}})
+    # Widget state is not stored: a static report cannot run widget JavaScript offline, so evalkit's widgets
+    # show their static HTML snapshot there instead (see _static_widgets).
+    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     error, cell = None, None
     try:
@@ -110,6 +120,7 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
             cell = failing + 1 - (1 if injected and params_at < failing else 0)
         error = f"{exc.ename}: {exc.evalue}" if getattr(exc, "ename", None) else str(exc).strip().splitlines()[-1]
     seconds = time.perf_counter() - start
+    _static_widgets(nb)
     out = Path(out_dir) / f"{path.stem}.html"
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
     out.write_text(body, encoding="utf-8")

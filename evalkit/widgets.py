@@ -93,7 +93,30 @@ def _png(fig) -> bytes:
     return buffer.getvalue()
 
 
-class Labeller(widgets.VBox):
+class _StaticFallback:
+    """Adds a static HTML snapshot to a widget's display data, for viewers without a live kernel.
+
+    JupyterLab renders the live widget (its mimetype ranks first); an exported HTML report, which has no
+    widget JavaScript, shows the snapshot instead of an empty box.
+    """
+
+    def _snapshot_html(self) -> str:  # pragma: no cover - overridden
+        return ""
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, dict):
+            bundle["text/html"] = self._snapshot_html()
+        return bundle
+
+
+def _image_html(png: bytes) -> str:
+    import base64
+
+    return f"<img src='data:image/png;base64,{base64.b64encode(png).decode()}' style='max-width: 100%'>" if png else ""
+
+
+class Labeller(_StaticFallback, widgets.VBox):
     """Label cases one at a time; every label is on disk the moment it is made.
 
     Parameters
@@ -320,6 +343,10 @@ class Labeller(widgets.VBox):
             verdict = self._judge.get(case)
             self.judge_view.value = f"judge: <b>{html.escape(str(verdict))}</b>"
 
+    def _snapshot_html(self) -> str:
+        return (f"<div><p>Labeller: {html.escape(self.progress_text.value)} labelled "
+                f"(labels file <code>{html.escape(str(self.path))}</code>)</p>{self.case_view.value}</div>")
+
     # ------------------------------------------------------------------ results
     def labels(self, *, detail: bool = False):
         """The latest label per case from the file (Series by case id, or the full records with ``detail``)."""
@@ -337,7 +364,7 @@ class Labeller(widgets.VBox):
         return pd.DataFrame([{"n": len(common), "agreement": float(np.mean(a == b)), "kappa": _calibrate.cohen_kappa(a, b)}])
 
 
-class SweepExplorer(widgets.VBox):
+class SweepExplorer(_StaticFallback, widgets.VBox):
     """Explore a TCVA temperature sweep against human ratings.
 
     A temperature slider shows the item score distribution at that T and marks it on the correlation
@@ -402,6 +429,9 @@ class SweepExplorer(widgets.VBox):
         if hasattr(self, "movers_view"):
             self.redraw()
 
+    def _snapshot_html(self) -> str:
+        return f"<div><p>{self.summary.value}</p>{_image_html(self.figure.value)}{self.movers_view.value}</div>"
+
     @property
     def movers(self) -> pd.DataFrame:
         """Items whose rank changes most between ``temperature`` and ``compare_to`` (rank 1 = best score)."""
@@ -424,11 +454,11 @@ class SweepExplorer(widgets.VBox):
         axes[1].axvline(self.temperature, color="k", linestyle=":")
         fig.tight_layout()
         self.figure.value = _png(fig)
-        self.movers_view.value = (f"<b>largest rank changes between T = {self.temperature:g} and T = {self.compare_to:g}</b>"
+        self.movers_view.value = (f"<p><b>largest rank changes between T = {self.temperature:g} and T = {self.compare_to:g}</b></p>"
                                   + self.movers.to_html(float_format=lambda v: f"{v:.2f}"))
 
 
-class FDBinExplorer(widgets.VBox):
+class FDBinExplorer(_StaticFallback, widgets.VBox):
     """Explore FD*'s length-bin correction: number of bins or explicit edges, and authority per tier.
 
     Redraws the length-bias and per-bin plots and shows Pearson r between length and density before and
@@ -472,6 +502,9 @@ class FDBinExplorer(widgets.VBox):
         super().__init__([widgets.HBox([self.bins_slider, self.edges_text]), widgets.HBox(list(self.weights.values())),
                           self.summary, self.figure])
         self.redraw()
+
+    def _snapshot_html(self) -> str:
+        return f"<div><p>{self.summary.value}</p>{_image_html(self.figure.value)}</div>"
 
     @property
     def authority(self) -> dict:

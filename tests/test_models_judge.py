@@ -72,7 +72,7 @@ def test_cache_resumes_with_zero_calls_and_keeps_no_key(tmp_path, monkeypatch):
     with ChatServer(lambda prompt, attempt: "PASS") as server:
         model = client(server, api_key_env="EVALKIT_TEST_KEY")
         first = models.call_many(prompts, model, cache=cache, **fast())
-        assert server.requests == 2 and not first["cached"].any()
+        assert server.requests == 2 and first["cached"].tolist() == [False, False, True]
         plan = models.plan_calls(prompts, model, cache=cache)
         again = models.call_many(prompts, model, cache=cache, **fast())
     assert server.requests == 2 and again["cached"].all()
@@ -94,6 +94,7 @@ def test_usage_and_cost():
         calls = models.call_many(pd.Series(["a b c", "d e"]), client(server), **fast())
     usage = models.usage_summary(calls, price_per_million={"prompt": 2.0, "completion": 10.0}).iloc[0]
     assert (usage["prompt_tokens"], usage["completion_tokens"]) == (5, 4)
+    assert models.usage_summary(calls.assign(cached=True)).loc[0, "prompt_tokens"] == 0  # nothing paid this run
     assert usage["cost_usd"] == pytest.approx(5 * 2e-6 + 4 * 1e-5)
 
 

@@ -63,3 +63,14 @@ def test_unknown_parameter_is_refused(tmp_path, capsys):
 def test_console_script_is_installed(tmp_path):
     result = subprocess.run([sys.executable, "-m", "evalkit.cli", "report", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "--param NAME=VALUE" in result.stdout
+
+
+def test_widgets_appear_as_static_snapshots(tmp_path):
+    pytest.importorskip("ipywidgets")
+    nb = notebook(tmp_path / "w.ipynb", "import pandas as pd\nfrom evalkit.widgets import Labeller\n"
+                  "Labeller(pd.DataFrame({'case_id': ['a'], 'input': ['q'], 'output': ['<i>o</i>']}), 'l.jsonl')")
+    result = report.run_notebook(nb, tmp_path)
+    assert result.ok
+    page = result.html.read_text()
+    assert "0 / 1 labelled" in page and "&lt;i&gt;o&lt;/i&gt;" in page
+    assert not (tmp_path / "l.jsonl").exists()

@@ -188,3 +188,12 @@ def test_fd_bin_explorer():
     assert "must be numbers" in explorer.summary.value
     explorer.edges_text.value = "200, 300"
     assert "cannot bin" in explorer.summary.value and "outside the edges" in explorer.summary.value
+
+
+def test_static_snapshot_for_exported_reports(tmp_path):
+    verdicts, items = datasets.load_demo("tcva")
+    bundle = SweepExplorer(verdicts, items["human"], items=items)._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "data:image/png;base64," in bundle["text/html"] and "rank_change" in bundle["text/html"]
+    lab_bundle = Labeller(CASES, tmp_path / "l.jsonl")._repr_mimebundle_()
+    assert "0 / 4 labelled" in lab_bundle["text/html"] and "&lt;script&gt;" in lab_bundle["text/html"]
