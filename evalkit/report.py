@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import html
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ class NotebookResult:
     seconds: float
     error: str | None = None
     cell: int | None = None  # 1-based position of the failing cell in the notebook
+    title: str = ""
 
     @property
     def ok(self) -> bool:
@@ -124,22 +126,26 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
     out = Path(out_dir) / f"{path.stem}.html"
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
     out.write_text(body, encoding="utf-8")
-    return NotebookResult(notebook=path, html=out, seconds=seconds, error=error, cell=cell)
+    title = next((re.sub(r"\\(.)", r"\1", line.lstrip("#").strip()) for c in nb.cells if c.cell_type == "markdown"
+                  for line in c.source.splitlines() if line.startswith("#")), path.stem)  # markdown escapes removed
+    return NotebookResult(notebook=path, html=out, seconds=seconds, error=error, cell=cell, title=title)
 
 
 def _index(results: list[NotebookResult], out_dir: Path, params: dict) -> Path:
     rows = "".join(
-        f"<tr><td><a href='{html.escape(r.html.name)}'>{html.escape(r.notebook.stem)}</a></td>"
+        f"<tr><td><a href='{html.escape(r.html.name)}'>{html.escape(r.notebook.stem)}</a></td><td>{html.escape(r.title)}</td>"
         f"<td>{'ok' if r.ok else 'FAILED in cell ' + html.escape(str(r.cell)) + ': ' + html.escape(r.error)}</td>"
         f"<td>{r.seconds:.1f} s</td></tr>"
         for r in results)
     shown = "".join(f"<li><code>{html.escape(k)} = {html.escape(repr(v))}</code></li>" for k, v in params.items())
     from evalkit import __version__
 
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>evalkit report</title></head><body>"
-            f"<h1>evalkit report</h1><p>evalkit {html.escape(__version__)}, generated "
+    style = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:.4em .8em;text-align:left}th{background:#f3f3f3}")
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>evalkit report</title><style>{style}</style>"
+            f"</head><body><h1>evalkit report</h1><p>evalkit {html.escape(__version__)}, generated "
             f"{html.escape(time.strftime('%Y-%m-%d %H:%M:%S %Z'))}.</p>"
-            f"<table border='1' cellpadding='4'><tr><th>notebook</th><th>status</th><th>time</th></tr>{rows}</table>"
+            f"<table><tr><th>notebook</th><th>title</th><th>status</th><th>time</th></tr>{rows}</table>"
             + (f"<p>parameters:</p><ul>{shown}</ul>" if shown else "") + "</body></html>")
     index = out_dir / "index.html"
     index.write_text(page, encoding="utf-8")

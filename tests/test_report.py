@@ -37,7 +37,7 @@ def test_report_injects_parameters_and_writes_index(tmp_path, capsys):
     page = (tmp_path / "out" / "a.html").read_text()
     assert "value is 42" in page and "Parameters injected by evalkit report" in page
     index = (tmp_path / "out" / "index.html").read_text()
-    assert "a.html" in index and "X = 21" in index
+    assert "a.html" in index and "X = 21" in index and "<td>t</td>" in index  # the title from the first heading
 
 
 def test_failure_names_notebook_and_cell(tmp_path, capsys):
