@@ -125,7 +125,11 @@ def fd_raw(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, tokenizer: Call
     a             4.0         2     0.3
     b             2.0         0     0.0
     """
-    documents = _documents(documents)
+    return _fd_raw(doc_claims, _documents(documents), tokenizer)
+
+
+def _fd_raw(doc_claims, documents: pd.DataFrame, tokenizer) -> pd.DataFrame:
+    """fd_raw on an already validated documents table."""
     doc_claims = check_dataframe(doc_claims, "doc_claims")
     check_columns(doc_claims, ["doc_id", "prob_fact"], "doc_claims")
     prob = pd.to_numeric(doc_claims["prob_fact"], errors="coerce")
@@ -243,7 +247,7 @@ def fd_star(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, bins: int = 3,
     d         0.01       bin2 -0.707107 -0.707107
     """
     documents = _documents(documents)
-    table = fd_raw(doc_claims, documents, tokenizer=tokenizer)
+    table = _fd_raw(doc_claims, documents, tokenizer)
     source = documents["source"] if "source" in documents.columns else pd.Series("all", index=documents.index)
     table.insert(0, "source", source.array)
     return rescore(table, bins=bins, edges=edges, labels=labels, authority=authority)
@@ -283,13 +287,13 @@ def rescore(table: pd.DataFrame, *, bins: int = 3, edges=None, labels=None,
         out["n_claims"] = pd.NA
     out["length_bin"] = length_bins(out["n_tokens"], bins=bins, edges=edges, labels=labels)
     grouped = out.groupby("length_bin", observed=True)["fd_raw"]
-    mean, std, size = grouped.transform("mean"), grouped.transform("std"), grouped.transform("size")
+    mean, std, size = (grouped.transform(f).to_numpy(dtype=float) for f in ("mean", "std", "size"))
     degenerate = (size < 2) | ~(std > 0)
     if degenerate.any():
-        names = sorted(map(str, out.loc[degenerate, "length_bin"].unique()))
+        names = sorted(pd.unique(out["length_bin"].astype(str).to_numpy()[degenerate]))
         warnings.warn(f"length bin(s) {names} hold a single document or no spread in fd_raw; their z is set to 0.",
                       EvalkitWarning, stacklevel=2)
-    out["z"] = np.where(degenerate, 0.0, (out["fd_raw"] - mean) / std.where(~degenerate, 1.0))
+    out["z"] = np.where(degenerate, 0.0, (out["fd_raw"].to_numpy(dtype=float) - mean) / np.where(degenerate, 1.0, std))
     weights = dict(authority or {})
     codes, tiers = pd.factorize(out["source"])
     if authority is not None:
