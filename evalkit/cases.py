@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._validation import check_columns, check_dataframe, check_number, check_rng, show
+from evalkit._validation import check_columns, check_dataframe, check_number, check_rng
 
 __all__ = ["read_cases", "sample_cases"]
 

@@ -179,7 +179,7 @@ def _call_and_parse(prompts: pd.Series, parse, model, *, model_id, cache, concur
     calls = _models.call_many(prompts, model, params=params, description=description, **options)
     outcome = {}
     retry = []
-    for key, text, error in zip(prompts.index, calls["text"].astype(object), calls["error"].astype(object)):
+    for key, text, error in zip(prompts.index, calls["text"].astype(object), calls["error"].astype(object), strict=True):
         if isinstance(error, str):
             outcome[key] = (None, error, 1)
             continue
@@ -191,7 +191,7 @@ def _call_and_parse(prompts: pd.Series, parse, model, *, model_id, cache, concur
         # A second attempt is a separate cache entry, so it is a fresh call and resumes like the first.
         again = _models.call_many(prompts.loc[retry], model, params={**params, "attempt": 2},
                                   description=f"{description} (retry)", **options)
-        for key, text, error in zip(retry, again["text"].astype(object), again["error"].astype(object)):
+        for key, text, error in zip(retry, again["text"].astype(object), again["error"].astype(object), strict=True):
             try:
                 if isinstance(error, str):
                     raise ParseError(error)

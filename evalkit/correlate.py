@@ -60,7 +60,7 @@ def _corr_lastaxis(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
     # Kendall's tau-b has no vectorized form in scipy; loop over the leading positions.
     x, y = np.broadcast_arrays(x, y)
     flat_x, flat_y = x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1])
-    out = np.array([stats.kendalltau(a, b).statistic for a, b in zip(flat_x, flat_y)])
+    out = np.array([stats.kendalltau(a, b).statistic for a, b in zip(flat_x, flat_y, strict=True)])
     return out.reshape(x.shape[:-1])
 
 

@@ -463,7 +463,7 @@ def claims_from_text(documents: pd.DataFrame) -> pd.DataFrame:
     """
     documents = _documents(documents)
     check_columns(documents, ["text"], "documents")
-    rows = [(doc, sentence) for doc, text in zip(documents["doc_id"], documents["text"]) for sentence in split_sentences(text)]
+    rows = [(doc, sentence) for doc, text in zip(documents["doc_id"], documents["text"], strict=True) for sentence in split_sentences(text)]
     out = pd.DataFrame(rows, columns=["doc_id", "claim"])
     out["prob_fact"] = estimate_prob_fact(out["claim"]).to_numpy()
     return out

@@ -13,7 +13,7 @@ from evalkit._validation import check_columns, check_dataframe
 __all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates", "length_bias", "fd_by_bin",
            "tier_share"]
 
-_LEVEL_COLORS = dict(zip(_verdicts.LEVELS, ("#b2182b", "#ef8a62", "#fddbc7", "#92c5de", "#2166ac")))
+_LEVEL_COLORS = dict(zip(_verdicts.LEVELS, ("#b2182b", "#ef8a62", "#fddbc7", "#92c5de", "#2166ac"), strict=True))
 
 
 def temperature_sweep(corr_table: pd.DataFrame, *, baselines=None, label=None, show_p=True, ax=None, **kwargs):

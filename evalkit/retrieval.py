@@ -410,7 +410,7 @@ def coverage(benchmark_claims: pd.DataFrame, corpus: pd.DataFrame, *, claim_embe
     best_idx, best_cos = _cosine_top(docs_v, claims_v, 1)
     best_idx, best_cos = best_idx[:, 0], best_cos[:, 0]
     doc_text = corpus["text"].to_numpy()
-    shared = np.array([len(keywords(t) & keywords(doc_text[i])) for t, i in zip(benchmark_claims["text"], best_idx)])
+    shared = np.array([len(keywords(t) & keywords(doc_text[i])) for t, i in zip(benchmark_claims["text"], best_idx, strict=True)])
     table = pd.DataFrame({"claim_id": benchmark_claims["claim_id"].to_numpy(), "best_doc": corpus["doc_id"].to_numpy()[best_idx],
                           "best_cos": best_cos.astype(float), "shared_keywords": shared})
     table["covered"] = (table["best_cos"] >= min_cos) & (table["shared_keywords"] >= min_keywords)

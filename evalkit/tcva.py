@@ -248,7 +248,7 @@ def sweep(
     out = powered.T @ c.T  # sum over claims of w**p (or of log w)
     with np.errstate(divide="ignore", invalid="ignore"):
         out /= n[None, :]
-        for j, (e, geo) in enumerate(zip(exps, geometric)):
+        for j, (e, geo) in enumerate(zip(exps, geometric, strict=True)):
             row = out[j]
             if geo:
                 np.exp(row, out=row)

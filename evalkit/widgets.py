@@ -11,7 +11,7 @@ import html
 import io
 import json
 import os
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -176,7 +176,7 @@ class Labeller(_StaticFallback, widgets.VBox):
         self.blind = blind
         self.labeller = labeller or os.environ.get("USER", "anonymous")
         self.rubric_version = rubric_version
-        self.session = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        self.session = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         self._judge = None if judge is None else _calibrate._judge_verdicts(judge)
         self._history: list[int] = []  # positions labelled in this session, for undo
         existing = _latest(read_labels(self.path))["label"]
@@ -257,7 +257,7 @@ class Labeller(_StaticFallback, widgets.VBox):
         if case is None:
             return
         self._write({"case_id": case, "label": level, "labeller": self.labeller,
-                     "timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                     "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
                      "position": self.order[self.position], "rubric_version": self.rubric_version,
                      "note": self.note.value or None, "mode": self.mode, "session": self.session})
         self._current[case] = level
@@ -289,7 +289,7 @@ class Labeller(_StaticFallback, widgets.VBox):
         position = self._history.pop()
         case = str(self.cases.at[self.order[position], "case_id"])
         self._write({"case_id": case, "label": None, "labeller": self.labeller,
-                     "timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "position": self.order[position],
+                     "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"), "position": self.order[position],
                      "rubric_version": self.rubric_version, "note": "undo", "mode": self.mode, "session": self.session})
         self._current.pop(case, None)
         self._sync_progress()

@@ -8,7 +8,10 @@ from scipy import stats
 from evalkit import EvalkitWarning, calibrate, compare, datasets
 
 
-def wilson(k, n, z=stats.norm.ppf(0.975)):
+Z95 = stats.norm.ppf(0.975)
+
+
+def wilson(k, n, z=Z95):
     """Wilson score interval, by hand (Wilson 1927)."""
     p = k / n
     centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)

@@ -1,4 +1,3 @@
-import warnings
 
 import bm25s
 import numpy as np
@@ -26,7 +25,7 @@ def test_bm25_agrees_with_bm25s_called_directly(corpus):
     retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
     retriever.index(bm25s.tokenize(docs["text"].tolist(), stopwords="en", show_progress=False), show_progress=False)
     tokens = bm25s.tokenize(queries["text"].tolist(), stopwords="en", return_ids=False, show_progress=False)
-    for q, (query_id, query_tokens) in enumerate(zip(queries["query_id"], tokens)):
+    for query_id, query_tokens in zip(queries["query_id"], tokens, strict=True):
         scores = retriever.get_scores(query_tokens)
         order = np.lexsort((np.arange(len(scores)), -scores))[:15]
         mine = runs[runs["query_id"] == query_id]
@@ -48,8 +47,8 @@ def test_cosine_agrees_with_brute_force(corpus):
 
 
 def test_embed_callable_fills_missing_embeddings(corpus):
-    lookup = dict(zip(corpus["documents"]["text"], corpus["doc_embeddings"]))
-    lookup.update(zip(corpus["queries"]["text"], corpus["query_embeddings"]))
+    lookup = dict(zip(corpus["documents"]["text"], corpus["doc_embeddings"], strict=True))
+    lookup.update(zip(corpus["queries"]["text"], corpus["query_embeddings"], strict=True))
     embed = lambda texts: np.stack([lookup[t] for t in texts])  # noqa: E731
     a = retrieval.search(corpus["documents"], corpus["queries"], condition="cosine", k=5, embed=embed)
     b = retrieval.search(corpus["documents"], corpus["queries"], condition="cosine", k=5, **emb(corpus))

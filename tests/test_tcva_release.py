@@ -3,8 +3,6 @@
 import json
 import warnings
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from evalkit import EvalkitWarning, correlate, datasets, tcva
