@@ -11,7 +11,7 @@ import html
 import io
 import json
 import os
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import matplotlib.pyplot as plt

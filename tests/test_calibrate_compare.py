@@ -7,7 +7,6 @@ from scipy import stats
 
 from evalkit import EvalkitWarning, calibrate, compare, datasets
 
-
 Z95 = stats.norm.ppf(0.975)
 
 
