@@ -297,13 +297,18 @@ class Labeller(_StaticFallback, widgets.VBox):
         self._render()
 
     def _keyboard(self) -> None:
-        """Keys 1..n label, s skips, b goes back, u undoes (needs ipyevents; buttons work without it)."""
+        """Keys 1..n label, s skips, b goes back, u undoes (needs ipyevents; buttons work without it).
+
+        In JupyterLab the keys reach the labeller once its background has been clicked (focus out of the
+        code editor and the buttons) and while the pointer is over it.
+        """
         try:
             from ipyevents import Event
         except ImportError:
             self._events = None
             return
-        self._events = Event(source=self, watched_events=["keydown"])
+        # prevent_default_action stops JupyterLab from also acting on the key (e.g. "1" = heading in command mode).
+        self._events = Event(source=self, watched_events=["keydown"], prevent_default_action=True)
         self._events.on_dom_event(self.handle_key)
 
     def handle_key(self, event: dict) -> None:

@@ -91,14 +91,19 @@ def test_labeller_clicks_in_jupyterlab(tmp_path):
                 page.wait_for_selector("text=1 / 3", timeout=30_000)
                 page.click("button.jupyter-button:has-text('FAIL')")
                 page.wait_for_selector("text=2 / 3", timeout=30_000)
+                # Keyboard shortcut (ipyevents): click the labeller's background (focus leaves the code editor
+                # and the buttons), keep the pointer over it, and key 1 labels the first level.
+                page.click("text=2 / 3")
+                page.keyboard.press("1")
+                page.wait_for_selector("text=3 / 3", timeout=30_000)
                 page.screenshot(path=str(screenshot), full_page=True)
             except Exception:
                 page.screenshot(path=str(screenshot), full_page=True)
                 raise
             finally:
                 browser.close()
-        rows = read_rows(tmp_path / "labels.jsonl", 2)
-        assert [(r["case_id"], r["label"]) for r in rows] == [("c1", "PASS"), ("c2", "FAIL")]
+        rows = read_rows(tmp_path / "labels.jsonl", 3)
+        assert [(r["case_id"], r["label"]) for r in rows] == [("c1", "PASS"), ("c2", "FAIL"), ("c3", "PASS")]
         assert all(r["labeller"] == "browser-test" for r in rows)
         assert screenshot.stat().st_size > 10_000
     finally:
