@@ -233,6 +233,8 @@ def sweep(
         p = check_number(p, "p")
     weights = _verdicts.get_scale(scale).to_numpy()
     counts = _verdicts.level_counts(verdicts, items=items)
+    if counts.empty:
+        raise ValueError("`verdicts` is empty and no `items` were given: there is nothing to score.")
     level_cols = list(_verdicts.LEVELS)
     c = counts[level_cols].to_numpy(dtype=float)  # (items, 5)
     n = counts["n_claims"].to_numpy(dtype=float)

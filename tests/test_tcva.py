@@ -182,4 +182,5 @@ def test_empty_table_scores_listed_items_only():
     empty = pd.DataFrame({"item_id": pd.Series([], dtype=str), "verdict": pd.Series([], dtype=str)})
     out = tcva.sweep(empty, [0.5], items=["a", "b"])
     assert out[0.5].tolist() == [0.0, 0.0]
-    assert tcva.sweep(empty, [0.5]).empty
+    with pytest.raises(ValueError, match="`verdicts` is empty and no `items` were given"):
+        tcva.sweep(empty, [0.5])
