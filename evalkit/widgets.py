@@ -267,12 +267,14 @@ class Labeller(_StaticFallback, widgets.VBox):
         self._advance()
 
     def _advance(self) -> None:
+        """Go to the next unlabelled case, wrapping around to skipped ones; past the end when none is left."""
         done = self._done_ids()
-        later = [i for i in range(self.position + 1, len(self.order)) if self.cases.at[self.order[i], "case_id"] not in done]
-        self.position = later[0] if later else len(self.order)
+        open_ = [i for i in range(len(self.order)) if self.cases.at[self.order[i], "case_id"] not in done]
+        later = [i for i in open_ if i > self.position]
+        self.position = (later or open_ or [len(self.order)])[0]
 
     def skip(self) -> None:
-        """Leave the case unlabelled for now and show the next one."""
+        """Leave the case unlabelled for now and show the next one (skipped cases come round again)."""
         if self.position < len(self.order):
             self.position += 1
 
@@ -327,7 +329,10 @@ class Labeller(_StaticFallback, widgets.VBox):
     def _render(self) -> None:
         case = self.current_case
         if case is None:
-            self.case_view.value = "<p><b>All cases are labelled.</b> Call <code>.labels()</code> for the labels.</p>"
+            left = len(self.order) - self.progress.value
+            self.case_view.value = ("<p><b>All cases are labelled.</b> Call <code>.labels()</code> for the labels.</p>"
+                                    if left == 0 else f"<p><b>End of the list</b>: {left} skipped case(s) are still "
+                                    "unlabelled; press <i>back</i> to return to them.</p>")
             self.judge_view.value = ""
             self.status.value = ""
             return

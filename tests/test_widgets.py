@@ -63,6 +63,25 @@ def test_resume_at_first_unlabelled(tmp_path):
     assert again.labels().to_dict() == {"c1": "PASS", "c3": "FAIL", "c2": "PASS", "c4": "PASS"}
 
 
+def test_skipped_cases_come_round_again(tmp_path):
+    lab = Labeller(CASES, tmp_path / "l.jsonl")
+    lab.label("PASS")  # c1
+    lab.skip()  # c2 skipped
+    lab.label("FAIL")  # c3
+    lab.label("PASS")  # c4, then back to the skipped c2
+    assert lab.current_case == "c2" and not lab.done
+    lab.skip()
+    assert lab.current_case == "c3"  # skip walks on; the end of the list says what is left
+    lab.skip()
+    lab.skip()
+    assert lab.current_case is None and "1 skipped case(s) are still unlabelled" in lab.case_view.value
+    lab.back()
+    lab.back()
+    lab.back()
+    lab.label("PASS")
+    assert lab.done and lab.current_case is None and "All cases are labelled" in lab.case_view.value
+
+
 def test_back_relabel_and_undo(tmp_path):
     path = tmp_path / "labels.jsonl"
     lab = Labeller(CASES, path)
