@@ -192,6 +192,7 @@ class Labeller(_StaticFallback, widgets.VBox):
             done = set()
         else:
             self.order = list(range(len(self.cases)))
+        self._ids = [str(self.cases.at[row, "case_id"]) for row in self.order]  # case id at each position
         # Latest label per case in this mode, kept in step with the file so a click never re-reads it.
         self._current: dict[str, str] = {} if self.mode == "relabel" else {str(k): v for k, v in existing.items()}
 
@@ -216,7 +217,7 @@ class Labeller(_StaticFallback, widgets.VBox):
         super().__init__([widgets.HBox([self.progress, self.progress_text]), self.case_view, self.judge_view,
                           controls, self.note, self.status])
         self._keyboard()
-        start = next((i for i, row in enumerate(self.order) if self.cases.at[row, "case_id"] not in done), len(self.order))
+        start = next((i for i, case in enumerate(self._ids) if case not in done), len(self.order))
         self._sync_progress()
         self.position = start
         self._render()
@@ -225,7 +226,7 @@ class Labeller(_StaticFallback, widgets.VBox):
     @property
     def current_case(self) -> str | None:
         """The case id on screen (None when every case is done)."""
-        return None if self.position >= len(self.order) else str(self.cases.at[self.order[self.position], "case_id"])
+        return None if self.position >= len(self.order) else self._ids[self.position]
 
     @traitlets.observe("position")
     def _on_position(self, change) -> None:
@@ -235,8 +236,7 @@ class Labeller(_StaticFallback, widgets.VBox):
         return set(self._current)
 
     def _sync_progress(self) -> None:
-        ids = set(self.cases["case_id"].iloc[self.order])
-        n_done = len(self._done_ids() & ids)
+        n_done = len(self._done_ids() & set(self._ids))
         self.progress.value = n_done
         self.progress_text.value = f"{n_done} / {len(self.order)}"
         self.done = n_done == len(self.order)
@@ -269,7 +269,7 @@ class Labeller(_StaticFallback, widgets.VBox):
     def _advance(self) -> None:
         """Go to the next unlabelled case, wrapping around to skipped ones; past the end when none is left."""
         done = self._done_ids()
-        open_ = [i for i in range(len(self.order)) if self.cases.at[self.order[i], "case_id"] not in done]
+        open_ = [i for i, case in enumerate(self._ids) if case not in done]
         later = [i for i in open_ if i > self.position]
         self.position = (later or open_ or [len(self.order)])[0]
 
@@ -289,7 +289,7 @@ class Labeller(_StaticFallback, widgets.VBox):
             self.status.value = "<i>nothing to undo in this session</i>"
             return
         position = self._history.pop()
-        case = str(self.cases.at[self.order[position], "case_id"])
+        case = self._ids[position]
         self._write({"case_id": case, "label": None, "labeller": self.labeller,
                      "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"), "position": self.order[position],
                      "rubric_version": self.rubric_version, "note": "undo", "mode": self.mode, "session": self.session})
