@@ -293,6 +293,18 @@ def judge_claims(claims: pd.DataFrame, sources: pd.Series, model, *, model_id: s
         Indexed by item id (all of ``sources``): ``n_claims``, ``error`` (failed items have no verdict
         rows), ``attempts``, ``model``, ``prompt_version``. Pass ``items[items.error.isna()]`` to
         :func:`evalkit.tcva.sweep`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.claims import judge_claims
+    >>> claims = pd.DataFrame({"item_id": ["a", "a"], "claim_idx": [0, 1], "claim": ["Boils at 100 C.", "Is blue."]})
+    >>> grader = lambda prompt: ('[{"claim": 1, "verdict": "fully", "reason": "stated", "support": "100 C"},'
+    ...                          ' {"claim": 2, "verdict": "none", "reason": "absent", "support": ""}]')
+    >>> verdicts, items = judge_claims(claims, pd.Series({"a": "Water boils at 100 C."}), grader,
+    ...                                model_id="rule", progress=False)
+    >>> verdicts["verdict"].tolist(), int(items.loc["a", "n_claims"])
+    (['fully', 'none'], 2)
     """
     claims = check_dataframe(claims, "claims")
     check_columns(claims, ["item_id", "claim_idx", "claim"], "claims")

@@ -469,6 +469,15 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     -------
     DataFrame
         One row: ``n, rho_a, rho_b, delta, p_val``.
+
+    Examples
+    --------
+    >>> from evalkit import correlate, datasets, tcva
+    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> s = tcva.sweep(verdicts, [0.2, 0.9], items=items)
+    >>> res = correlate.paired_bootstrap_tcva_paper(s[0.9], s[0.2], items["human"], n_resamples=500)
+    >>> 0 <= float(res.loc[0, "p_val"]) <= 1
+    True
     """
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     x, y, h = _three(a, b, human)

@@ -23,7 +23,14 @@ _DEMOS = ("tcva", "judge", "fd")
 
 
 def demo_path() -> Path:
-    """Folder of the bundled demo files (inside an installed wheel, or ``data/demo`` in a source tree)."""
+    """Folder of the bundled demo files (inside an installed wheel, or ``data/demo`` in a source tree).
+
+    Examples
+    --------
+    >>> from evalkit.datasets import demo_path
+    >>> (demo_path() / "tcva_items.csv").is_file()
+    True
+    """
     packaged = resources.files("evalkit") / "_demo"
     if packaged.is_dir():
         return Path(str(packaged))
@@ -218,6 +225,22 @@ def load_llmbar(root) -> pd.DataFrame:
         output 1 shown first; ``"swapped"``), ``winner`` (``"1"``, ``"2"`` or missing when the judge's
         answer could not be parsed; already mapped back to the original numbering), ``label`` (the gold
         ``"1"``/``"2"``) and ``completion`` (the raw judge text).
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from evalkit.datasets import load_llmbar
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> folder = root / "Natural" / "evaluators" / "GPT-4" / "Vanilla"
+    >>> folder.mkdir(parents=True)
+    >>> record = {"input": "i", "output_1": "a", "output_2": "b", "label": 1, "results": [
+    ...     {"swap = False": {"completion": ["Output (a)", "stop"], "winner": "1"},
+    ...      "swap = True": {"completion": ["Output (a)", "stop"], "winner": "2"}}]}
+    >>> _ = (folder / "result.json").write_text(json.dumps([record]))
+    >>> load_llmbar(root)[["subset", "judge", "order", "winner", "label"]]
+        subset  judge     order winner label
+    0  Natural  GPT-4  original      1     1
+    1  Natural  GPT-4   swapped      2     1
     """
     root = Path(root)
     files = sorted(root.glob("*/evaluators/*/Vanilla/result.json")) + sorted(root.glob("*/*/evaluators/*/Vanilla/result.json"))

@@ -386,7 +386,18 @@ def save_results(results: pd.DataFrame, path) -> Path:
 
 
 def load_results(path) -> pd.DataFrame:
-    """Load a results table saved by :func:`save_results`, restoring ``df.attrs`` and the verdict levels."""
+    """Load a results table saved by :func:`save_results`, restoring ``df.attrs`` and the verdict levels.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, pandas as pd
+    >>> from evalkit.judge import load_results, save_results
+    >>> res = pd.DataFrame({"case_id": ["a", "b"], "verdict": ["FAIL", "PASS"]})
+    >>> res.attrs["rubric"] = {"levels": ["PASS", "FAIL"]}
+    >>> back = load_results(save_results(res, pathlib.Path(tempfile.mkdtemp()) / "run.parquet"))
+    >>> list(back["verdict"].cat.categories)
+    ['PASS', 'FAIL']
+    """
     path = Path(path)
     if path.suffix.lower() in (".parquet", ".pq"):
         table = pd.read_parquet(path)

@@ -77,10 +77,15 @@ class OpenAIChat:
 
     Examples
     --------
+    Against a local OpenAI-compatible server (here evalkit's scripted test server):
+
+    >>> from evalkit._testing import ChatServer
     >>> from evalkit.models import OpenAIChat
-    >>> judge = OpenAIChat("gpt-4.1-mini", base_url="http://127.0.0.1:8000/v1")  # doctest: +SKIP
-    >>> judge("Reply with PASS.")  # doctest: +SKIP
-    Reply(text='PASS', prompt_tokens=11, completion_tokens=1)
+    >>> with ChatServer(lambda prompt, attempt: "PASS") as server:
+    ...     judge = OpenAIChat("local-judge", base_url=server.url)
+    ...     reply = judge("Reply with PASS.")
+    >>> reply
+    Reply(text='PASS', prompt_tokens=3, completion_tokens=1)
     """
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",

@@ -35,7 +35,14 @@ class NotebookResult:
 
 
 def find_notebooks(folder=None) -> list[Path]:
-    """The report's notebooks: ``./notebooks/*.ipynb`` when run from a source tree, else the packaged copies."""
+    """The report's notebooks: ``./notebooks/*.ipynb`` when run from a source tree, else the packaged copies.
+
+    Examples
+    --------
+    >>> from evalkit.report import find_notebooks
+    >>> [p.name for p in find_notebooks()][:1]
+    ['00_labelling.ipynb']
+    """
     candidates = [Path(folder)] if folder else [Path.cwd() / "notebooks", Path(__file__).resolve().parent / "_notebooks",
                                               Path(__file__).resolve().parent.parent / "notebooks"]
     for candidate in candidates:
@@ -97,7 +104,20 @@ def _static_widgets(nb) -> None:
 
 
 def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name: str = "python3") -> NotebookResult:
-    """Execute one notebook in its own folder and write ``<name>.html`` into ``out_dir`` (also on failure)."""
+    """Execute one notebook in its own folder and write ``<name>.html`` into ``out_dir`` (also on failure).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, nbformat
+    >>> from evalkit.report import run_notebook
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 / 0")])
+    >>> nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    >>> nbformat.write(nb, folder / "broken.ipynb")
+    >>> result = run_notebook(folder / "broken.ipynb", folder)
+    >>> result.ok, result.cell, result.error
+    (False, 1, 'ZeroDivisionError: division by zero')
+    """
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -159,6 +179,20 @@ def build_report(notebooks=None, out_dir="report", *, params=None, timeout: int 
     ------
     ValueError
         A parameter that no notebook's parameters cell declares (probably a typo).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, nbformat
+    >>> from evalkit.report import build_report
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> params = nbformat.v4.new_code_cell("N = 1")
+    >>> params.metadata["tags"] = ["parameters"]
+    >>> nb = nbformat.v4.new_notebook(cells=[params, nbformat.v4.new_code_cell("print(N * 2)")])
+    >>> nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    >>> nbformat.write(nb, folder / "double.ipynb")
+    >>> results = build_report([folder / "double.ipynb"], folder / "out", params={"N": 21}, echo=lambda *a, **k: None)
+    >>> results[0].ok, "42" in results[0].html.read_text()
+    (True, True)
     """
     import nbformat
 

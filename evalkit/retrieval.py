@@ -396,6 +396,16 @@ def coverage(benchmark_claims: pd.DataFrame, corpus: pd.DataFrame, *, claim_embe
     CoverageResult
         ``summary``: ``scope, n, covered, share, ci_low, ci_high`` (Wilson); ``claims``: ``claim_id, best_doc,
         best_cos, shared_keywords, covered``.
+
+    Examples
+    --------
+    >>> from evalkit import datasets, retrieval
+    >>> corpus = datasets.load_demo("fd")
+    >>> result = retrieval.coverage(corpus["benchmark"], corpus["documents"],
+    ...                             claim_embeddings=corpus["benchmark_embeddings"], doc_embeddings=corpus["doc_embeddings"])
+    >>> row = result.summary.iloc[0]
+    >>> int(row["n"]), int(row["covered"]), float(row["share"])
+    (200, 133, 0.665)
     """
     benchmark_claims = check_dataframe(benchmark_claims, "benchmark_claims")
     corpus = check_dataframe(corpus, "corpus")

@@ -172,7 +172,15 @@ def get_scale(scale="default") -> pd.Series:
 
 
 def items_index(items) -> pd.Index | None:
-    """Return the item ids of ``items`` (an Index, a list-like of ids, or a DataFrame/Series indexed by id)."""
+    """Return the item ids of ``items`` (an Index, a list-like of ids, or a DataFrame/Series indexed by id).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.verdicts import items_index
+    >>> items_index(pd.DataFrame({"human": [3, 4]}, index=["a", "b"])).tolist()
+    ['a', 'b']
+    """
     if items is None:
         return None
     if isinstance(items, (pd.DataFrame, pd.Series)):
