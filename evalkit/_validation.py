@@ -72,6 +72,14 @@ def check_unique_index(index: pd.Index, name: str) -> None:
         raise ValueError(f"`{name}` must have a unique index; duplicated labels include {dupes}.")
 
 
+def check_unique_column(table: pd.DataFrame, column: str, name: str) -> None:
+    """Raise ValueError naming the first id that repeats in ``table[column]``."""
+    repeated = table[column].duplicated()
+    if repeated.any():
+        raise ValueError(f"`{name}` has {column} {show(table.loc[repeated, column].iloc[0])} more than once; "
+                         "ids must be unique.")
+
+
 def check_rng(rng) -> np.random.Generator:
     """Return a Generator from None, an int seed or a Generator (scipy's ``rng`` convention)."""
     if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)):

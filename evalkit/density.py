@@ -20,7 +20,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, show
+from evalkit._validation import (
+    EvalkitWarning,
+    check_columns,
+    check_dataframe,
+    check_number,
+    check_unique_column,
+    show,
+)
 from evalkit.claims import ParseError, Prompt, _call_and_parse, _items_frame, _strict_json
 
 __all__ = [
@@ -82,9 +89,7 @@ def _documents(documents) -> pd.DataFrame:
     check_columns(documents, ["doc_id"], "documents")
     if documents.empty:
         raise ValueError("`documents` is empty.")
-    if documents["doc_id"].duplicated().any():
-        dup = documents.loc[documents["doc_id"].duplicated(), "doc_id"].iloc[0]
-        raise ValueError(f"`documents` has doc_id {show(dup)} more than once; ids must be unique.")
+    check_unique_column(documents, "doc_id", "documents")
     return documents
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from evalkit import models as _models
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number
+from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_unique_column
+from evalkit.calibrate import _wilson
 
 __all__ = [
     "Rubric",
@@ -175,9 +175,7 @@ UNSUPPORTED_CLAIMS = Rubric(
 def _case_table(cases) -> pd.DataFrame:
     cases = check_dataframe(cases, "cases")
     check_columns(cases, ["case_id"], "cases")
-    if cases["case_id"].duplicated().any():
-        dup = cases.loc[cases["case_id"].duplicated(), "case_id"].iloc[0]
-        raise ValueError(f"`cases` has case_id {dup!r} more than once; ids must be unique.")
+    check_unique_column(cases, "case_id", "cases")
     return cases
 
 
@@ -272,13 +270,6 @@ def run_judge(
         warnings.warn(f"{int(results['error'].notna().sum())} of {len(results)} judge calls failed after retries; "
                       "they are error rows with no verdict (see the 'error' column).", EvalkitWarning, stacklevel=2)
     return results
-
-
-def _wilson(k: int, n: int, confidence_level: float) -> tuple[float, float]:
-    if n == 0:
-        return np.nan, np.nan
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence_level, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, confidence_level: float = 0.95,

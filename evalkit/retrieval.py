@@ -18,7 +18,16 @@ import pandas as pd
 from scipy import sparse, stats
 from scipy.sparse.linalg import svds
 
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_option, check_rng
+from evalkit._validation import (
+    EvalkitWarning,
+    check_columns,
+    check_dataframe,
+    check_number,
+    check_option,
+    check_rng,
+    check_unique_column,
+)
+from evalkit.calibrate import _wilson
 
 __all__ = [
     "search",
@@ -50,9 +59,8 @@ def _tables(documents, queries) -> tuple[pd.DataFrame, pd.DataFrame]:
         raise ValueError("`documents` is empty: there is no corpus to search.")
     if queries.empty:
         raise ValueError("`queries` is empty.")
-    for table, column, name in ((documents, "doc_id", "documents"), (queries, "query_id", "queries")):
-        if table[column].duplicated().any():
-            raise ValueError(f"`{name}` has {column} {table.loc[table[column].duplicated(), column].iloc[0]!r} more than once.")
+    check_unique_column(documents, "doc_id", "documents")
+    check_unique_column(queries, "query_id", "queries")
     return documents, queries
 
 
@@ -427,8 +435,8 @@ def coverage(benchmark_claims: pd.DataFrame, corpus: pd.DataFrame, *, claim_embe
 
     def summarise(scope, covered):
         n, hits = len(covered), int(covered.sum())
-        ci = stats.binomtest(hits, n).proportion_ci(confidence_level=confidence_level, method="wilson")
-        return {"scope": scope, "n": n, "covered": hits, "share": hits / n, "ci_low": float(ci.low), "ci_high": float(ci.high)}
+        low, high = _wilson(hits, n, confidence_level)
+        return {"scope": scope, "n": n, "covered": hits, "share": hits / n, "ci_low": low, "ci_high": high}
 
     rows = [summarise("all claims", table["covered"].to_numpy())]
     if sample_size is not None:
