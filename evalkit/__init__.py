@@ -4,6 +4,8 @@ Calibrated LLM judges, temperature-controlled verdict aggregation (TCVA) and fac
 as small DataFrame-in / DataFrame-out functions for notebooks.
 """
 
+import importlib
+
 from evalkit import (
     calibrate,
     cases,
@@ -14,15 +16,18 @@ from evalkit import (
     datasets,
     density,
     judge,
+    labels,
     models,
-    plots,
     retrieval,
     tcva,
     verdicts,
 )
 from evalkit._validation import EvalkitWarning
+from evalkit._version import __version__
 
-__version__ = "0.1.0"
+# Imported on first use (``evalkit.plots`` or ``from evalkit import plots``), so that ``import evalkit``
+# does not pay for matplotlib.
+_LAZY = ("plots",)
 
 __all__ = [
     "EvalkitWarning",
@@ -35,6 +40,7 @@ __all__ = [
     "datasets",
     "density",
     "judge",
+    "labels",
     "models",
     "plots",
     "retrieval",
@@ -42,3 +48,13 @@ __all__ = [
     "verdicts",
     "__version__",
 ]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return importlib.import_module(f"evalkit.{name}")
+    raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -16,7 +16,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit._coerce import as_pass, judge_verdicts
+from evalkit._stats import wilson_interval, z_value
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_rng
+from evalkit.labels import latest_labels
 
 __all__ = [
     "CalibrationReport",
@@ -25,53 +28,17 @@ __all__ = [
     "disagreements",
     "corrected_pass_rate",
     "agreement_drift",
+    "self_agreement",
 ]
 
 
-def _as_pass(values: pd.Series, name: str) -> pd.Series:
-    """PASS/FAIL strings (any case) or booleans -> nullable boolean (True = PASS); missing stays missing."""
-    if values.dtype == bool or pd.api.types.is_bool_dtype(values):
-        return values.astype("boolean")
-    out = pd.Series(pd.NA, index=values.index, dtype="boolean")
-    for key, value in values.items():
-        if value is None or (not isinstance(value, str) and pd.isna(value)):
-            continue
-        if isinstance(value, (bool, np.bool_)):
-            out[key] = bool(value)
-            continue
-        label = str(value).strip().upper()
-        if label not in ("PASS", "FAIL"):
-            raise ValueError(f"`{name}` for case {key!r} is {value!r}; expected PASS, FAIL or a boolean (True = PASS).")
-        out[key] = label == "PASS"
-    return out
-
-
-def _judge_verdicts(judge, name: str = "judge") -> pd.Series:
-    """The judge's verdicts as a Series indexed by case id (from a results table or a Series)."""
-    if isinstance(judge, pd.DataFrame):
-        check_columns(judge, ["case_id", "verdict"], name)
-        keys = [c for c in ("rubric", "rubric_version", "model") if c in judge.columns]
-        if keys and len(judge.drop_duplicates(keys)) > 1:
-            raise ValueError(f"`{name}` holds several rubrics/versions/models; select one, e.g. "
-                             f"results[results.rubric_version == '...'].")
-        series = judge.set_index("case_id")["verdict"].astype(object)
-    elif isinstance(judge, pd.Series):
-        series = judge.astype(object)
-    else:
-        raise TypeError(f"`{name}` must be a results DataFrame or a Series of verdicts indexed by case id; "
-                        f"got {type(judge).__name__}.")
-    if not series.index.is_unique:
-        raise ValueError(f"`{name}` has repeated case ids, e.g. {series.index[series.index.duplicated()][0]!r}.")
-    return series
-
-
 def _pairs(judge, human) -> tuple[pd.DataFrame, int]:
-    j = _as_pass(_judge_verdicts(judge), "judge")
+    j = as_pass(judge_verdicts(judge), "judge")
     if not isinstance(human, pd.Series):
         raise TypeError(f"`human` must be a Series of PASS/FAIL labels indexed by case id; got {type(human).__name__}.")
     if not human.index.is_unique:
         raise ValueError(f"`human` has repeated case ids, e.g. {human.index[human.index.duplicated()][0]!r}.")
-    h = _as_pass(human, "human")
+    h = as_pass(human, "human")
     common = j.index.intersection(h.index, sort=False)
     if len(common) == 0:
         raise ValueError("the judge's case ids and the human labels share no case id; first ids: "
@@ -84,13 +51,6 @@ def _pairs(judge, human) -> tuple[pd.DataFrame, int]:
     if pairs.empty:
         raise ValueError("no case has both a judge verdict and a human label.")
     return pairs, excluded
-
-
-def _wilson(k: int, n: int, confidence_level: float) -> tuple[float, float]:
-    if n == 0:
-        return np.nan, np.nan
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence_level, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 def cohen_kappa(a, b) -> float:
@@ -230,12 +190,12 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95) -> Cal
     kappa = cohen_kappa(pairs["human"].to_numpy(), pairs["judge"].to_numpy())
     po = (tp + tn) / n
     pe = ((tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)) / n**2
-    z = stats.norm.ppf(0.5 + confidence_level / 2)
+    z = z_value(confidence_level)
     se = np.sqrt(po * (1 - po) / (n * (1 - pe) ** 2)) if pe < 1 else np.nan
     rows = {}
     for metric, k, d in (("agreement", tp + tn, n), ("fail_recall", tp, tp + fn), ("false_flag_rate", fp, fp + tn),
                          ("precision", tp, tp + fp), ("base_rate_agreement", fp + tn, n)):
-        low, high = _wilson(k, d, confidence_level)
+        low, high = wilson_interval(k, d, confidence_level)
         rows[metric] = {"value": k / d if d else np.nan, "ci_low": low, "ci_high": high, "numerator": k, "denominator": d}
     rows["kappa"] = {"value": kappa, "ci_low": max(-1.0, kappa - z * se), "ci_high": min(1.0, kappa + z * se),
                      "numerator": pd.NA, "denominator": n}
@@ -332,7 +292,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     if not isinstance(report, CalibrationReport):
         raise TypeError(f"`report` must be a CalibrationReport (from calibrate); got {type(report).__name__}.")
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
-    run = _as_pass(_judge_verdicts(results, "results"), "results").dropna().astype(bool)
+    run = as_pass(judge_verdicts(results, "results"), "results").dropna().astype(bool)
     if run.empty:
         raise ValueError("`results` has no verdict to correct.")
     n_run, observed = len(run), float(run.mean())
@@ -406,10 +366,45 @@ def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: 
     rows = []
     for key, idx in pd.Series(range(len(order)), index=order.index).groupby(groups.to_numpy(), sort=True):
         k, n = int(agree[idx.to_numpy()].sum()), len(idx)
-        low, high = _wilson(k, n, confidence_level)
+        low, high = wilson_interval(k, n, confidence_level)
         span = f"{order.iloc[idx.to_numpy()].min()}-{order.iloc[idx.to_numpy()].max()}" if numeric else key
         rows.append({by: span, "n": n, "agreement": k / n, "ci_low": low, "ci_high": high})
     out = pd.DataFrame(rows)
     if numeric and len(set(agree)) > 1:
         out.attrs["p_trend"] = float(stats.spearmanr(order.to_numpy(), agree).pvalue)
     return out
+
+
+def self_agreement(records: pd.DataFrame) -> pd.DataFrame:
+    """How often a labeller's re-labels match their earlier labels of the same cases.
+
+    Parameters
+    ----------
+    records : DataFrame
+        Label records (see :func:`evalkit.labels.read_labels`) with ``mode`` ``"label"`` and ``"relabel"``;
+        the latest record per case in each mode is compared.
+
+    Returns
+    -------
+    DataFrame
+        One row: ``n`` (cases with both), ``agreement`` and Cohen's ``kappa``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.calibrate import self_agreement
+    >>> records = pd.DataFrame({"case_id": ["a", "b", "a", "b"], "label": ["PASS", "FAIL", "PASS", "PASS"],
+    ...                         "mode": ["label", "label", "relabel", "relabel"]})
+    >>> self_agreement(records)
+       n  agreement  kappa
+    0  2        0.5    0.0
+    """
+    records = check_dataframe(records, "records")
+    check_columns(records, ["case_id", "label", "mode"], "records")
+    first = latest_labels(records, mode="label")["label"]
+    again = latest_labels(records, mode="relabel")["label"]
+    common = first.index.intersection(again.index)
+    if len(common) == 0:
+        raise ValueError("no case has both a label and a re-label yet.")
+    a, b = first.loc[common].to_numpy(), again.loc[common].to_numpy()
+    return pd.DataFrame([{"n": len(common), "agreement": float(np.mean(a == b)), "kappa": cohen_kappa(a, b)}])

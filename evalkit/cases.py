@@ -7,12 +7,12 @@ raises an error naming the file and the line.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from evalkit._io import read_json_lines
 from evalkit._validation import check_columns, check_dataframe, check_number, check_rng
 
 __all__ = ["read_cases", "sample_cases"]
@@ -79,22 +79,15 @@ def read_cases(path, *, id_column: str = "case_id", format: str | None = None) -
 
 def _read_jsonl(path: Path, id_column: str) -> pd.DataFrame:
     records, lines = [], []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue  # blank lines carry no record
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: not valid JSON ({exc.msg} at column {exc.colno}).") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}, line {number}: expected a JSON object; got {type(record).__name__}.")
-            value = record.get(id_column)
-            if value is None or str(value).strip() == "":
-                raise ValueError(f"{path}, line {number}: the record has no {id_column!r}.")
-            record[id_column] = str(value)
-            records.append(record)
-            lines.append(number)
+    for number, record in read_json_lines(path)[0]:
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}, line {number}: expected a JSON object; got {type(record).__name__}.")
+        value = record.get(id_column)
+        if value is None or str(value).strip() == "":
+            raise ValueError(f"{path}, line {number}: the record has no {id_column!r}.")
+        record[id_column] = str(value)
+        records.append(record)
+        lines.append(number)
     table = pd.DataFrame.from_records(records)
     if table.empty:
         raise ValueError(f"{path}: the file holds no case.")

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit.calibrate import _judge_verdicts, cohen_kappa
+from evalkit._coerce import judge_verdicts
+from evalkit.calibrate import cohen_kappa
 
 __all__ = ["PairedComparison", "paired"]
 
@@ -77,7 +78,7 @@ def paired(a, b, *, labels=("PASS", "FAIL")) -> PairedComparison:
     >>> len(res.flips), round(res.p_value, 4)
     (6, 0.0312)
     """
-    va, vb = _judge_verdicts(a, "a"), _judge_verdicts(b, "b")
+    va, vb = judge_verdicts(a, "a"), judge_verdicts(b, "b")
     common = va.index.intersection(vb.index, sort=False)
     both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]}).dropna()
     if both.empty:

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from evalkit import tcva as _tcva
+from evalkit._stats import z_value
 from evalkit._validation import (
     EvalkitWarning,
     as_frame,
@@ -214,7 +215,8 @@ def correlate(
     Examples
     --------
     >>> from evalkit import correlate, datasets, tcva
-    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> demo = datasets.load_demo("tcva")
+    >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> scores = tcva.sweep(verdicts, [0.3, 0.5, 0.9], items=items)
     >>> table = correlate.correlate(scores, items["human"], rng=0)
     >>> list(table.columns)
@@ -353,7 +355,7 @@ def _williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]
 
 def _zou_ci(r12: float, r13: float, r23: float, n: int, confidence_level: float) -> tuple[float, float]:
     """Zou (2007) confidence interval for r12 - r13 (overlapping dependent correlations)."""
-    z = stats.norm.ppf(0.5 + confidence_level / 2)
+    z = z_value(confidence_level)
     half = z / np.sqrt(n - 3)
     l1, u1 = np.tanh(np.arctanh(r12) - half), np.tanh(np.arctanh(r12) + half)
     l2, u2 = np.tanh(np.arctanh(r13) - half), np.tanh(np.arctanh(r13) + half)
@@ -417,7 +419,8 @@ def compare_metrics(
     Examples
     --------
     >>> from evalkit import correlate, datasets, tcva
-    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> demo = datasets.load_demo("tcva")
+    >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> s = tcva.sweep(verdicts, [0.2, 0.9], items=items)
     >>> res = correlate.compare_metrics(s[0.2], s[0.9], items["human"])
     >>> int(res.loc[0, "n"]), res.loc[0, "test"]
@@ -473,7 +476,8 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     Examples
     --------
     >>> from evalkit import correlate, datasets, tcva
-    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> demo = datasets.load_demo("tcva")
+    >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> s = tcva.sweep(verdicts, [0.2, 0.9], items=items)
     >>> res = correlate.paired_bootstrap_tcva_paper(s[0.9], s[0.2], items["human"], n_resamples=500)
     >>> 0 <= float(res.loc[0, "p_val"]) <= 1
@@ -567,7 +571,8 @@ def select_temperature(
     --------
     >>> import numpy as np
     >>> from evalkit import correlate, datasets
-    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> demo = datasets.load_demo("tcva")
+    >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> sel = correlate.select_temperature(verdicts, items["human"], temperatures=np.linspace(0.1, 1, 10),
     ...                                    items=items, rng=0)
     >>> sel.folds.shape

@@ -7,7 +7,6 @@ them at; evalkit ships none of those files.
 
 from __future__ import annotations
 
-import json
 import re
 from importlib import resources
 from pathlib import Path
@@ -16,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 from evalkit import verdicts as _verdicts
+from evalkit._io import read_json, read_json_lines
+from evalkit._validation import check_option
 
 __all__ = ["demo_path", "load_demo", "load_tcva_release", "load_tcva_baseline", "load_llmbar"]
 
@@ -56,31 +57,30 @@ def load_demo(name: str):
 
     Returns
     -------
-    tuple of DataFrame
-        ``"tcva"``: ``(verdicts, items)``, ``items`` indexed by ``item_id``. ``"judge"``: ``(cases, labels,
-        outputs)`` with ``labels`` = ``case_id, label, labeller, position`` and ``outputs`` =
-        ``case_id, rubric, raw``.
     dict
-        For ``"fd"``: ``documents, claims, queries, qrels, benchmark`` (DataFrames) and
-        ``doc_embeddings, query_embeddings, benchmark_embeddings`` (float32 arrays aligned with them).
+        Named parts, for every name. ``"tcva"``: ``verdicts`` and ``items`` (indexed by ``item_id``).
+        ``"judge"``: ``cases``, ``labels`` (``case_id, label, labeller, position``) and ``outputs``
+        (``case_id, rubric, raw``). ``"fd"``: ``documents, claims, queries, qrels, benchmark`` (DataFrames)
+        and ``doc_embeddings, query_embeddings, benchmark_embeddings`` (float32 arrays aligned with them).
 
     Examples
     --------
     >>> from evalkit import datasets
-    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> demo = datasets.load_demo("tcva")
+    >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> list(items.columns)
     ['human', 'document', 'system']
-    >>> cases, labels, outputs = datasets.load_demo("judge")
+    >>> demo = datasets.load_demo("judge")
+    >>> cases, labels, outputs = demo["cases"], demo["labels"], demo["outputs"]
     >>> len(cases), labels["label"].value_counts().to_dict(), sorted(outputs["rubric"].unique())
     (100, {'PASS': 65, 'FAIL': 35}, ['v1', 'v2'])
     """
-    if name not in _DEMOS:
-        raise ValueError(f"`name` must be one of {sorted(_DEMOS)}; got {name!r}.")
+    check_option(name, sorted(_DEMOS), "name")
     folder = demo_path()
     if name == "tcva":
         verdicts = _verdicts.validate(pd.read_csv(folder / "tcva_verdicts.csv", dtype={"item_id": str}))
         items = pd.read_csv(folder / "tcva_items.csv", dtype={"item_id": str, "document": str, "system": str})
-        return verdicts, items.set_index("item_id")
+        return {"verdicts": verdicts, "items": items.set_index("item_id")}
     if name == "fd":
         tables = {key: pd.read_csv(folder / f"fd_{key}.csv") for key in ("documents", "claims", "queries", "qrels", "benchmark")}
         with np.load(folder / "fd_embeddings.npz") as arrays:
@@ -91,19 +91,15 @@ def load_demo(name: str):
 
     cases = read_cases(folder / "judge_cases.jsonl")
     labels = pd.read_csv(folder / "judge_labels.csv", dtype={"case_id": str})
-    outputs = pd.read_json(folder / "judge_outputs.jsonl", lines=True, dtype={"case_id": str, "raw": str})
-    outputs["raw"] = outputs["raw"].fillna("")
-    return cases, labels, outputs
+    outputs = pd.DataFrame.from_records([record for _, record in read_json_lines(folder / "judge_outputs.jsonl")[0]])
+    outputs["case_id"] = outputs["case_id"].astype(str)
+    outputs["raw"] = outputs["raw"].fillna("").astype(str)
+    return {"cases": cases, "labels": labels, "outputs": outputs}
 
 
 def _read_json_list(path) -> tuple[Path, list]:
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file.")
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
+    records = read_json(path)
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of objects; got {type(records).__name__}.")
     return path, records

@@ -19,13 +19,16 @@ import numpy as np
 import pandas as pd
 
 from evalkit import models as _models
+from evalkit._io import read_json_lines
+from evalkit._stats import wilson_interval
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_unique_column
-from evalkit.calibrate import _wilson
+from evalkit._version import __version__
 
 __all__ = [
     "Rubric",
     "UNSUPPORTED_CLAIMS",
     "parse_verdict",
+    "plan",
     "run_judge",
     "pass_rate",
     "save_results",
@@ -179,6 +182,36 @@ def _case_table(cases) -> pd.DataFrame:
     return cases
 
 
+def _prompts(cases, rubric) -> tuple[pd.DataFrame, pd.Series]:
+    cases = _case_table(cases)
+    if not isinstance(rubric, Rubric):
+        raise TypeError(f"`rubric` must be a Rubric; got {type(rubric).__name__}.")
+    return cases, pd.Series([rubric.render(row) for row in cases.to_dict("records")], index=cases["case_id"].to_numpy())
+
+
+def plan(cases: pd.DataFrame, rubric: Rubric, model=None, *, model_id: str | None = None,
+         cache: _models.CallCache | None = None) -> pd.DataFrame:
+    """What :func:`run_judge` would cost, without calling the model: :func:`evalkit.models.plan_calls` on the prompts.
+
+    Returns
+    -------
+    DataFrame
+        One row: ``n_prompts, n_unique, n_cached, n_calls, approx_prompt_tokens``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import judge
+    >>> cases = pd.DataFrame({"case_id": ["c1", "c2"], "output": ["Paris", "Lyon"]})
+    >>> rubric = judge.Rubric("capital", "Names the capital of France.", "{criterion}\\n{output}\\n{levels}?")
+    >>> judge.plan(cases, rubric, model_id="gpt-x")[["n_prompts", "n_calls"]]
+       n_prompts  n_calls
+    0          2        2
+    """
+    _, prompts = _prompts(cases, rubric)
+    return _models.plan_calls(prompts, model, model_id=model_id, cache=cache)
+
+
 def run_judge(
     cases: pd.DataFrame,
     rubric: Rubric,
@@ -189,7 +222,6 @@ def run_judge(
     concurrency: int = 8,
     max_retries: int = 4,
     progress: bool = True,
-    dry_run: bool = False,
 ) -> pd.DataFrame:
     """Judge every case with one rubric and keep the full record.
 
@@ -205,9 +237,7 @@ def run_judge(
     cache : CallCache, optional
         Re-running with the same cache resumes: finished cases come from it with zero calls.
     concurrency, max_retries, progress
-        See :func:`evalkit.models.call_many`.
-    dry_run : bool, default False
-        Return :func:`evalkit.models.plan_calls` (calls and approximate tokens) instead of calling.
+        See :func:`evalkit.models.call_many`. :func:`plan` counts the calls a run would make, without making any.
 
     Returns
     -------
@@ -230,15 +260,8 @@ def run_judge(
     0      c1    PASS    True  it does
     1      c2    FAIL   False
     """
-    from evalkit import __version__
-
-    cases = _case_table(cases)
-    if not isinstance(rubric, Rubric):
-        raise TypeError(f"`rubric` must be a Rubric; got {type(rubric).__name__}.")
-    prompts = pd.Series([rubric.render(row) for row in cases.to_dict("records")], index=cases["case_id"].to_numpy())
-    mid, params = _models._model_identity(model, model_id, None, cache)
-    if dry_run:
-        return _models.plan_calls(prompts, model, model_id=mid, cache=cache)
+    cases, prompts = _prompts(cases, rubric)
+    mid, params = _models.model_identity(model, model_id=model_id, cache=cache)
     calls = _models.call_many(prompts, model, model_id=mid, cache=cache, concurrency=concurrency,
                               max_retries=max_retries, progress=progress, description=f"judge {rubric.name}")
     texts = [t if isinstance(t, str) else None for t in calls["text"].astype(object)]
@@ -333,7 +356,7 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
         n_judged, n_pass = len(judged), int(passed.sum())
         n_unparseable = int((~judged["parsed"]).sum())
         rate = n_unparseable / n_judged if n_judged else np.nan
-        low, high = _wilson(n_pass, n_judged, confidence_level)
+        low, high = wilson_interval(n_pass, n_judged, confidence_level)
         rows.append({"rubric": key[0], "rubric_version": key[1], "model": key[2], "n": len(group), "n_judged": n_judged,
                      "n_pass": n_pass, "pass_rate": n_pass / n_judged if n_judged else np.nan, "ci_low": low,
                      "ci_high": high, "n_unparseable": n_unparseable, "unparseable_rate": rate,
@@ -393,18 +416,12 @@ def load_results(path) -> pd.DataFrame:
     if path.suffix.lower() in (".parquet", ".pq"):
         table = pd.read_parquet(path)
     elif path.suffix.lower() in (".jsonl", ".ndjson"):
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_json_lines(path)[0]
         meta = {}
-        if lines and lines[0].startswith('{"__metadata__"'):
-            meta = json.loads(lines[0])["__metadata__"]
+        if lines and isinstance(lines[0][1], dict) and set(lines[0][1]) == {"__metadata__"}:
+            meta = lines[0][1]["__metadata__"]
             lines = lines[1:]
-        records = []
-        for number, line in enumerate(lines, start=2 if meta else 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}, line {number}: not valid JSON ({exc.msg}).") from None
+        records = [record for _, record in lines]
         table = pd.DataFrame.from_records(records)
         table.attrs.update(meta)
     else:

@@ -35,7 +35,10 @@ __all__ = [
     "OpenAIChat",
     "Replay",
     "CallCache",
+    "ParseError",
+    "model_identity",
     "call_many",
+    "call_and_parse",
     "plan_calls",
     "usage_summary",
 ]
@@ -54,6 +57,10 @@ class Reply:
 
 class TransientError(RuntimeError):
     """Raise from a model callable to mark a failure worth retrying (rate limit, timeout, 5xx)."""
+
+
+class ParseError(ValueError):
+    """A model answer did not follow the required format (raised by parsers, caught by :func:`call_and_parse`)."""
 
 
 class OpenAIChat:
@@ -224,8 +231,19 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _model_identity(model, model_id: str | None, params: Mapping | None, cache) -> tuple[str, dict]:
-    """The model id and parameters that key its cached answers."""
+def model_identity(model, *, model_id: str | None = None, params: Mapping | None = None, cache=None) -> tuple[str, dict]:
+    """The model id and parameters that key a model's cached answers.
+
+    The id is ``model_id``, else ``model.model_id``; without either, a cache is refused (its answers could
+    not be matched to the model that gave them) and the callable's name is used. The parameters are
+    ``model.params`` updated with ``params``.
+
+    Examples
+    --------
+    >>> from evalkit.models import Replay, model_identity
+    >>> model_identity(Replay({}, model_id="judge-1"), params={"attempt": 2})
+    ('judge-1', {'attempt': 2})
+    """
     if not callable(model):
         raise TypeError(f"`model` must be a callable prompt -> str; got {type(model).__name__}.")
     model_id = model_id or getattr(model, "model_id", None)
@@ -272,7 +290,7 @@ def plan_calls(prompts: pd.Series, model=None, *, model_id: str | None = None, p
     """
     if model is None:
         model = Replay({}, model_id=model_id or "unknown")
-    mid, merged = _model_identity(model, model_id, params, cache)
+    mid, merged = model_identity(model, model_id=model_id, params=params, cache=cache)
     unique = pd.unique(prompts.to_numpy())
     keys = {p: CallCache.key(mid, merged, p) for p in unique}
     cached = sum(1 for p in unique if cache is not None and cache.get(keys[p]) is not None)
@@ -343,7 +361,7 @@ def call_many(
         raise TypeError(f"`prompts` must hold strings; entry {bad[0]!r} is {type(prompts[bad[0]]).__name__}.")
     concurrency = check_number(concurrency, "concurrency", low=1, integer=True)
     max_retries = check_number(max_retries, "max_retries", low=0, integer=True)
-    mid, merged = _model_identity(model, model_id, params, cache)
+    mid, merged = model_identity(model, model_id=model_id, params=params, cache=cache)
 
     unique = list(pd.unique(prompts.to_numpy()))
     results: dict[str, dict] = {}
@@ -408,6 +426,98 @@ def call_many(
     table.attrs["model"] = mid
     table.attrs["params"] = merged
     table.attrs["n_calls"] = int(table.loc[~table["cached"], "attempts"].sum()) if len(table) else 0
+    return table
+
+
+def call_and_parse(
+    prompts: pd.Series,
+    parse: Callable,
+    model: Callable,
+    *,
+    model_id: str | None = None,
+    params: Mapping | None = None,
+    cache: CallCache | None = None,
+    concurrency: int = 8,
+    max_retries: int = 4,
+    progress: bool = True,
+    description: str = "model calls",
+) -> pd.DataFrame:
+    """Call a model on many prompts and parse every answer strictly, retrying an unparseable one once.
+
+    An answer that ``parse`` rejects with :class:`ParseError` is asked for again with a fresh call (a
+    separate cache entry, ``params["attempt"] = 2``, so a re-run resumes it like the first); a second
+    failure is flagged in ``error``, never replaced by a default.
+
+    Parameters
+    ----------
+    prompts : Series of str
+        Indexed by a unique key per prompt (item id, document id).
+    parse : callable
+        ``parse(key, text) -> value``; raises :class:`ParseError` when ``text`` does not follow the format.
+    model, model_id, params, cache, concurrency, max_retries, progress, description
+        As in :func:`call_many`.
+
+    Returns
+    -------
+    DataFrame
+        Indexed like ``prompts``: ``value`` (what ``parse`` returned, or None), ``error`` (why there is no
+        value: the call failed, or the answer was unparseable after the retry) and ``attempts`` (1 or 2).
+        ``attrs`` holds the ``model`` id and ``params``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.models import ParseError, call_and_parse
+    >>> def parse(key, text):
+    ...     if not text.isdigit():
+    ...         raise ParseError(f"{text!r} is not a number")
+    ...     return int(text)
+    >>> answers = {"2+2": "4", "3+3": "six"}
+    >>> out = call_and_parse(pd.Series({"a": "2+2", "b": "3+3"}), parse, answers.get, model_id="m", progress=False)
+    >>> out[["value", "error", "attempts"]]
+      value                                       error  attempts
+    a     4                                        <NA>         1
+    b  None  unparseable after retry: 'six' is not a number         2
+    """
+    if not isinstance(prompts, pd.Series):
+        raise TypeError(f"`prompts` must be a Series of str; got {type(prompts).__name__}.")
+    if not prompts.index.is_unique:
+        raise ValueError("`prompts` must have a unique index (one key per prompt).")
+    if not callable(parse):
+        raise TypeError(f"`parse` must be a callable (key, text) -> value; got {type(parse).__name__}.")
+    mid, merged = model_identity(model, model_id=model_id, params=params, cache=cache)
+    options = dict(model_id=mid, cache=cache, concurrency=concurrency, max_retries=max_retries, progress=progress)
+    values: dict = {}
+    errors: dict = {}
+    attempts = dict.fromkeys(prompts.index, 1)
+
+    def collect(keys, calls, attempt):
+        failed = []
+        for key, text, error in zip(keys, calls["text"].astype(object), calls["error"].astype(object), strict=True):
+            if isinstance(error, str):
+                errors[key] = error
+                continue
+            try:
+                values[key] = parse(key, text)
+                errors.pop(key, None)
+            except ParseError as exc:
+                errors[key] = f"unparseable after retry: {exc}"
+                failed.append(key)
+        return failed
+
+    first = call_many(prompts, model, params=merged, description=description, **options)
+    retry = collect(prompts.index, first, 1)
+    if retry:
+        again = call_many(prompts.loc[retry], model, params={**merged, "attempt": 2},
+                          description=f"{description} (retry)", **options)
+        attempts.update(dict.fromkeys(retry, 2))
+        collect(retry, again, 2)
+    table = pd.DataFrame({
+        "value": pd.Series([values.get(k) for k in prompts.index], index=prompts.index, dtype=object),
+        "error": pd.array([errors.get(k) for k in prompts.index], dtype="string"),
+        "attempts": pd.array([attempts[k] for k in prompts.index], dtype="Int64"),
+    }, index=prompts.index)
+    table.attrs.update({"model": mid, "params": merged})
     return table
 
 

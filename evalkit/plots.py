@@ -41,7 +41,8 @@ def temperature_sweep(corr_table: pd.DataFrame, *, baselines=None, label=None, s
     Examples
     --------
     >>> from evalkit import correlate, datasets, plots, tcva
-    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> demo = datasets.load_demo("tcva")
+    >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> corr = correlate.correlate(tcva.sweep(verdicts, [0.1, 0.5, 1.0], items=items), items["human"], rng=0)
     >>> import matplotlib.pyplot as plt
     >>> fig, ax = plt.subplots()
@@ -67,7 +68,7 @@ def temperature_sweep(corr_table: pd.DataFrame, *, baselines=None, label=None, s
     ax.set_xlabel("temperature T")
     ax.set_ylabel(f"{method} correlation with humans")
     if show_p:
-        top = ax.secondary_xaxis("top", functions=(_tcva._p_unchecked, _tcva.p_to_temperature))
+        top = ax.secondary_xaxis("top", functions=(lambda t: _tcva.temperature_to_p(t, check=False), _tcva.p_to_temperature))
         top.set_xlabel("power-mean exponent p(T)")
     ax.legend(loc="best", fontsize="small")
     return ax
@@ -93,7 +94,8 @@ def verdict_distribution(verdicts: pd.DataFrame, *, by=None, ax=None, **kwargs):
     Examples
     --------
     >>> from evalkit import datasets, plots
-    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> demo = datasets.load_demo("tcva")
+    >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> import matplotlib.pyplot as plt
     >>> fig, ax = plt.subplots()
     >>> ax = plots.verdict_distribution(verdicts, ax=ax)

@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit._version import __version__
+
 __all__ = ["NotebookResult", "find_notebooks", "parse_params", "run_notebook", "build_report"]
 
 
@@ -158,8 +160,6 @@ def _index(results: list[NotebookResult], out_dir: Path, params: dict) -> Path:
         f"<td>{r.seconds:.1f} s</td></tr>"
         for r in results)
     shown = "".join(f"<li><code>{html.escape(k)} = {html.escape(repr(v))}</code></li>" for k, v in params.items())
-    from evalkit import __version__
-
     style = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:.4em .8em;text-align:left}th{background:#f3f3f3}")
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>evalkit report</title><style>{style}</style>"

@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import sparse, stats
 from scipy.sparse.linalg import svds
 
+from evalkit._stats import wilson_interval
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -27,7 +28,6 @@ from evalkit._validation import (
     check_rng,
     check_unique_column,
 )
-from evalkit.calibrate import _wilson
 
 __all__ = [
     "search",
@@ -435,7 +435,7 @@ def coverage(benchmark_claims: pd.DataFrame, corpus: pd.DataFrame, *, claim_embe
 
     def summarise(scope, covered):
         n, hits = len(covered), int(covered.sum())
-        low, high = _wilson(hits, n, confidence_level)
+        low, high = wilson_interval(hits, n, confidence_level)
         return {"scope": scope, "n": n, "covered": hits, "share": hits / n, "ci_low": low, "ci_high": high}
 
     rows = [summarise("all claims", table["covered"].to_numpy())]

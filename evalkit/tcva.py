@@ -114,21 +114,27 @@ def power_mean(x, p, *, axis=-1, weights=None, nan_policy="propagate"):
     return out[()] if isinstance(out, np.ndarray) else out
 
 
-def _check_temperatures(temperatures) -> np.ndarray:
-    t = np.atleast_1d(np.asarray(temperatures, dtype=float))
+def _check_temperatures(temperatures, name: str = "temperatures") -> np.ndarray:
+    try:
+        t = np.atleast_1d(np.asarray(temperatures, dtype=float))
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a number or a 1-D sequence of numbers; got {temperatures!r}.") from None
     if t.ndim != 1 or t.size == 0:
-        raise ValueError("`temperature` must be a number or a non-empty 1-D sequence of numbers.")
+        raise ValueError(f"`{name}` must be a number or a non-empty 1-D sequence of numbers; got {temperatures!r}.")
     bad = np.isnan(t) | (t < T_MIN) | (t > T_MAX)
     if bad.any():
         raise ValueError(
-            f"`temperature` must lie in [{T_MIN}, {T_MAX}]; got {float(t[bad][0])!r}. (The reference implementation "
+            f"`{name}` must lie in [{T_MIN}, {T_MAX}]; got {float(t[bad][0])!r}. (The reference implementation "
             "clips silently; evalkit refuses, because a temperature outside the range is usually a mistake.)"
         )
     return t
 
 
-def temperature_to_p(t):
+def temperature_to_p(temperature, *, check: bool = True):
     """Map temperature(s) in [0.1, 1.0] to the power-mean exponent ``p = -8 + (T - 0.1) / 0.9 * 20.25``.
+
+    ``check=False`` evaluates the formula outside [0.1, 1] too (e.g. for a plot's secondary axis); by
+    default a temperature outside the range raises.
 
     Examples
     --------
@@ -136,14 +142,11 @@ def temperature_to_p(t):
     >>> float(temperature_to_p(0.5)), float(temperature_to_p(0.1)), float(temperature_to_p(1.0))
     (1.0, -8.0, 12.25)
     """
-    scalar = np.ndim(t) == 0
-    p = _p_unchecked(_check_temperatures(t))
+    if not check:
+        return P_MIN + (np.asarray(temperature, dtype=float) - T_MIN) / (T_MAX - T_MIN) * P_SPAN
+    scalar = np.ndim(temperature) == 0
+    p = temperature_to_p(_check_temperatures(temperature, "temperature"), check=False)
     return float(p[0]) if scalar else p
-
-
-def _p_unchecked(t):
-    """The p(T) formula without the range check (plot axes evaluate it outside [0.1, 1])."""
-    return P_MIN + (np.asarray(t, dtype=float) - T_MIN) / (T_MAX - T_MIN) * P_SPAN
 
 
 def p_to_temperature(p):
@@ -218,7 +221,8 @@ def sweep(
     Examples
     --------
     >>> from evalkit import datasets, tcva
-    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> demo = datasets.load_demo("tcva")
+    >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> scores = tcva.sweep(verdicts, [0.2, 0.5, 0.9], items=items)
     >>> scores.shape
     (120, 3)
@@ -239,7 +243,7 @@ def sweep(
     c = counts[level_cols].to_numpy(dtype=float)  # (items, 5)
     n = counts["n_claims"].to_numpy(dtype=float)
 
-    exps = np.full_like(t, p) if p is not None else _p_unchecked(t)
+    exps = np.full_like(t, p) if p is not None else temperature_to_p(t, check=False)
     geometric = np.abs(exps) < 1e-12
     # (5, temperatures): w**p with zeros clamped to eps where p < 0; log weights for the geometric branch.
     clamped = np.where(exps[None, :] < 0, np.maximum(weights[:, None], eps), weights[:, None])
@@ -290,4 +294,5 @@ def score(verdicts: pd.DataFrame, temperature: float, **options) -> pd.Series:
     """
     if np.ndim(temperature) != 0:
         raise TypeError(f"`temperature` must be a single number (use sweep for several); got {temperature!r}.")
+    _check_temperatures(temperature, "temperature")
     return sweep(verdicts, [temperature], **options).iloc[:, 0]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,61 +28,11 @@ from evalkit import correlate as _correlate
 from evalkit import density as _density
 from evalkit import plots as _plots
 from evalkit import tcva as _tcva
+from evalkit._coerce import judge_verdicts
 from evalkit._validation import check_columns, check_dataframe, check_rng
+from evalkit.labels import append_label, latest_labels, read_labels
 
-__all__ = ["Labeller", "read_labels", "SweepExplorer", "FDBinExplorer"]
-
-LABEL_FIELDS = ["case_id", "label", "labeller", "timestamp", "position", "rubric_version", "note", "mode", "session"]
-
-
-def read_labels(path) -> pd.DataFrame:
-    """Read a labels file written by :class:`Labeller` (append-only JSONL), every record in order.
-
-    A truncated last line (a kernel killed mid-write) is ignored; any other malformed line raises an error
-    naming the file and line.
-
-    Returns
-    -------
-    DataFrame
-        Columns ``case_id, label, labeller, timestamp, position, rubric_version, note, mode, session``
-        (``label`` is missing on undo records).
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> from evalkit.widgets import read_labels
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "labels.jsonl"
-    >>> _ = path.write_text('{"case_id": "a", "label": "PASS", "position": 0, "mode": "label"}\\n')
-    >>> read_labels(path)[["case_id", "label", "position"]]
-      case_id label  position
-    0       a  PASS         0
-    """
-    path = Path(path)
-    records = []
-    if path.exists():
-        lines = path.read_text(encoding="utf-8").split("\n")
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                if number == len(lines) or (number == len(lines) - 1 and not lines[-1]):
-                    continue  # the last line was cut short by a crash; everything before it is intact
-                raise ValueError(f"{path}, line {number}: not valid JSON; the labels file is damaged.") from None
-    table = pd.DataFrame.from_records(records)
-    for column in LABEL_FIELDS:
-        if column not in table.columns:
-            table[column] = pd.NA
-    return table[LABEL_FIELDS + [c for c in table.columns if c not in LABEL_FIELDS]]
-
-
-def _latest(records: pd.DataFrame, mode: str = "label") -> pd.DataFrame:
-    """The latest record per case in a mode (an undo record clears the case)."""
-    subset = records[records["mode"].fillna("label") == mode]
-    latest = subset.drop_duplicates("case_id", keep="last")
-    return latest[latest["label"].notna()].set_index("case_id")
-
+__all__ = ["Labeller", "SweepExplorer", "FDBinExplorer"]
 
 def _png(fig) -> bytes:
     """Render a figure to PNG bytes and close it (widgets show images, so nothing leaks into cell output)."""
@@ -177,9 +126,9 @@ class Labeller(_StaticFallback, widgets.VBox):
         self.labeller = labeller or os.environ.get("USER", "anonymous")
         self.rubric_version = rubric_version
         self.session = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        self._judge = None if judge is None else _calibrate._judge_verdicts(judge)
+        self._judge = None if judge is None else judge_verdicts(judge)
         self._history: list[int] = []  # positions labelled in this session, for undo
-        existing = _latest(read_labels(self.path))["label"]
+        existing = latest_labels(read_labels(self.path))["label"]
         done = set(existing.index)
         self.mode = "label"
         if relabel is not None:
@@ -243,11 +192,7 @@ class Labeller(_StaticFallback, widgets.VBox):
 
     # ------------------------------------------------------------------ actions
     def _write(self, record: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        append_label(self.path, record)
 
     def label(self, level: str) -> None:
         """Record ``level`` for the case on screen, then show the next case."""
@@ -358,20 +303,18 @@ class Labeller(_StaticFallback, widgets.VBox):
                 f"(labels file <code>{html.escape(str(self.path))}</code>)</p>{self.case_view.value}</div>")
 
     # ------------------------------------------------------------------ results
-    def labels(self, *, detail: bool = False):
-        """The latest label per case from the file (Series by case id, or the full records with ``detail``)."""
-        latest = _latest(read_labels(self.path))
-        return latest.reset_index() if detail else latest["label"].rename("label")
+    def labels(self) -> pd.Series:
+        """The latest label per case from the file: a Series by case id, as :func:`evalkit.calibrate.calibrate` takes."""
+        return latest_labels(read_labels(self.path))["label"].rename("label")
+
+    def records(self) -> pd.DataFrame:
+        """The latest record per case from the file, every field (``case_id`` first), as
+        :func:`evalkit.calibrate.agreement_drift` takes."""
+        return latest_labels(read_labels(self.path)).reset_index()
 
     def self_agreement(self) -> pd.DataFrame:
-        """How often re-labels match the earlier labels: ``n, agreement, kappa`` (re-label records vs labels)."""
-        records = read_labels(self.path)
-        first, again = _latest(records, "label")["label"], _latest(records, "relabel")["label"]
-        common = first.index.intersection(again.index)
-        if len(common) == 0:
-            raise ValueError("no case has both a label and a re-label yet.")
-        a, b = first.loc[common].to_numpy(), again.loc[common].to_numpy()
-        return pd.DataFrame([{"n": len(common), "agreement": float(np.mean(a == b)), "kappa": _calibrate.cohen_kappa(a, b)}])
+        """How often re-labels match the earlier labels (:func:`evalkit.calibrate.self_agreement` on this file)."""
+        return _calibrate.self_agreement(read_labels(self.path))
 
 
 class SweepExplorer(_StaticFallback, widgets.VBox):
@@ -398,7 +341,8 @@ class SweepExplorer(_StaticFallback, widgets.VBox):
     --------
     >>> from evalkit import datasets
     >>> from evalkit.widgets import SweepExplorer
-    >>> verdicts, items = datasets.load_demo("tcva")
+    >>> demo = datasets.load_demo("tcva")
+    >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> explorer = SweepExplorer(verdicts, items["human"], items=items)
     >>> explorer.temperature = 0.2
     >>> explorer.movers.columns.tolist()

@@ -173,7 +173,8 @@ def test_paired_results_tables_keep_reasons():
 def test_demo_judge_end_to_end():
     from evalkit import judge, models
 
-    cases, labels, outputs = datasets.load_demo("judge")
+    demo = datasets.load_demo("judge")
+    cases, labels, outputs = demo["cases"], demo["labels"], demo["outputs"]
     runs = {}
     for version in ("v1", "v2"):
         recorded = outputs[outputs["rubric"] == version].set_index("case_id")["raw"]

@@ -123,3 +123,20 @@ def test_judge_claims_bad_input():
         claims.judge_claims(table.drop(columns="claim"), pd.Series({"a": "src"}), lambda p: "[]", model_id="m")
     with pytest.raises(TypeError, match="Series"):
         claims.extract_claims(["x"], lambda p: "[]", model_id="m")
+
+
+def test_extract_facts_strict_with_retry():
+    docs = pd.DataFrame({"doc_id": ["ok", "bad"], "text": ["Dose was 5 mg.", "Nothing to see."]})
+
+    def script(prompt, attempt):
+        if "Dose" in prompt:
+            return '[{"claim": "Dose was 5 mg.", "prob_fact": 0.9}]'
+        return '[{"claim": "x", "prob_fact": 1.5}]'  # out of range: unparseable
+
+    with ChatServer(script) as server:
+        model = models.OpenAIChat("facts", base_url=server.url)
+        with pytest.warns(EvalkitWarning, match="1 of 2 items failed"):
+            facts, items = claims.extract_facts(docs, model, progress=False)
+    assert server.requests == 3
+    assert facts.to_dict("records") == [{"doc_id": "ok", "claim": "Dose was 5 mg.", "prob_fact": 0.9}]
+    assert "prob_fact 1.5" in items.loc["bad", "error"] and items.index.name == "doc_id"

@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_load_demo_tcva():
-    table, items = datasets.load_demo("tcva")
+    demo = datasets.load_demo("tcva")
+    table, items = demo["verdicts"], demo["items"]
     assert table["verdict"].dtype == verdicts.VERDICT_DTYPE
     assert items.index.name == "item_id" and items.index.is_unique
     assert set(table["item_id"]) <= set(items.index)

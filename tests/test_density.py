@@ -120,20 +120,3 @@ def test_prob_fact_heuristic_orders_specificity():
     ])
     assert scores.is_monotonic_decreasing and scores.iloc[0] == 0.9 and scores.iloc[-1] == 0.0
     assert density.split_sentences("") == []
-
-
-def test_extract_facts_strict_with_retry():
-    docs = pd.DataFrame({"doc_id": ["ok", "bad"], "text": ["Dose was 5 mg.", "Nothing to see."]})
-
-    def script(prompt, attempt):
-        if "Dose" in prompt:
-            return '[{"claim": "Dose was 5 mg.", "prob_fact": 0.9}]'
-        return '[{"claim": "x", "prob_fact": 1.5}]'  # out of range: unparseable
-
-    with ChatServer(script) as server:
-        model = models.OpenAIChat("facts", base_url=server.url)
-        with pytest.warns(EvalkitWarning, match="1 of 2 items failed"):
-            claims, items = density.extract_facts(docs, model, progress=False)
-    assert server.requests == 3
-    assert claims.to_dict("records") == [{"doc_id": "ok", "claim": "Dose was 5 mg.", "prob_fact": 0.9}]
-    assert "prob_fact 1.5" in items.loc["bad", "error"] and items.index.name == "doc_id"

@@ -179,7 +179,7 @@ def test_run_judge_record_resume_and_save(tmp_path):
         first_requests = server.requests
         with pytest.warns(EvalkitWarning):
             again = judge.run_judge(CASES, judge.UNSUPPORTED_CLAIMS, model, cache=cache, max_retries=1, progress=False)
-        plan = judge.run_judge(CASES, judge.UNSUPPORTED_CLAIMS, model, cache=cache, dry_run=True)
+        plan = judge.plan(CASES, judge.UNSUPPORTED_CLAIMS, model, cache=cache)
     assert list(res.columns) == judge.RESULT_COLUMNS
     assert res["verdict"].astype(object).tolist()[:3] == ["PASS", "FAIL", "FAIL"]
     assert res["parsed"].tolist() == [True, True, False, False, True]

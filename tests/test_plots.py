@@ -8,7 +8,8 @@ from evalkit import correlate, datasets, plots, tcva
 
 @pytest.fixture
 def corr_table():
-    verdicts, items = datasets.load_demo("tcva")
+    demo = datasets.load_demo("tcva")
+    verdicts, items = demo["verdicts"], demo["items"]
     return correlate.correlate(tcva.sweep(verdicts, [0.9, 0.1, 0.5], items=items), items["human"], rng=0, n_resamples=200)
 
 
@@ -41,7 +42,8 @@ def test_temperature_sweep_bad_input():
 
 
 def test_verdict_distribution_shares_sum_to_one():
-    verdicts, items = datasets.load_demo("tcva")
+    demo = datasets.load_demo("tcva")
+    verdicts, items = demo["verdicts"], demo["items"]
     verdicts = verdicts.assign(system=verdicts["item_id"].str.split("-").str[1])
     ax = plots.verdict_distribution(verdicts, by="system")
     n_groups = verdicts["system"].nunique()

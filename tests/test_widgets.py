@@ -9,7 +9,8 @@ import pytest
 pytest.importorskip("ipywidgets", reason="widgets need the 'widgets' extra")
 
 from evalkit import calibrate, datasets, density, tcva  # noqa: E402
-from evalkit.widgets import FDBinExplorer, Labeller, SweepExplorer, read_labels  # noqa: E402
+from evalkit.labels import read_labels  # noqa: E402
+from evalkit.widgets import FDBinExplorer, Labeller, SweepExplorer  # noqa: E402
 
 CASES = pd.DataFrame({
     "case_id": ["c1", "c2", "c3", "c4"],
@@ -147,7 +148,7 @@ def test_labels_feed_calibration_and_drift(tmp_path):
         lab.label(level)
     report = calibrate.calibrate(JUDGE, lab.labels())
     assert report.caught == 1 and report.human_fails == 1 and report.judge_fails == 2
-    drift = calibrate.agreement_drift(JUDGE, lab.labels(detail=True), bins=2)
+    drift = calibrate.agreement_drift(JUDGE, lab.records(), bins=2)
     assert drift["n"].sum() == 4
 
 
@@ -174,7 +175,8 @@ def test_labeller_bad_input(tmp_path):
 
 
 def test_sweep_explorer():
-    verdicts, items = datasets.load_demo("tcva")
+    demo = datasets.load_demo("tcva")
+    verdicts, items = demo["verdicts"], demo["items"]
     explorer = SweepExplorer(verdicts, items["human"], items=items, top=5)
     first_image = explorer.figure.value
     assert len(first_image) > 1000 and "T = 0.5" in explorer.summary.value
@@ -210,7 +212,8 @@ def test_fd_bin_explorer():
 
 
 def test_static_snapshot_for_exported_reports(tmp_path):
-    verdicts, items = datasets.load_demo("tcva")
+    demo = datasets.load_demo("tcva")
+    verdicts, items = demo["verdicts"], demo["items"]
     bundle = SweepExplorer(verdicts, items["human"], items=items)._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "data:image/png;base64," in bundle["text/html"] and "rank_change" in bundle["text/html"]

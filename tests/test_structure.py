@@ -1,0 +1,69 @@
+"""The import graph: one private floor, no lane reaching into another's private names, no arrow up to the root."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "evalkit"
+MODULES = sorted(p for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+
+
+def _evalkit_imports(path: Path):
+    """(imported module, imported name or None, line) for every evalkit import in a file, at any depth."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "evalkit":
+            for alias in node.names:
+                yield node.module, alias.name, node.lineno
+                if node.module == "evalkit":
+                    aliases[alias.asname or alias.name] = f"evalkit.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "evalkit":
+                    yield alias.name, None, node.lineno
+    for node in ast.walk(tree):  # module_alias._private attribute access, e.g. _models._model_identity
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            yield aliases[node.value.id], node.attr, node.lineno
+
+
+def _is_private(module: str) -> bool:
+    return module.split(".")[-1].startswith("_")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_no_private_name_crosses_modules(path):
+    """A module uses another module's underscore names only when that module is on the private floor."""
+    for module, name, line in _evalkit_imports(path):
+        if module == "evalkit":
+            assert name is not None and (PACKAGE / f"{name}.py").is_file(), (
+                f"{path.name}:{line} imports {name!r} from the package root; import it from its own module")
+            continue
+        if name and name.startswith("_") and not name.startswith("__"):
+            assert _is_private(module), f"{path.name}:{line} uses {module}.{name}, a private name of a public module"
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p.name.startswith("_")], ids=lambda p: p.name)
+def test_floor_imports_nothing_above_it(path):
+    for module, name, line in _evalkit_imports(path):
+        target = f"evalkit.{name}" if module == "evalkit" else module
+        assert _is_private(target), f"{path.name}:{line} is on the private floor but imports {target}"
+
+
+def test_the_rule_catches_a_private_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from evalkit.calibrate import _wilson\nfrom evalkit import models as _m\nx = _m._secret\n"
+                   "from evalkit import __version__\n")
+    found = list(_evalkit_imports(bad))
+    assert ("evalkit.calibrate", "_wilson", 1) in found and ("evalkit.models", "_secret", 3) in found
+    assert ("evalkit", "__version__", 4) in found and not (PACKAGE / "__version__.py").is_file()
+
+
+def test_import_evalkit_leaves_matplotlib_and_widgets_unloaded():
+    import subprocess
+    import sys
+
+    code = "import sys, evalkit; print(sorted(m for m in ('matplotlib', 'ipywidgets', 'evalkit.plots') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
