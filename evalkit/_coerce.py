@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalkit._validation import check_columns
+from evalkit._validation import check_columns, check_unique_index
 
 # Spellings of the claim-verdict levels that mean the same level.
 LEVEL_ALIASES = {"partially": "partial"}
@@ -54,6 +54,5 @@ def judge_verdicts(judge, name: str = "judge") -> pd.Series:
     else:
         raise TypeError(f"`{name}` must be a results DataFrame or a Series of verdicts indexed by case id; "
                         f"got {type(judge).__name__}.")
-    if not series.index.is_unique:
-        raise ValueError(f"`{name}` has repeated case ids, e.g. {series.index[series.index.duplicated()][0]!r}.")
+    check_unique_index(series.index, name)
     return series

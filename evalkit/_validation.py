@@ -76,8 +76,10 @@ def check_unique_column(table: pd.DataFrame, column: str, name: str) -> None:
     """Raise ValueError naming the first id that repeats in ``table[column]``."""
     repeated = table[column].duplicated()
     if repeated.any():
-        raise ValueError(f"`{name}` has {column} {show(table.loc[repeated, column].iloc[0])} more than once; "
-                         "ids must be unique.")
+        first = table.loc[repeated, column].iloc[0]
+        count = int((table[column] == first).sum())
+        times = "twice" if count == 2 else f"{count} times"
+        raise ValueError(f"`{name}` has {column} {show(first)} {times} (more than once); ids must be unique.")
 
 
 def check_rng(rng) -> np.random.Generator:

@@ -18,7 +18,7 @@ from scipy import stats
 
 from evalkit._coerce import as_pass, judge_verdicts
 from evalkit._stats import wilson_interval, z_value
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_rng
+from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_rng, check_unique_index
 from evalkit.labels import latest_labels
 
 __all__ = [
@@ -36,8 +36,7 @@ def _pairs(judge, human) -> tuple[pd.DataFrame, int]:
     j = as_pass(judge_verdicts(judge), "judge")
     if not isinstance(human, pd.Series):
         raise TypeError(f"`human` must be a Series of PASS/FAIL labels indexed by case id; got {type(human).__name__}.")
-    if not human.index.is_unique:
-        raise ValueError(f"`human` has repeated case ids, e.g. {human.index[human.index.duplicated()][0]!r}.")
+    check_unique_index(human.index, "human")
     h = as_pass(human, "human")
     common = j.index.intersection(h.index, sort=False)
     if len(common) == 0:

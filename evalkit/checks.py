@@ -39,6 +39,12 @@ class Check:
     func: Callable[[str, object], bool]
     description: str = ""
 
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"`name` must be a non-empty string; got {self.name!r}.")
+        if not callable(self.func):
+            raise TypeError(f"`func` must be a callable (text, parsed_json) -> bool; got {type(self.func).__name__}.")
+
     def __call__(self, text: str) -> bool:
         return bool(self.func(text, _parse(text)))
 

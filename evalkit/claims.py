@@ -14,6 +14,7 @@ a ``prob_fact``. All three share one engine, :func:`evalkit.models.call_and_pars
 from __future__ import annotations
 
 import hashlib
+import string
 import json
 import warnings
 from dataclasses import dataclass
@@ -63,7 +64,12 @@ class Prompt:
         return hashlib.sha256(json.dumps([self.template, PARSER_VERSION]).encode()).hexdigest()[:12]
 
     def render(self, **values) -> str:
-        return self.template.format_map({k: str(v) for k, v in values.items()})
+        try:
+            return self.template.format_map({k: str(v) for k, v in values.items()})
+        except KeyError as exc:
+            fields = sorted({name for _, name, _, _ in string.Formatter().parse(self.template) if name})
+            raise KeyError(f"prompt {self.name!r} needs the field {exc.args[0]!r}; its fields are {fields}, "
+                           f"got {sorted(values)}.") from None
 
 
 EXTRACT_CLAIMS = Prompt(

@@ -55,6 +55,8 @@ def whitespace_tokens(text: str) -> list[str]:
     >>> whitespace_tokens("Aspirin  reduced risk by 12%.")
     ['Aspirin', 'reduced', 'risk', 'by', '12%.']
     """
+    if not isinstance(text, str):
+        raise TypeError(f"`text` must be str; got {type(text).__name__}.")
     return text.split()
 
 
@@ -437,6 +439,8 @@ def estimate_prob_fact(claims) -> pd.Series:
     ...                     "Exercise may help some people feel better."]).round(2).tolist()
     [0.9, 0.05]
     """
+    if isinstance(claims, str) or not hasattr(claims, "__iter__"):
+        raise TypeError(f"`claims` must be a Series or sequence of str; got {type(claims).__name__}.")
     series = claims if isinstance(claims, pd.Series) else pd.Series(list(claims))
     text = series.fillna("").astype(str)
     score = (0.2 + 0.25 * text.str.contains(_NUMBER) + 0.15 * text.str.contains(_UNIT)

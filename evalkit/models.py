@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._validation import check_number
+from evalkit._validation import check_columns, check_dataframe, check_number
 
 __all__ = [
     "Reply",
@@ -53,6 +53,10 @@ class Reply:
     text: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.text, str):
+            raise TypeError(f"`text` must be str; got {type(self.text).__name__} (the model's answer is not text).")
 
 
 class TransientError(RuntimeError):
@@ -186,7 +190,11 @@ class CallCache:
     """
 
     def __init__(self, path):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"`path` must be a file path; got {type(path).__name__}.")
         self.path = Path(path)
+        if self.path.is_dir():
+            raise ValueError(f"`path` {str(self.path)!r} is a folder; give the cache's file name, e.g. {str(self.path / 'calls.sqlite')!r}.")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -265,6 +273,16 @@ def _as_reply(value) -> Reply:
     raise TypeError(f"a model must return str or Reply; got {type(value).__name__}.")
 
 
+def _check_prompts(prompts) -> pd.Series:
+    if not isinstance(prompts, pd.Series):
+        hint = " (wrap a list in pandas.Series, indexed by case id)" if isinstance(prompts, (list, tuple)) else ""
+        raise TypeError(f"`prompts` must be a Series of str{hint}; got {type(prompts).__name__}.")
+    bad = [i for i, p in prompts.items() if not isinstance(p, str)]
+    if bad:
+        raise TypeError(f"`prompts` must hold strings; entry {bad[0]!r} is {type(prompts[bad[0]]).__name__}.")
+    return prompts
+
+
 def _approx_tokens(text: str) -> int:
     """Rough token count (4 characters per token, the common rule of thumb for English)."""
     return max(1, round(len(text) / 4))
@@ -288,6 +306,7 @@ def plan_calls(prompts: pd.Series, model=None, *, model_id: str | None = None, p
        n_prompts  n_unique  n_cached  n_calls  approx_prompt_tokens
     0          3         2         0        2                    12
     """
+    _check_prompts(prompts)
     if model is None:
         model = Replay({}, model_id=model_id or "unknown")
     mid, merged = model_identity(model, model_id=model_id, params=params, cache=cache)
@@ -354,11 +373,7 @@ def call_many(
     >>> call_many(pd.Series({"a": "hi", "b": "ok"}), shout, model_id="shout", progress=False)["text"].tolist()
     ['HI', 'OK']
     """
-    if not isinstance(prompts, pd.Series):
-        raise TypeError(f"`prompts` must be a Series of str; got {type(prompts).__name__}.")
-    bad = [i for i, p in prompts.items() if not isinstance(p, str)]
-    if bad:
-        raise TypeError(f"`prompts` must hold strings; entry {bad[0]!r} is {type(prompts[bad[0]]).__name__}.")
+    _check_prompts(prompts)
     concurrency = check_number(concurrency, "concurrency", low=1, integer=True)
     max_retries = check_number(max_retries, "max_retries", low=0, integer=True)
     mid, merged = model_identity(model, model_id=model_id, params=params, cache=cache)
@@ -479,8 +494,7 @@ def call_and_parse(
     a     4                                        <NA>         1
     b  None  unparseable after retry: 'six' is not a number         2
     """
-    if not isinstance(prompts, pd.Series):
-        raise TypeError(f"`prompts` must be a Series of str; got {type(prompts).__name__}.")
+    _check_prompts(prompts)
     if not prompts.index.is_unique:
         raise ValueError("`prompts` must have a unique index (one key per prompt).")
     if not callable(parse):
@@ -547,6 +561,8 @@ def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float]
     >>> usage_summary(calls, price_per_million={"prompt": 1.0, "completion": 4.0})["cost_usd"].round(5).tolist()
     [0.00208]
     """
+    calls = check_dataframe(calls, "calls")
+    check_columns(calls, ["cached", "error", "prompt_tokens", "completion_tokens"], "calls")
     made = calls[~calls["cached"].astype(bool)]  # what this run paid for
     prompt_tokens = int(made["prompt_tokens"].fillna(0).sum())
     completion_tokens = int(made["completion_tokens"].fillna(0).sum())

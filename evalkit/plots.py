@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from evalkit import calibrate as _calibrate
 from evalkit import tcva as _tcva
 from evalkit import verdicts as _verdicts
 from evalkit._validation import check_columns, check_dataframe
@@ -123,6 +124,11 @@ def verdict_distribution(verdicts: pd.DataFrame, *, by=None, ax=None, **kwargs):
     return ax
 
 
+def _check_report(report) -> None:
+    if not isinstance(report, _calibrate.CalibrationReport):
+        raise TypeError(f"`report` must be a CalibrationReport (from evalkit.calibrate.calibrate); got {type(report).__name__}.")
+
+
 def confusion(report, *, ax=None, cmap="Blues", **kwargs):
     """The 2 x 2 table of a :class:`evalkit.calibrate.CalibrationReport` as an annotated heatmap.
 
@@ -137,6 +143,7 @@ def confusion(report, *, ax=None, cmap="Blues", **kwargs):
     >>> [t.get_text() for t in ax.texts]
     ['1', '1', '0', '1']
     """
+    _check_report(report)
     table = report.confusion
     if ax is None:
         ax = plt.gca()
@@ -166,6 +173,7 @@ def calibration_rates(report, *, ax=None, **kwargs):
     >>> [t.get_text() for t in ax.get_yticklabels()][:2]
     ['agreement', 'fail_recall']
     """
+    _check_report(report)
     table = report.table.dropna(subset=["value"])
     if ax is None:
         ax = plt.gca()

@@ -66,7 +66,8 @@ def _tables(documents, queries) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _unit_rows(matrix, n_rows: int, name: str) -> np.ndarray:
     if matrix is None:
-        raise ValueError(f"`{name}` is required for this condition (one row per {name.split('_')[0][:-1]}).")
+        row = {"doc_embeddings": "document", "query_embeddings": "query"}.get(name, "row of its table")
+        raise ValueError(f"`{name}` is required for this condition (one row per {row}).")
     array = np.asarray(matrix, dtype=np.float32)
     if array.ndim != 2 or array.shape[0] != n_rows:
         raise ValueError(f"`{name}` must be a 2-D array with {n_rows} rows (aligned with its table); got shape {array.shape}.")

@@ -158,6 +158,10 @@ def p_to_temperature(p):
     >>> float(p_to_temperature(1.0))
     0.5
     """
+    try:
+        p = np.asarray(p, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"`p` must be a number or an array of numbers; got {p!r}.") from None
     return T_MIN + (np.asarray(p, dtype=float) - P_MIN) / P_SPAN * (T_MAX - T_MIN)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from evalkit._validation import check_columns, check_dataframe, show
+from evalkit._validation import check_columns, check_dataframe, check_unique_index, show
 
 __all__ = ["LEVELS", "VERDICT_DTYPE", "SCALES", "validate", "get_scale", "level_counts", "items_index"]
 
@@ -189,8 +189,7 @@ def items_index(items) -> pd.Index | None:
         index = items
     else:
         index = pd.Index(list(items))
-    if not index.is_unique:
-        raise ValueError(f"`items` ids must be unique; repeated: {index[index.duplicated()].unique()[:5].tolist()}.")
+    check_unique_index(index, "items")
     return index.rename("item_id")
 
 

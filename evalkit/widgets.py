@@ -29,7 +29,7 @@ from evalkit import density as _density
 from evalkit import plots as _plots
 from evalkit import tcva as _tcva
 from evalkit._coerce import judge_verdicts
-from evalkit._validation import check_columns, check_dataframe, check_rng
+from evalkit._validation import check_columns, check_dataframe, check_rng, check_unique_column
 from evalkit.labels import append_label, latest_labels, read_labels
 
 __all__ = ["Labeller", "SweepExplorer", "FDBinExplorer"]
@@ -114,8 +114,7 @@ class Labeller(_StaticFallback, widgets.VBox):
                  relabel: int | None = None, rng=None):
         cases = check_dataframe(cases, "cases")
         check_columns(cases, ["case_id", *show], "cases")
-        if cases["case_id"].duplicated().any():
-            raise ValueError(f"`cases` has case_id {cases.loc[cases['case_id'].duplicated(), 'case_id'].iloc[0]!r} twice.")
+        check_unique_column(cases, "case_id", "cases")
         if len(levels) < 2 or len(set(levels)) != len(levels):
             raise ValueError(f"`levels` must hold at least two distinct labels; got {list(levels)}.")
         self.cases = cases.reset_index(drop=True)

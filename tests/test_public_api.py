@@ -40,22 +40,22 @@ TAKES_JUDGE = {
 }
 # Everything else public, with the test that covers its bad input.
 ELSEWHERE = {
-    "calibrate.CalibrationReport": "a result container",
+    "calibrate.CalibrationReport": "test_public_api.py::test_result_containers_are_frozen",
     "calibrate.cohen_kappa": "test_calibrate_compare.py::test_cohen_kappa_reference",
     "calibrate.corrected_pass_rate": "test_calibrate_compare.py::test_corrected_pass_rate_refuses_a_chance_judge",
-    "compare.PairedComparison": "a result container",
+    "compare.PairedComparison": "test_public_api.py::test_result_containers_are_frozen",
     "cases.read_cases": "test_cases_checks.py::test_read_jsonl_errors_name_file_and_line",
     "cases.sample_cases": "test_cases_checks.py::test_sample_cases_bad_input",
-    "checks.Check": "a named function",
-    "checks.valid_json": "takes no data",
+    "checks.Check": "test_public_api.py::test_small_constructors_validate",
+    "checks.valid_json": "test_public_api.py::test_text_helpers_on_non_text",
     "checks.required_fields": "test_cases_checks.py::test_run_checks_table",
     "checks.value_in": "test_cases_checks.py::test_checks_on_plain_text_and_lists",
     "checks.number_in_range": "test_cases_checks.py::test_checks_on_plain_text_and_lists",
     "checks.max_length": "test_cases_checks.py::test_run_checks_from_cases_table_and_bad_input",
     "checks.regex": "test_cases_checks.py::test_checks_on_plain_text_and_lists",
     "checks.run_checks": "test_cases_checks.py::test_run_checks_from_cases_table_and_bad_input",
-    "claims.Prompt": "a template container",
-    "claims.ParseError": "an exception",
+    "claims.Prompt": "test_public_api.py::test_small_constructors_validate",
+    "claims.ParseError": "test_claims.py::test_parse_claims_is_strict",
     "claims.parse_claims": "test_claims.py::test_parse_claims_is_strict",
     "claims.parse_claim_verdicts": "test_claims.py::test_parse_claim_verdicts_rules",
     "claims.extract_claims": "test_claims.py::test_judge_claims_bad_input",
@@ -66,36 +66,36 @@ ELSEWHERE = {
     "judge.pass_rate": "test_models_judge.py::test_pass_rate_counts_unparseable_checks_and_errors",
     "judge.save_results": "test_public_api.py::test_results_files_bad_input",
     "judge.load_results": "test_public_api.py::test_results_files_bad_input",
-    "models.Reply": "a result container",
-    "models.TransientError": "an exception",
+    "models.Reply": "test_public_api.py::test_small_constructors_validate",
+    "models.TransientError": "test_public_api.py::test_transient_error_is_retried_and_others_are_not",
     "models.OpenAIChat": "test_models_judge.py::test_key_comes_from_the_environment_only",
     "models.Replay": "test_public_api.py::test_replay_unknown_prompt",
-    "models.CallCache": "stores what call_many gives it",
+    "models.CallCache": "test_public_api.py::test_small_constructors_validate",
     "models.call_many": "test_models_judge.py::test_plain_callable_needs_model_id_with_cache",
     "models.plan_calls": "test_models_judge.py::test_cache_resumes_with_zero_calls_and_keeps_no_key",
-    "models.usage_summary": "takes call_many's output",
-    "plots.confusion": "takes a CalibrationReport",
-    "plots.calibration_rates": "takes a CalibrationReport",
+    "models.usage_summary": "test_public_api.py::test_call_tables_bad_input",
+    "plots.confusion": "test_public_api.py::test_report_plots_need_a_report",
+    "plots.calibration_rates": "test_public_api.py::test_report_plots_need_a_report",
     "datasets.load_llmbar": "test_public_api.py::test_results_files_bad_input",
-    "density.whitespace_tokens": "takes a string",
+    "density.whitespace_tokens": "test_public_api.py::test_text_helpers_on_non_text",
     "density.fd_raw": "test_density.py::test_fd_bad_input",
     "density.fd_star": "test_density.py::test_fd_bad_input (fd_star calls fd_raw)",
     "density.length_bins": "test_density.py::test_length_bins_errors",
     "density.rescore": "test_widgets.py::test_fd_bin_explorer (edges outside the data)",
-    "report.NotebookResult": "a result container",
+    "report.NotebookResult": "test_public_api.py::test_result_containers_are_frozen",
     "report.find_notebooks": "test_report.py::test_unknown_parameter_is_refused",
     "report.parse_params": "test_report.py::test_parse_params",
     "report.run_notebook": "test_report.py::test_failure_names_notebook_and_cell",
     "report.build_report": "test_report.py::test_unknown_parameter_is_refused",
     "widgets.Labeller": "test_widgets.py::test_labeller_bad_input",
     "labels.read_labels": "test_widgets.py::test_killed_kernel_loses_nothing_but_the_partial_line",
-    "widgets.SweepExplorer": "takes what tcva.sweep and correlate.correlate take (their tests)",
+    "widgets.SweepExplorer": "test_widgets.py::test_sweep_explorer_bad_input",
     "widgets.FDBinExplorer": "test_public_api.py::test_tables_need_their_columns",
     "density.length_bias": "test_public_api.py::test_tables_need_their_columns",
     "density.tier_means": "test_public_api.py::test_tables_need_their_columns",
     "density.tier_spread": "test_public_api.py::test_tables_need_their_columns",
-    "density.split_sentences": "takes a string; non-strings give []",
-    "density.estimate_prob_fact": "takes strings; missing values score like empty text",
+    "density.split_sentences": "test_public_api.py::test_text_helpers_on_non_text",
+    "density.estimate_prob_fact": "test_public_api.py::test_text_helpers_on_non_text",
     "density.claims_from_text": "test_public_api.py::test_tables_need_their_columns",
     "claims.parse_facts": "test_claims.py::test_extract_facts_strict_with_retry",
     "claims.extract_facts": "test_claims.py::test_extract_facts_strict_with_retry",
@@ -103,28 +103,28 @@ ELSEWHERE = {
     "retrieval.evaluate": "test_public_api.py::test_tables_need_their_columns",
     "retrieval.compare_conditions": "test_retrieval.py::test_compare_conditions_warnings_and_ties",
     "retrieval.coverage": "test_public_api.py::test_tables_need_their_columns",
-    "retrieval.CoverageResult": "a result container",
-    "retrieval.keywords": "takes a string",
+    "retrieval.CoverageResult": "test_public_api.py::test_result_containers_are_frozen",
+    "retrieval.keywords": "test_public_api.py::test_text_helpers_on_non_text",
     "retrieval.lsa_embeddings": "test_public_api.py::test_lsa_needs_words",
     "plots.length_bias": "test_public_api.py::test_tables_need_their_columns",
     "plots.fd_by_bin": "test_public_api.py::test_tables_need_their_columns",
     "plots.tier_share": "test_public_api.py::test_tables_need_their_columns",
     "tcva.power_mean": "test_tcva.py::test_power_mean_bad_input",
     "tcva.temperature_to_p": "test_tcva.py::test_temperature_out_of_range",
-    "tcva.p_to_temperature": "an unchecked inverse used for plot axes",
+    "tcva.p_to_temperature": "test_public_api.py::test_p_to_temperature_bad_input",
     "verdicts.get_scale": "test_verdicts.py::test_user_scale_accepts_alias_and_validates",
     "verdicts.items_index": "test_verdicts.py::test_level_counts_rejects_items_not_listed",
     "plots.temperature_sweep": "test_plots.py::test_temperature_sweep_bad_input",
     "datasets.load_demo": "test_datasets.py::test_load_demo_unknown_name",
     "datasets.load_tcva_release": "test_datasets.py::test_release_loader_errors",
-    "datasets.load_tcva_baseline": "reads the same files as load_tcva_release",
-    "datasets.demo_path": "takes no input",
-    "correlate.TemperatureSelection": "a result container",
+    "datasets.load_tcva_baseline": "test_public_api.py::test_results_files_bad_input",
+    "datasets.demo_path": "test_public_api.py::test_demo_path_names_where_it_looked",
+    "correlate.TemperatureSelection": "test_public_api.py::test_result_containers_are_frozen",
     "calibrate.self_agreement": "test_floor.py::test_self_agreement_bad_input",
     "judge.plan": "test_floor.py::test_plan_bad_input",
     "labels.append_label": "test_floor.py::test_label_storage_without_widgets",
     "labels.latest_labels": "test_floor.py::test_label_storage_without_widgets",
-    "models.ParseError": "an exception",
+    "models.ParseError": "test_floor.py::test_call_and_parse_engine",
     "models.call_and_parse": "test_floor.py::test_call_and_parse_engine",
     "models.model_identity": "test_floor.py::test_call_and_parse_engine",
 }
@@ -202,6 +202,8 @@ def test_results_files_bad_input(tmp_path):
         judge.load_results(bad)
     with pytest.raises(FileNotFoundError, match="no <subset>/evaluators"):
         datasets.load_llmbar(tmp_path)
+    with pytest.raises(FileNotFoundError, match="baseline.json: no such file"):
+        datasets.load_tcva_baseline(tmp_path / "baseline.json")
 
 
 def test_replay_unknown_prompt():
@@ -235,3 +237,114 @@ def test_tables_need_their_columns(call):
 def test_lsa_needs_words():
     with pytest.raises(ValueError, match="fewer than two distinct words"):
         retrieval.lsa_embeddings(["the", "a"])
+
+
+def test_prose_is_not_coverage():
+    """Every registry entry names a test that exists, so no public name is covered by a sentence."""
+    import ast
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    for name, where in ELSEWHERE.items():
+        test_file, _, test_name = where.partition("::")
+        assert test_file.endswith(".py") and test_name, f"{name}: {where!r} is not a test reference"
+        path = here / test_file
+        defined = {node.name for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.FunctionDef)} \
+            if path.is_file() else set()
+        assert test_name.split(" ")[0] in defined, f"{name}: {where} does not exist"
+
+
+def test_result_containers_are_frozen():
+    import dataclasses
+
+    from evalkit import report
+
+    report_ = calibrate.calibrate(JUDGE, JUDGE)
+    paired = compare.paired(JUDGE, JUDGE)
+    for obj in (report_, paired):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            obj.n = 0
+    for cls in (calibrate.CalibrationReport, compare.PairedComparison, report.NotebookResult, retrieval.CoverageResult,
+                correlate.TemperatureSelection):
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
+        with pytest.raises(TypeError):
+            cls()  # every field is required: a container is built by its function, never half-filled
+
+
+def test_small_constructors_validate(tmp_path):
+    from evalkit import checks, claims
+
+    with pytest.raises(TypeError, match="`func` must be a callable"):
+        checks.Check("short", 5)
+    with pytest.raises(TypeError, match="`name` must be a non-empty string"):
+        checks.Check("", len)
+    with pytest.raises(KeyError, match=r"prompt 'extract_claims' needs the field 'max_claims'; its fields are \['answer', 'max_claims'\]"):
+        claims.EXTRACT_CLAIMS.render(answer="x")
+    with pytest.raises(TypeError, match="`text` must be str; got NoneType"):
+        models.Reply(None)
+    with pytest.raises(ValueError, match="is a folder; give the cache's file name"):
+        models.CallCache(tmp_path)
+    with pytest.raises(TypeError, match="`path` must be a file path"):
+        models.CallCache(5)
+
+
+def test_transient_error_is_retried_and_others_are_not():
+    attempts = {"flaky": 0, "broken": 0}
+
+    def model(prompt):
+        attempts[prompt] += 1
+        if prompt == "flaky" and attempts[prompt] < 3:
+            raise models.TransientError("rate limited")
+        if prompt == "broken":
+            raise RuntimeError("bad request")
+        return "ok"
+
+    calls = models.call_many(pd.Series({"a": "flaky", "b": "broken"}), model, model_id="m", backoff=0.0, progress=False)
+    assert calls["text"].tolist()[0] == "ok" and attempts == {"flaky": 3, "broken": 1}
+    assert calls.loc["b", "error"] == "RuntimeError: bad request"
+
+
+def test_call_tables_bad_input():
+    with pytest.raises(KeyError, match=r"`calls` is missing column\(s\) \['cached'"):
+        models.usage_summary(pd.DataFrame({"text": ["a"]}))
+    with pytest.raises(TypeError, match="`calls` must be a pandas DataFrame"):
+        models.usage_summary([1])
+    with pytest.raises(TypeError, match=r"`prompts` must be a Series of str \(wrap a list in pandas.Series"):
+        models.plan_calls(["a"], model_id="m")
+
+
+def test_report_plots_need_a_report():
+    for plot in (plots.confusion, plots.calibration_rates):
+        with pytest.raises(TypeError, match="`report` must be a CalibrationReport .*got str"):
+            plot("x")
+
+
+def test_text_helpers_on_non_text():
+    from evalkit import checks
+
+    assert checks.valid_json()(5) is False and checks.valid_json()(None) is False  # not JSON text: the check fails
+    with pytest.raises(TypeError, match="`text` must be str; got int"):
+        density.whitespace_tokens(5)
+    assert density.split_sentences(None) == [] and density.split_sentences(float("nan")) == []  # missing text
+    assert retrieval.keywords(None) == set()
+    scores = density.estimate_prob_fact(pd.Series([None, "", "Dose was 5 mg."]))
+    assert scores.iloc[0] == scores.iloc[1] == 0.2 and scores.iloc[2] > 0.2  # missing text scores like empty text
+    with pytest.raises(TypeError, match="`claims` must be a Series or sequence of str; got int"):
+        density.estimate_prob_fact(5)
+    with pytest.raises(TypeError, match="`claims` must be a Series or sequence of str; got str"):
+        density.estimate_prob_fact("one sentence")
+
+
+def test_p_to_temperature_bad_input():
+    assert float(tcva.p_to_temperature(1.0)) == 0.5
+    assert float(tcva.p_to_temperature(tcva.temperature_to_p(0.3))) == pytest.approx(0.3)
+    with pytest.raises(TypeError, match="`p` must be a number or an array of numbers; got 'x'"):
+        tcva.p_to_temperature("x")
+
+
+def test_demo_path_names_where_it_looked(monkeypatch, tmp_path):
+    assert (datasets.demo_path() / "tcva_items.csv").is_file()
+    monkeypatch.setattr(datasets, "__file__", str(tmp_path / "evalkit" / "datasets.py"))
+    monkeypatch.setattr(datasets.resources, "files", lambda package: tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="demo data was not found in .*nowhere.* nor in .*data.demo"):
+        datasets.demo_path()

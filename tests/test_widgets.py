@@ -192,6 +192,17 @@ def test_sweep_explorer():
     assert "rank_change" in explorer.movers_view.value
 
 
+def test_sweep_explorer_bad_input():
+    demo = datasets.load_demo("tcva")
+    verdicts, items = demo["verdicts"], demo["items"]
+    with pytest.raises(TypeError, match="`verdicts` must be a pandas DataFrame"):
+        SweepExplorer("verdicts.csv", items["human"])
+    with pytest.raises(ValueError, match="must lie in"):
+        SweepExplorer(verdicts, items["human"], items=items, temperatures=[0.5, 3.0])
+    with pytest.raises(ValueError, match="share no index labels"):
+        SweepExplorer(verdicts, items["human"].set_axis([f"x{i}" for i in range(len(items))]), items=items)
+
+
 def test_fd_bin_explorer():
     corpus = datasets.load_demo("fd")
     table = density.fd_star(corpus["claims"], corpus["documents"])
