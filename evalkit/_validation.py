@@ -69,7 +69,7 @@ def check_unique_index(index: pd.Index, name: str) -> None:
     """Raise ValueError listing a few duplicated labels."""
     if not index.is_unique:
         dupes = index[index.duplicated()].unique()[:5].tolist()
-        raise ValueError(f"`{name}` must have a unique index; duplicated labels include {dupes}.")
+        raise ValueError(f"`{name}` must have a unique index (ids must be unique); duplicated labels include {dupes}.")
 
 
 def check_unique_column(table: pd.DataFrame, column: str, name: str) -> None:

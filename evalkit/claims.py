@@ -14,8 +14,8 @@ a ``prob_fact``. All three share one engine, :func:`evalkit.models.call_and_pars
 from __future__ import annotations
 
 import hashlib
-import string
 import json
+import string
 import warnings
 from dataclasses import dataclass
 

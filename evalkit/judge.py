@@ -408,7 +408,7 @@ def load_results(path) -> pd.DataFrame:
     >>> from evalkit.judge import load_results, save_results
     >>> res = pd.DataFrame({"case_id": ["a", "b"], "verdict": ["FAIL", "PASS"]})
     >>> res.attrs["rubric"] = {"levels": ["PASS", "FAIL"]}
-    >>> back = load_results(save_results(res, pathlib.Path(tempfile.mkdtemp()) / "run.parquet"))
+    >>> back = load_results(save_results(res, pathlib.Path(tempfile.mkdtemp()) / "run.jsonl"))
     >>> list(back["verdict"].cat.categories)
     ['PASS', 'FAIL']
     """

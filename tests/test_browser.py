@@ -52,7 +52,7 @@ def read_rows(path: Path, want: int, timeout: float = 20) -> list:
 
 
 def test_labeller_clicks_in_jupyterlab(tmp_path):
-    playwright = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (the 'browser' extra)")
+    playwright = pytest.importorskip("playwright.sync_api", reason='needs the \'browser\' extra: pip install "evalkit[browser]"')
     if not Path(CHROMIUM).exists():
         pytest.skip("chromium is not installed and could not be installed here (.ci/run installs Debian's chromium)")
     import nbformat

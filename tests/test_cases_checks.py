@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from evalkit import cases, checks
+from tests._extras import needs_parquet
 
 
 def write(path, text):
@@ -12,6 +13,7 @@ def write(path, text):
     return path
 
 
+@needs_parquet
 def test_read_jsonl_csv_parquet_agree(tmp_path):
     table = pd.DataFrame({"case_id": ["1", "b", "c"], "input": ["x", "y", "z"], "output": ["o1", "o2", ""]})
     jsonl = write(tmp_path / "c.jsonl", "\n".join(json.dumps(r) for r in table.to_dict("records")) + "\n\n")

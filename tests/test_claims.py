@@ -3,8 +3,7 @@ import pytest
 
 from evalkit import EvalkitWarning, claims, models, tcva
 from evalkit._testing import ChatServer
-
-pytest.importorskip("openai", reason="the OpenAI adapter needs the 'openai' extra")
+from tests._extras import needs_openai
 
 
 @pytest.mark.parametrize(
@@ -67,6 +66,7 @@ def extraction_script(prompt, attempt):
     return "[]"
 
 
+@needs_openai
 def test_extract_claims_retries_once_then_flags_the_item(tmp_path):
     cache = models.CallCache(tmp_path / "c.sqlite")
     with ChatServer(extraction_script) as server:
@@ -87,6 +87,7 @@ def test_extract_claims_retries_once_then_flags_the_item(tmp_path):
     pd.testing.assert_frame_equal(table, again)
 
 
+@needs_openai
 def test_judge_claims_feeds_tcva():
     table = pd.DataFrame({"item_id": ["a", "a", "b", "c"], "claim_idx": [0, 1, 0, 0],
                           "claim": ["Warranty is 2 years.", "It is blue.", "Weighs 2 kg.", "Ships free."]})
@@ -125,6 +126,7 @@ def test_judge_claims_bad_input():
         claims.extract_claims(["x"], lambda p: "[]", model_id="m")
 
 
+@needs_openai
 def test_extract_facts_strict_with_retry():
     docs = pd.DataFrame({"doc_id": ["ok", "bad"], "text": ["Dose was 5 mg.", "Nothing to see."]})
 

@@ -2,8 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit import EvalkitWarning, datasets, density, models
-from evalkit._testing import ChatServer
+from evalkit import EvalkitWarning, datasets, density
 
 
 @pytest.fixture(scope="module")

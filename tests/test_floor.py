@@ -80,7 +80,7 @@ def test_coercion():
         judge_verdicts(results)
     with pytest.raises(TypeError, match="results DataFrame or a Series"):
         judge_verdicts(["PASS"])
-    with pytest.raises(ValueError, match=r"`judge` must have a unique index; duplicated labels include \[.a.\]"):
+    with pytest.raises(ValueError, match=r"`judge` must have a unique index \(ids must be unique\); duplicated labels include \[.a.\]"):
         judge_verdicts(pd.Series(["PASS", "FAIL"], index=["a", "a"]))
 
 

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat", reason="notebook tests need the 'report' extra (pip install -e '.[dev]')")
-pytest.importorskip("nbclient", reason="notebook tests need the 'report' extra (pip install -e '.[dev]')")
+nbformat = pytest.importorskip("nbformat", reason='needs the \'report\' extra: pip install "evalkit[report]"')
+pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
+pytest.importorskip("ipywidgets", reason='the notebooks need the \'widgets\' extra: pip install "evalkit[widgets]"')
 
 from evalkit import report  # noqa: E402
 

@@ -43,7 +43,7 @@ def test_temperature_sweep_bad_input():
 
 def test_verdict_distribution_shares_sum_to_one():
     demo = datasets.load_demo("tcva")
-    verdicts, items = demo["verdicts"], demo["items"]
+    verdicts = demo["verdicts"]
     verdicts = verdicts.assign(system=verdicts["item_id"].str.split("-").str[1])
     ax = plots.verdict_distribution(verdicts, by="system")
     n_groups = verdicts["system"].nunique()

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat", reason="the report needs the 'report' extra")
+nbformat = pytest.importorskip("nbformat", reason='needs the \'report\' extra: pip install "evalkit[report]"')
 
 from evalkit import cli, report  # noqa: E402
 
@@ -66,7 +66,7 @@ def test_console_script_is_installed(tmp_path):
 
 
 def test_widgets_appear_as_static_snapshots(tmp_path):
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "evalkit[widgets]"')
     nb = notebook(tmp_path / "w.ipynb", "import pandas as pd\nfrom evalkit.widgets import Labeller\n"
                   "Labeller(pd.DataFrame({'case_id': ['a'], 'input': ['q'], 'output': ['<i>o</i>']}), 'l.jsonl')")
     result = report.run_notebook(nb, tmp_path)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("ipywidgets", reason="widgets need the 'widgets' extra")
+pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "evalkit[widgets]"')
 
 from evalkit import calibrate, datasets, density, tcva  # noqa: E402
 from evalkit.labels import read_labels  # noqa: E402

@@ -1,0 +1,45 @@
+"""Doctest collection: a module whose optional extra is not installed is skipped with the extra named.
+
+The unit tests in tests/ skip themselves the same way (tests/_extras.py); this covers the doctests that
+``--doctest-modules`` collects from evalkit/ itself.
+"""
+
+import importlib.util
+
+import pytest
+
+# module file -> (what it imports, the extra that installs it)
+OPTIONAL_MODULES = {
+    "widgets.py": ("ipywidgets", "widgets"),
+    "report.py": ("nbclient", "report"),
+    "cli.py": ("nbclient", "report"),
+}
+
+
+# single doctests (module.object) that need an extra their module does not
+OPTIONAL_DOCTESTS = {"evalkit.models.OpenAIChat": ("openai", "openai")}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        needed = OPTIONAL_DOCTESTS.get(item.name)
+        if needed and importlib.util.find_spec(needed[0]) is None:
+            item.add_marker(pytest.mark.skip(reason=f"this doctest needs {needed[0]}, from the '{needed[1]}' extra: "
+                                                    f"pip install \"evalkit[{needed[1]}]\""))
+
+
+class _NeedsExtra(pytest.File):
+    def collect(self):
+        module, extra = OPTIONAL_MODULES[self.path.name]
+        pytest.skip(f"doctests of evalkit/{self.path.name} need {module}, from the '{extra}' extra: "
+                    f"pip install \"evalkit[{extra}]\"")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path, parent):
+    collected = yield
+    if file_path.parent.name == "evalkit" and file_path.name in OPTIONAL_MODULES:
+        module, _ = OPTIONAL_MODULES[file_path.name]
+        if importlib.util.find_spec(module) is None:
+            return [_NeedsExtra.from_parent(parent, path=file_path)]
+    return collected
