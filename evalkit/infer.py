@@ -25,7 +25,6 @@ the judge looked wrong do not give valid intervals.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -203,19 +202,22 @@ def _warn_degenerate(m: dict, methods: list[str], names) -> None:
 
 
 def _table(m: dict, methods: list[str], level: float, names=None) -> pd.DataFrame:
-    rows = []
     few = m["n"] < 2
+    parts = {c: [] for c in ("estimate", "ci_low", "ci_high", "lam")}
     for method in methods:
         est, se, lam = _estimate(m, method)
         if method != "judge":
             est, se = np.where(few, np.nan, est), np.where(few, np.nan, se)
         low, high = _interval(est, se, level)
-        part = pd.DataFrame({"estimate": est, "ci_low": low, "ci_high": high, "n_labelled": m["n"].astype(int),
-                             "n_unlabelled": m["N"].astype(int), "lam": lam, "method": method})
-        if names is not None:
-            part.insert(0, names.name, names)
-        rows.append(part)
-    return pd.concat(rows, ignore_index=True)
+        for column, values in zip(parts, (est, low, high, lam), strict=True):
+            parts[column].append(values)
+    k = len(methods)
+    out = pd.DataFrame({**{c: np.concatenate(v) for c, v in parts.items() if c != "lam"},
+                        "n_labelled": np.tile(m["n"].astype(int), k), "n_unlabelled": np.tile(m["N"].astype(int), k),
+                        "lam": np.concatenate(parts["lam"]), "method": np.repeat(np.array(methods, dtype=object), len(m["n"]))})
+    if names is not None:
+        out.insert(0, names.name, np.tile(names.to_numpy(), k))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- public

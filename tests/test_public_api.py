@@ -120,6 +120,14 @@ ELSEWHERE = {
     "datasets.load_tcva_baseline": "reads the same files as load_tcva_release",
     "datasets.demo_path": "takes no input",
     "correlate.TemperatureSelection": "a result container",
+    "infer.mean": "test_infer.py::test_types_options_and_no_mutation",
+    "infer.difference": "test_infer.py::test_difference_bad_input",
+    "infer.pass_rate": "test_infer.py::test_pass_rate_by_column_and_bad_input",
+    "infer.expected_half_width": "test_infer.py::test_labels_needed_unreachable_and_bad_input",
+    "infer.labels_needed": "test_infer.py::test_labels_needed_unreachable_and_bad_input",
+    "infer.choose_cases": "test_infer.py::test_choose_cases_exclude_random_and_labeller",
+    "infer.simulate": "test_infer.py::test_types_options_and_no_mutation",
+    "plots.label_budget": "test_infer.py::test_label_budget_plot",
 }
 
 
