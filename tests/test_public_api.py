@@ -120,6 +120,7 @@ ELSEWHERE = {
     "datasets.load_tcva_baseline": "reads the same files as load_tcva_release",
     "datasets.demo_path": "takes no input",
     "correlate.TemperatureSelection": "a result container",
+    "datasets.load_summeval": "test_datasets.py::test_load_summeval_errors",
     "infer.mean": "test_infer.py::test_types_options_and_no_mutation",
     "infer.difference": "test_infer.py::test_difference_bad_input",
     "infer.pass_rate": "test_infer.py::test_pass_rate_by_column_and_bad_input",
