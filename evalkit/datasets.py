@@ -266,7 +266,7 @@ _SUMMEVAL_FILE = "ctc_summeval_metric_scores.json"
 
 
 def load_summeval(path) -> pd.DataFrame:
-    """Read SummEval's expert ratings and automatic-metric scores as CTC released them (``{file}``).
+    """Read SummEval's expert ratings and automatic-metric scores as CTC released them (``ctc_summeval_metric_scores.json``).
 
     SummEval (Fabbri et al., 2021) rates 1,600 summaries (100 CNN/DailyMail articles x 16 systems) on
     coherence, consistency, fluency and relevance, 1-5, as the mean of three experts. The CTC release
@@ -275,7 +275,7 @@ def load_summeval(path) -> pd.DataFrame:
     Parameters
     ----------
     path : str or Path
-        The file, or a folder holding ``{file}``.
+        The file, or a folder holding ``ctc_summeval_metric_scores.json``.
 
     Returns
     -------
@@ -289,14 +289,14 @@ def load_summeval(path) -> pd.DataFrame:
     >>> import json, pathlib, tempfile
     >>> from evalkit.datasets import load_summeval
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> record = {{"d1": {{"src": "...", "refs": [], "hypos": {{"M0": {{"hypo": "...", "scores": {{"relevance": "4.0",
-    ...            "rouge1_f": "0.31"}}}}}}}}}}
-    >>> _ = (folder / "{file}").write_text(json.dumps(record))
+    >>> record = {"d1": {"src": "...", "refs": [], "hypos": {"M0": {"hypo": "...", "scores": {"relevance": "4.0",
+    ...            "rouge1_f": "0.31"}}}}}
+    >>> _ = (folder / "ctc_summeval_metric_scores.json").write_text(json.dumps(record))
     >>> load_summeval(folder)
              doc_id system  relevance  rouge1_f
     item_id
     d1/M0        d1     M0        4.0      0.31
-    """.format(file=_SUMMEVAL_FILE)
+    """
     path = Path(path)
     file = path / _SUMMEVAL_FILE if path.is_dir() else path
     if not file.is_file():

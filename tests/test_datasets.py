@@ -64,7 +64,7 @@ def test_load_summeval_real_release():
     assert table.groupby("doc_id").size().eq(16).all()
     # the figures the data set's README states for the expert means
     assert table["relevance"].mean() == pytest.approx(3.7771, abs=5e-5)
-    assert table["relevance"].nunique() == 13 and table["rouge1_f"].between(0.100, 0.540).all()
+    assert table["relevance"].nunique() == 13 and table["rouge1_f"].between(0.0995, 0.5405).all()
     by_system = table.groupby("system")["relevance"].mean()
     assert by_system["M11"] == pytest.approx(3.147, abs=5e-4) and by_system["M23"] == pytest.approx(4.26, abs=5e-4)
     assert table.index[0] == "dm-test-8764fb95bfad8ee849274873a92fb8d6b400eee2/M11"
