@@ -54,18 +54,17 @@ def _as_scores(values, name: str) -> pd.Series:
         raise TypeError(f"`{name}` must be a pandas Series indexed by case id; got {type(values).__name__}.")
     if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
         return values.astype(float)
-    text = values.astype(object)
-    missing = text.isna()
-    upper = text[~missing].map(lambda v: str(v).strip().upper() if not isinstance(v, (bool, np.bool_)) else
-                               ("PASS" if v else "FAIL"))
-    bad = ~upper.isin(["PASS", "FAIL"])
+    items = values.to_numpy(dtype=object)
+    missing = pd.isna(items)
+    flags = np.fromiter((isinstance(v, (bool, np.bool_)) for v in items), dtype=bool, count=len(items))
+    text = np.where(flags, np.where(items.astype(bool), "PASS", "FAIL"), items).astype(str)
+    text = np.char.upper(np.char.strip(text))
+    bad = ~missing & (text != "PASS") & (text != "FAIL")
     if bad.any():
-        key = upper.index[bad.to_numpy()][0]
+        key = values.index[bad][0]
         raise ValueError(f"`{name}` for case {key!r} is {values.loc[key]!r}; expected a number, PASS/FAIL or a "
                          "boolean (True = PASS).")
-    out = pd.Series(np.nan, index=values.index, name=values.name)
-    out[~missing] = (upper == "PASS").astype(float).to_numpy()
-    return out
+    return pd.Series(np.where(missing, np.nan, (text == "PASS").astype(float)), index=values.index, name=values.name)
 
 
 def _methods(method) -> list[str]:
@@ -418,7 +417,8 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
     0      ppi++     0.695   0.570    0.819          40            60
     1  classical     0.725   0.587    0.863          40            60
     """
-    results = check_dataframe(results, "results").reset_index(drop=True)
+    results = check_dataframe(results, "results").reset_index(drop=True)  # concatenated runs repeat labels
+    results.attrs = {}  # a new frame: the run's metadata is not needed here, and pandas would copy it at every step
     check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "error"], "results")
     methods = _methods(method)
     human = _as_scores(human, "human")
@@ -450,7 +450,8 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
             segments = by
         labels = human[human.index.isin(score.index)]
         table = mean(score, labels, method=methods, confidence_level=confidence_level, by=segments, adjust=adjust)
-        table[["ci_low", "ci_high"]] = table[["ci_low", "ci_high"]].clip(0.0, 1.0)
+        for column in ("ci_low", "ci_high"):
+            table[column] = np.clip(table[column].to_numpy(), 0.0, 1.0)
         table.insert(0, "model", key[2])
         table.insert(0, "rubric_version", key[1])
         table.insert(0, "rubric", key[0])

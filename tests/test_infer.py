@@ -438,3 +438,15 @@ def test_verdicts_and_booleans_are_scores(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         infer.mean(verdicts, human)  # a good judge on binary data raises no warning
+
+
+@pytest.mark.slow
+def test_few_labels_notebook_names_a_bad_summeval_dir(tmp_path):
+    pytest.importorskip("nbclient", reason="notebook tests need the 'report' extra")
+    from pathlib import Path
+
+    from evalkit import report
+
+    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "04_few_labels.ipynb"
+    result = report.run_notebook(notebook, tmp_path, params={"SUMMEVAL_DIR": str(tmp_path)})
+    assert not result.ok and "SUMMEVAL_DIR=" in result.error and "ctc_summeval_metric_scores.json" in result.error
