@@ -77,34 +77,34 @@ def _methods(method) -> list[str]:
 
 
 def _align(judge: pd.Series, human: pd.Series, nan_policy: str):
-    """Judge scores split into labelled (aligned with the labels) and unlabelled, as arrays plus the labelled mask."""
+    """The labels and their cases' positions in ``judge``; the unlabelled cases (None: every other case)."""
     check_unique_index(human.index, "human")
-    check_unique_index(judge.index, "judge")
+    check_unique_index(judge.index, "judge")  # pandas keeps the hash table it builds here for get_indexer below
     values = judge.to_numpy(dtype=float)
-    labelled = judge.index.isin(human.index)
-    if int(labelled.sum()) != len(human):
-        missing = human.index[~human.index.isin(judge.index[labelled])]
+    positions = judge.index.get_indexer(human.index)
+    if (positions < 0).any():
+        missing = human.index[positions < 0]
         raise ValueError(f"`human` has {len(missing)} case id(s) that `judge` does not score, e.g. "
                          f"{missing[:3].tolist()}; every labelled case needs a judge score (human's index must be a "
                          "subset of judge's).")
-    y = human.reindex(judge.index[labelled]).to_numpy(dtype=float)
-    keep_j = ~np.isnan(values)
-    if not keep_j.all():
-        if nan_policy == "raise":
-            raise ValueError(f"`judge` has {int((~keep_j).sum())} missing score(s), e.g. for case "
-                             f"{judge.index[~keep_j][0]!r}; drop them or pass nan_policy='omit'.")
-    bad_y = np.isnan(y)
-    if bad_y.any() and nan_policy == "raise":
-        raise ValueError(f"`human` has {int(bad_y.sum())} missing label(s), e.g. for case "
-                         f"{judge.index[labelled][bad_y][0]!r}; drop them or pass nan_policy='omit' (the case then "
+    y = human.to_numpy(dtype=float)
+    no_score = np.isnan(values)
+    if no_score.any() and nan_policy == "raise":
+        raise ValueError(f"`judge` has {int(no_score.sum())} missing score(s), e.g. for case "
+                         f"{judge.index[no_score][0]!r}; drop them or pass nan_policy='omit'.")
+    no_label = np.isnan(y)
+    if no_label.any() and nan_policy == "raise":
+        raise ValueError(f"`human` has {int(no_label.sum())} missing label(s), e.g. for case "
+                         f"{human.index[no_label][0]!r}; drop them or pass nan_policy='omit' (the case then "
                          "counts as unlabelled).")
+    if not (no_score.any() or no_label.any()):
+        return y, positions, None, values
     # omit: a case without a judge score is dropped; a case without a label is unlabelled
-    lab_pos = np.flatnonzero(labelled)
-    ok = keep_j[lab_pos] & ~bad_y
-    labelled_mask = np.zeros(len(values), dtype=bool)
-    labelled_mask[lab_pos[ok]] = True
-    unlabelled_mask = ~labelled_mask & keep_j
-    return y[ok], labelled_mask, unlabelled_mask, values
+    ok = ~no_score[positions] & ~no_label
+    positions = positions[ok]
+    unlabelled = ~no_score
+    unlabelled[positions] = False
+    return y[ok], positions, unlabelled, values
 
 
 def _codes(by, judge: pd.Series, name: str = "by"):
@@ -127,16 +127,42 @@ def _codes(by, judge: pd.Series, name: str = "by"):
 
 
 # ---------------------------------------------------------------------------------------------- kernel
-def _moments(y, yhat, yhat_u, codes_l, codes_u, k: int) -> dict:
-    """Per-segment counts, means and population (co)variances of the labelled pairs and the unlabelled scores."""
-    n = np.bincount(codes_l, minlength=k).astype(float)
-    big_n = np.bincount(codes_u, minlength=k).astype(float)
+def _moments(y, values, positions, unlabelled, codes=None, k: int = 1) -> dict:
+    """Per-segment counts, means and population (co)variances of the labelled pairs and the unlabelled scores.
+
+    ``positions`` locate the labelled cases in ``values``; ``unlabelled`` is a mask of the unlabelled cases, or
+    None when they are all the other cases (then no copy of ``values`` is made). ``codes`` give each case's
+    segment (None: one segment). Variances are two-pass (centred), so large offsets lose no precision.
+    """
+    yhat = values[positions]
     with np.errstate(invalid="ignore", divide="ignore"):
+        if codes is None:
+            n = float(len(y))
+            my, mh = y.mean() if n else np.nan, yhat.mean() if n else np.nan
+            dy, dh = y - my, yhat - mh
+            if unlabelled is None:
+                big_n = float(len(values) - n)
+                mu = (values.sum() - yhat.sum()) / big_n
+                du_all, du_lab = values - mu, yhat - mu
+                vu = max(np.dot(du_all, du_all) - np.dot(du_lab, du_lab), 0.0) / big_n
+            else:
+                rest = values[unlabelled]
+                big_n = float(len(rest))
+                mu, vu = (rest.mean(), rest.var()) if big_n else (np.nan, np.nan)
+            one = lambda v: np.array([v], dtype=float)  # noqa: E731
+            return {"n": one(n), "N": one(big_n), "my": one(my), "mh": one(mh), "mu": one(mu),
+                    "vy": one(np.dot(dy, dy) / n), "vh": one(np.dot(dh, dh) / n), "cyh": one(np.dot(dy, dh) / n),
+                    "vu": one(vu)}
+        if unlabelled is None:
+            unlabelled = np.ones(len(values), dtype=bool)
+            unlabelled[positions] = False
+        codes_l, codes_u, rest = codes[positions], codes[unlabelled], values[unlabelled]
+        n = np.bincount(codes_l, minlength=k).astype(float)
+        big_n = np.bincount(codes_u, minlength=k).astype(float)
         my = np.bincount(codes_l, y, minlength=k) / n
         mh = np.bincount(codes_l, yhat, minlength=k) / n
-        mu = np.bincount(codes_u, yhat_u, minlength=k) / big_n
-        dy, dh = y - my[codes_l], yhat - mh[codes_l]  # two passes: centred sums, no cancellation
-        du = yhat_u - mu[codes_u]
+        mu = np.bincount(codes_u, rest, minlength=k) / big_n
+        dy, dh, du = y - my[codes_l], yhat - mh[codes_l], rest - mu[codes_u]
         return {"n": n, "N": big_n, "my": my, "mh": mh, "mu": mu,
                 "vy": np.bincount(codes_l, dy * dy, minlength=k) / n,
                 "vh": np.bincount(codes_l, dh * dh, minlength=k) / n,
@@ -144,14 +170,29 @@ def _moments(y, yhat, yhat_u, codes_l, codes_u, k: int) -> dict:
                 "vu": np.bincount(codes_u, du * du, minlength=k) / big_n}
 
 
+def _spread(m: dict):
+    """Mean and sum of squared deviations of every judge score (labelled and unlabelled) per segment."""
+    n, big_n = m["n"], m["N"]
+    total = n + big_n
+    mu = np.nan_to_num(m["mu"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_all = (n * m["mh"] + big_n * mu) / total
+        ss_all = n * m["vh"] + big_n * np.nan_to_num(m["vu"]) + n * (m["mh"] - mean_all) ** 2 + big_n * (mu - mean_all) ** 2
+    return mean_all, ss_all
+
+
+def _constant(m: dict):
+    """Segments whose judge gives every case the same score (up to rounding in the sums)."""
+    mean_all, ss_all = _spread(m)
+    return ss_all <= (m["n"] + m["N"]) * (1e-12 * np.abs(mean_all)) ** 2
+
+
 def _estimate(m: dict, method: str):
     """Estimate, standard error and lam per segment, from :func:`_moments` (ppi_py's formulas for the mean)."""
     n, big_n = m["n"], m["N"]
     total = n + big_n
+    mean_all, ss_all = _spread(m)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_all = (n * m["mh"] + big_n * np.nan_to_num(m["mu"])) / total
-        ss_all = (n * m["vh"] + big_n * np.nan_to_num(m["vu"]) + n * (m["mh"] - mean_all) ** 2
-                  + big_n * (np.nan_to_num(m["mu"]) - mean_all) ** 2)
         if method == "judge":
             return mean_all, np.sqrt(ss_all / total / total), np.full_like(n, np.nan)
         if method == "ppi++":
@@ -159,7 +200,7 @@ def _estimate(m: dict, method: str):
             lam = np.clip(m["cyh"] / ((1 + n / big_n) * ss_all / (total - 1)), 0.0, 1.0)
         else:
             lam = np.full_like(n, 1.0 if method == "ppi" else 0.0)
-        lam = np.where((big_n == 0) | (ss_all == 0) | np.isnan(lam), 0.0, lam)  # no unlabelled case / constant judge
+        lam = np.where((big_n == 0) | _constant(m) | np.isnan(lam), 0.0, lam)  # no unlabelled case / constant judge
         active = lam > 0
         estimate = m["my"] + np.where(active, lam * (m["mu"] - m["mh"]), 0.0)
         rect_var = np.maximum(m["vy"] + lam**2 * m["vh"] - 2 * lam * m["cyh"], 0.0)
@@ -193,8 +234,7 @@ def _warn_degenerate(m: dict, methods: list[str], names) -> None:
         if ((m["N"] == 0) & ~few).any():
             warnings.warn("every case is labelled: there is no unlabelled case for the judge to add, so PPI and "
                           "PPI++ equal the classical estimate (lam = 0).", EvalkitWarning, stacklevel=3)
-        mu = np.where(m["N"] > 0, m["mu"], m["mh"])
-        constant = (m["vh"] == 0) & (np.nan_to_num(m["vu"]) == 0) & (mu == m["mh"])
+        constant = _constant(m)
         if (constant & ~few).any():
             warnings.warn("the judge gives every case the same score: it carries no information, so PPI and PPI++ "
                           "equal the classical estimate.", EvalkitWarning, stacklevel=3)
@@ -278,16 +318,15 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", confidence_level
     confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     check_option(nan_policy, ["raise", "omit"], "nan_policy")
     judge, human = _as_scores(judge, "judge"), _as_scores(human, "human")
-    y, lab, unl, values = _align(judge, human, nan_policy)
+    y, positions, unlabelled, values = _align(judge, human, nan_policy)
     if by is None:
         if len(y) < 2:
             raise ValueError(f"`human` must hold at least 2 labels (with a score and a label); got {len(y)}.")
-        m = _moments(y, values[lab], values[unl], np.zeros(len(y), dtype=np.intp),
-                     np.zeros(int(unl.sum()), dtype=np.intp), 1)
+        m = _moments(y, values, positions, unlabelled)
         names = None
     else:
         codes, names = _codes(by, judge)
-        m = _moments(y, values[lab], values[unl], codes[lab], codes[unl], len(names))
+        m = _moments(y, values, positions, unlabelled, codes, len(names))
     _warn_degenerate(m, methods, names)
     level = _level(confidence_level, adjust, 1 if names is None else int((m["n"] >= 2).sum()))
     out = _table(m, methods, level, names)
@@ -356,10 +395,10 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
                       f"uses the {len(both)} cases labelled for both.", EvalkitWarning, stacklevel=2)
     judge = ja - jb.reindex(ja.index)
     human = ha.loc[both] - hb.loc[both]
-    y, lab, unl, values = _align(judge, human, nan_policy)
+    y, positions, unlabelled, values = _align(judge, human, nan_policy)
     if len(y) < 2:
         raise ValueError(f"a paired difference needs at least 2 cases labelled for both systems; got {len(y)}.")
-    m = _moments(y, values[lab], values[unl], np.zeros(len(y), dtype=np.intp), np.zeros(int(unl.sum()), dtype=np.intp), 1)
+    m = _moments(y, values, positions, unlabelled)
     _warn_degenerate(m, methods, None)
     rows = []
     for name in methods:
@@ -462,10 +501,10 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
 
 def _planning_moments(judge, human_pilot):
     judge, human = _as_scores(judge, "judge"), _as_scores(human_pilot, "human_pilot")
-    y, lab, unl, values = _align(judge, human, "raise")
+    y, positions, _, values = _align(judge, human, "raise")
     if len(y) < 2:
         raise ValueError(f"`human_pilot` must hold at least 2 labels; got {len(y)}.")
-    yhat = values[lab]
+    yhat = values[positions]
     vy = float(np.var(y))
     cyh = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
     vj = float(np.var(values))  # every case's judge score: the planned labelled set is a random subset of them
