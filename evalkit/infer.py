@@ -290,8 +290,11 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", confidence_level
     -------
     DataFrame
         One row per method (and segment, first column named after ``by``): ``estimate, ci_low, ci_high,
-        n_labelled, n_unlabelled, lam, method``. ``attrs["confidence_level"]`` is the level of each
-        interval (after any adjustment). A segment with fewer than 2 labels gets a NaN row and a warning.
+        n_labelled, n_unlabelled, lam, method``; ``lam`` is the weight the judge got (1 for PPI, 0 for
+        classical, NaN for the judge-only row). ``attrs["confidence_level"]`` is the level of each interval
+        (after any adjustment; k counts the segments with an estimate). A segment with fewer than 2 labels
+        gets a NaN row and a warning; with a constant judge, or no unlabelled case, PPI and PPI++ get lam = 0
+        (the classical estimate) and a warning.
 
     Raises
     ------
@@ -705,7 +708,9 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
 
     With a human label on every case, the truth is the human mean over all cases. Each draw labels a random
     subset of ``n`` cases (without replacement) and leaves the rest unlabelled; the estimates and intervals
-    are exactly those of :func:`mean`, computed for all draws at once.
+    are those of :func:`mean` (equal up to rounding), computed for all draws at once from sums over a
+    draws x cases matrix. Use it to see how PPI would have done on a fully labelled pilot before trusting
+    it with fewer labels.
 
     Parameters
     ----------
