@@ -445,19 +445,17 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
     Examples
     --------
     >>> import pandas as pd
-    >>> from evalkit import datasets, infer, judge
-    >>> cases, labels, outputs = datasets.load_demo("judge")
-    >>> rubric = judge.Rubric("support", "Supported.", "{output}", levels=("PASS", "FAIL"))
-    >>> v1 = outputs[outputs["rubric"] == "v1"]
-    >>> results = pd.DataFrame({"case_id": v1["case_id"], "rubric": "support", "rubric_version": "v1", "model": "sim",
-    ...                         "verdict": [rubric.parse(t)[0] for t in v1["raw"]],
-    ...                         "parsed": [rubric.parse(t)[1] for t in v1["raw"]], "error": None})
-    >>> human = labels.set_index("case_id")["label"].iloc[:40]
-    >>> table = infer.pass_rate(results, human, method=["ppi++", "classical"])
-    >>> table[["method", "estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled"]].round(3)
-          method  estimate  ci_low  ci_high  n_labelled  n_unlabelled
-    0      ppi++     0.695   0.570    0.819          40            60
-    1  classical     0.725   0.587    0.863          40            60
+    >>> from evalkit import infer
+    >>> ids = [f"c{i}" for i in range(12)]
+    >>> results = pd.DataFrame({"case_id": ids, "rubric": "support", "rubric_version": "v1", "model": "m",
+    ...                         "verdict": ["PASS"] * 8 + ["FAIL"] * 4, "parsed": True, "error": None})
+    >>> human = pd.Series(["PASS", "PASS", "FAIL", "FAIL", "FAIL"], index=["c0", "c1", "c2", "c8", "c9"])
+    >>> table = infer.pass_rate(results, human, method=["ppi++", "classical", "judge"])
+    >>> table[["method", "estimate", "n_labelled", "n_unlabelled", "lam"]].round(3)
+          method  estimate  n_labelled  n_unlabelled    lam
+    0      ppi++     0.444           5             7  0.385
+    1  classical     0.400           5             7  0.000
+    2      judge     0.667           5             7    NaN
     """
     results = check_dataframe(results, "results").reset_index(drop=True)  # concatenated runs repeat labels
     results.attrs = {}  # a new frame: the run's metadata is not needed here, and pandas would copy it at every step
