@@ -18,7 +18,7 @@ from evalkit import verdicts as _verdicts
 from evalkit._io import read_json, read_json_lines
 from evalkit._validation import check_option
 
-__all__ = ["demo_path", "load_demo", "load_tcva_release", "load_tcva_baseline", "load_llmbar"]
+__all__ = ["demo_path", "load_demo", "load_tcva_release", "load_tcva_baseline", "load_llmbar", "load_summeval"]
 
 _DEMOS = ("tcva", "judge", "fd")
 
@@ -256,3 +256,57 @@ def load_llmbar(root) -> pd.DataFrame:
     for column in ("winner", "label", "completion"):
         table[column] = table[column].astype("string")
     return table
+
+
+_SUMMEVAL_FILE = "ctc_summeval_metric_scores.json"
+
+
+def load_summeval(path) -> pd.DataFrame:
+    """Read SummEval's expert ratings and automatic-metric scores as CTC released them (``ctc_summeval_metric_scores.json``).
+
+    SummEval (Fabbri et al., 2021) rates 1,600 summaries (100 CNN/DailyMail articles x 16 systems) on
+    coherence, consistency, fluency and relevance, 1-5, as the mean of three experts. The CTC release
+    (tanyuqian/ctc-gen-eval) stores them with twelve automatic metrics per summary, all as strings.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, or a folder holding ``ctc_summeval_metric_scores.json``.
+
+    Returns
+    -------
+    DataFrame
+        One row per summary, indexed by ``item_id`` (``"<doc_id>/<system>"``) in file order: ``doc_id``,
+        ``system``, then every score of the file as a float column (``coherence, consistency, fluency,
+        relevance``, then the metrics, e.g. ``rouge1_f``, ``bert_score_f``, ``CTC_D_CNNDM_Relevance``).
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from evalkit.datasets import load_summeval
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> record = {"d1": {"src": "...", "refs": [], "hypos": {"M0": {"hypo": "...", "scores": {"relevance": "4.0",
+    ...            "rouge1_f": "0.31"}}}}}
+    >>> _ = (folder / "ctc_summeval_metric_scores.json").write_text(json.dumps(record))
+    >>> load_summeval(folder)
+             doc_id system  relevance  rouge1_f
+    item_id
+    d1/M0        d1     M0        4.0      0.31
+    """
+    path = Path(path)
+    file = path / _SUMMEVAL_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise FileNotFoundError(f"{file}: no such file (expected SummEval's {_SUMMEVAL_FILE} from the CTC release).")
+    docs = read_json(file)
+    if not isinstance(docs, dict):
+        raise ValueError(f"{file}: expected an object keyed by document id; got {type(docs).__name__}.")
+    rows = []
+    for doc_id, doc in docs.items():
+        hypos = doc.get("hypos") if isinstance(doc, dict) else None
+        if not isinstance(hypos, dict):
+            raise ValueError(f"{file}: document {doc_id!r} has no 'hypos' object of system summaries.")
+        for system, hypo in hypos.items():
+            scores = hypo.get("scores", {}) if isinstance(hypo, dict) else {}
+            rows.append({"item_id": f"{doc_id}/{system}", "doc_id": doc_id, "system": system,
+                         **{name: float(value) for name, value in scores.items()}})
+    return pd.DataFrame(rows).set_index("item_id")

@@ -12,7 +12,7 @@ from evalkit import verdicts as _verdicts
 from evalkit._validation import check_columns, check_dataframe
 
 __all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates", "length_bias", "fd_by_bin",
-           "tier_share"]
+           "tier_share", "label_budget"]
 
 _LEVEL_COLORS = dict(zip(_verdicts.LEVELS, ("#b2182b", "#ef8a62", "#fddbc7", "#92c5de", "#2166ac"), strict=True))
 
@@ -304,4 +304,53 @@ def tier_share(metrics: pd.DataFrame, *, ax=None, **kwargs):
     ax.set_xlim(0, 1)
     ax.set_xlabel("mean share of the top k")
     ax.legend(fontsize="small", ncols=len(share_columns), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    return ax
+
+
+def label_budget(expected: pd.DataFrame, *, half_width=None, ax=None, **kwargs):
+    """Expected interval half-width against the number of human labels, one line per method.
+
+    Parameters
+    ----------
+    expected : DataFrame
+        :func:`evalkit.infer.expected_half_width` output (``n_labelled, method, half_width``).
+    half_width : float, optional
+        A target half-width, drawn as a horizontal line; where each method's curve first reaches it is marked.
+    ax : matplotlib Axes, optional
+    **kwargs
+        Passed to ``ax.plot`` for each curve.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> from evalkit import plots
+    >>> curve = pd.DataFrame({"n_labelled": [50, 50, 200, 200], "method": ["ppi++", "classical"] * 2,
+    ...                       "half_width": [0.15, 0.25, 0.08, 0.13]})
+    >>> fig, ax = plt.subplots()
+    >>> ax = plots.label_budget(curve, half_width=0.1, ax=ax)
+    >>> ax.get_legend_handles_labels()[1]
+    ['ppi++', 'classical', 'target 0.1']
+    """
+    table = check_dataframe(expected, "expected")
+    check_columns(table, ["n_labelled", "method", "half_width"], "expected")
+    if ax is None:
+        ax = plt.gca()
+    for method, curve in table.groupby("method", sort=False):
+        curve = curve.sort_values("n_labelled")
+        (line,) = ax.plot(curve["n_labelled"], curve["half_width"], label=method, **kwargs)
+        if half_width is not None:
+            reached = curve[curve["half_width"] <= half_width]
+            if len(reached):
+                ax.plot(reached["n_labelled"].iloc[0], reached["half_width"].iloc[0], "o", color=line.get_color(),
+                        label="_nolegend_")
+    if half_width is not None:
+        ax.axhline(half_width, color="grey", linestyle="--", linewidth=1, label=f"target {half_width:g}")
+    ax.set_xlabel("human labels")
+    ax.set_ylabel("expected interval half-width")
+    ax.legend(fontsize="small")
     return ax

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from evalkit import datasets, verdicts
+from tests.conftest import shared_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,3 +57,26 @@ def test_release_loader_small_file(tmp_path):
     assert items.loc["summeval_doc-2_0", "error"] == "bad json"
     assert pd.isna(items.loc["summeval_doc-2_0", "stored_T0.5"])
     assert items.loc["summeval_doc-1_3", ["document", "system"]].tolist() == ["doc-1", "3"]
+
+
+def test_load_summeval_real_release():
+    table = datasets.load_summeval(shared_dataset("summeval"))
+    assert table.shape[0] == 1600 and table.index.is_unique and table["system"].nunique() == 16
+    assert table.groupby("doc_id").size().eq(16).all()
+    # the figures the data set's README states for the expert means
+    assert table["relevance"].mean() == pytest.approx(3.7771, abs=5e-5)
+    assert table["relevance"].nunique() == 13 and table["rouge1_f"].between(0.0995, 0.5405).all()
+    by_system = table.groupby("system")["relevance"].mean()
+    assert by_system["M11"] == pytest.approx(3.147, abs=5e-4) and by_system["M23"] == pytest.approx(4.26, abs=5e-4)
+    assert table.index[0] == "dm-test-8764fb95bfad8ee849274873a92fb8d6b400eee2/M11"
+
+
+def test_load_summeval_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="ctc_summeval_metric_scores.json: no such file"):
+        datasets.load_summeval(tmp_path)
+    (tmp_path / "ctc_summeval_metric_scores.json").write_text('{"d1": ')
+    with pytest.raises(ValueError, match="not valid JSON"):
+        datasets.load_summeval(tmp_path)
+    (tmp_path / "ctc_summeval_metric_scores.json").write_text('{"d1": {"src": "x"}}')
+    with pytest.raises(ValueError, match="document 'd1' has no 'hypos'"):
+        datasets.load_summeval(tmp_path / "ctc_summeval_metric_scores.json")

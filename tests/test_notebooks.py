@@ -9,13 +9,17 @@ pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install 
 pytest.importorskip("ipywidgets", reason='the notebooks need the \'widgets\' extra: pip install "evalkit[widgets]"')
 
 from evalkit import report  # noqa: E402
+from tests.conftest import SHARED_DATA  # noqa: E402
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+# Real-data parameters passed when ../shared/data is present (the notebooks default them to None).
+REAL_DATA = {"04_few_labels.ipynb": {"SUMMEVAL_DIR": SHARED_DATA / "summeval"}}
 
 
 def test_there_are_notebooks():
     assert [p.name for p in NOTEBOOKS] == ["00_labelling.ipynb", "01_calibrate_judge.ipynb",
-                                           "02_tcva_temperature_sweep.ipynb", "03_factual_density.ipynb"]
+                                           "02_tcva_temperature_sweep.ipynb", "03_factual_density.ipynb",
+                                           "04_few_labels.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -30,7 +34,8 @@ def test_committed_without_outputs_and_parameterised(path):
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes(path, tmp_path):
-    result = report.run_notebook(path, tmp_path)
+    params = {name: str(folder) for name, folder in REAL_DATA.get(path.name, {}).items() if folder.is_dir()}
+    result = report.run_notebook(path, tmp_path, params=params)
     assert result.ok, f"{path.name} failed in cell {result.cell}: {result.error}"
     assert result.html.exists() and result.html.stat().st_size > 10_000
     assert not (path.parent / "labels").exists(), "report mode must not write labels into the repository"

@@ -1,0 +1,785 @@
+"""Estimates from few human labels and many judge labels: prediction-powered inference (PPI, PPI++).
+
+A judge (an LLM verdict, a TCVA score, any automatic metric) scores every case; humans label a random
+subset. Prediction-powered inference (Angelopoulos et al., Science 2023) estimates the humans' mean over
+all cases as
+
+    theta(lam) = lam * mean(judge on the unlabelled cases) + mean(human - lam * judge on the labelled cases)
+
+The second term rectifies the judge's bias with the labels, so the estimate is unbiased whatever the judge
+does; the judge only changes the width. ``lam = 1`` is PPI, ``lam = 0`` the classical human-only mean, and
+PPI++ (Angelopoulos, Duchi, Zrnic 2023) chooses ``lam`` from the data to minimise the variance, clipped
+to [0, 1], so that its interval is, up to estimation noise, never wider than the classical one. Intervals
+are normal (CLT) intervals with population (``ddof=0``) variances, exactly as the reference library
+``ppi_py`` (``ppi_mean_ci``, ``ppi_mean_pointestimate``) computes them; the classical interval uses the
+same convention so that widths compare like with like.
+
+evalkit computes these from a handful of per-group moments (counts, means, variances, one covariance) rather
+than calling ``ppi_py``: that keeps the library out of the runtime dependencies and lets segments, paired
+differences and thousands of simulated label draws share one vectorised kernel. The tests check every
+method against ``ppi_py`` to 1e-10.
+
+Labels must be a random sample of the cases (as :func:`choose_cases` draws them); labels chosen because
+the judge looked wrong do not give valid intervals.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalkit._validation import (
+    EvalkitWarning,
+    check_columns,
+    check_dataframe,
+    check_number,
+    check_option,
+    check_rng,
+    check_unique_index,
+)
+
+__all__ = ["mean", "difference", "pass_rate", "expected_half_width", "labels_needed", "choose_cases", "simulate"]
+
+METHODS = ("ppi++", "ppi", "classical", "judge")
+COLUMNS = ["estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled", "lam", "method"]
+
+
+# ----------------------------------------------------------------------------------------------- input
+def _as_scores(values, name: str) -> pd.Series:
+    """A Series of numbers (floats), PASS/FAIL verdicts or booleans as float scores (PASS = 1); NaN stays."""
+    if not isinstance(values, pd.Series):
+        raise TypeError(f"`{name}` must be a pandas Series indexed by case id; got {type(values).__name__}.")
+    if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
+        return values.astype(float)
+    items = values.to_numpy(dtype=object)
+    missing = pd.isna(items)
+    flags = np.fromiter((isinstance(v, (bool, np.bool_)) for v in items), dtype=bool, count=len(items))
+    text = np.where(flags, np.where(items.astype(bool), "PASS", "FAIL"), items).astype(str)
+    text = np.char.upper(np.char.strip(text))
+    bad = ~missing & (text != "PASS") & (text != "FAIL")
+    if bad.any():
+        key = values.index[bad][0]
+        raise ValueError(f"`{name}` for case {key!r} is {values.loc[key]!r}; expected a number, PASS/FAIL or a "
+                         "boolean (True = PASS).")
+    return pd.Series(np.where(missing, np.nan, (text == "PASS").astype(float)), index=values.index, name=values.name)
+
+
+def _methods(method) -> list[str]:
+    methods = [method] if isinstance(method, str) else list(method) if method is not None else []
+    if not methods:
+        raise ValueError(f"`method` must be one of {list(METHODS)} or a list of them; got {method!r}.")
+    for m in methods:
+        check_option(m, METHODS, "method")
+    return list(dict.fromkeys(methods))
+
+
+def _align(judge: pd.Series, human: pd.Series, nan_policy: str):
+    """The labels and their cases' positions in ``judge``; the unlabelled cases (None: every other case)."""
+    check_unique_index(human.index, "human")
+    check_unique_index(judge.index, "judge")  # pandas keeps the hash table it builds here for get_indexer below
+    values = judge.to_numpy(dtype=float)
+    positions = judge.index.get_indexer(human.index)
+    if (positions < 0).any():
+        missing = human.index[positions < 0]
+        raise ValueError(f"`human` has {len(missing)} case id(s) that `judge` does not score, e.g. "
+                         f"{missing[:3].tolist()}; every labelled case needs a judge score (human's index must be a "
+                         "subset of judge's).")
+    y = human.to_numpy(dtype=float)
+    no_score = np.isnan(values)
+    if no_score.any() and nan_policy == "raise":
+        raise ValueError(f"`judge` has {int(no_score.sum())} missing score(s), e.g. for case "
+                         f"{judge.index[no_score][0]!r}; drop them or pass nan_policy='omit'.")
+    no_label = np.isnan(y)
+    if no_label.any() and nan_policy == "raise":
+        raise ValueError(f"`human` has {int(no_label.sum())} missing label(s), e.g. for case "
+                         f"{human.index[no_label][0]!r}; drop them or pass nan_policy='omit' (the case then "
+                         "counts as unlabelled).")
+    if not (no_score.any() or no_label.any()):
+        return y, positions, None, values
+    # omit: a case without a judge score is dropped; a case without a label is unlabelled
+    ok = ~no_score[positions] & ~no_label
+    positions = positions[ok]
+    unlabelled = ~no_score
+    unlabelled[positions] = False
+    return y[ok], positions, unlabelled, values
+
+
+def _codes(by, judge: pd.Series, name: str = "by"):
+    """Segment codes aligned with ``judge`` (-1 never occurs) and the segment names."""
+    if isinstance(by, pd.Series):
+        aligned = by.reindex(judge.index) if not by.index.equals(judge.index) else by
+        if aligned.isna().any():
+            raise ValueError(f"`{name}` has no segment for {int(aligned.isna().sum())} case(s), e.g. "
+                             f"{judge.index[aligned.isna().to_numpy()][0]!r}; give every judged case a segment.")
+        values = aligned.to_numpy()
+        label = by.name if by.name is not None else "segment"
+    else:
+        values = np.asarray(by)
+        if values.ndim != 1 or len(values) != len(judge):
+            raise ValueError(f"`{name}` must be a Series indexed by case id or a sequence as long as `judge` "
+                             f"({len(judge)}); got {type(by).__name__} of length {len(values)}.")
+        label = "segment"
+    codes, names = pd.factorize(values, sort=True)
+    return codes, pd.Index(names, name=label)
+
+
+# ---------------------------------------------------------------------------------------------- kernel
+def _moments(y, values, positions, unlabelled, codes=None, k: int = 1) -> dict:
+    """Per-segment counts, means and population (co)variances of the labelled pairs and the unlabelled scores.
+
+    ``positions`` locate the labelled cases in ``values``; ``unlabelled`` is a mask of the unlabelled cases, or
+    None when they are all the other cases (then no copy of ``values`` is made). ``codes`` give each case's
+    segment (None: one segment). Variances are two-pass (centred), so large offsets lose no precision.
+    """
+    yhat = values[positions]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if codes is None:
+            n = float(len(y))
+            my, mh = y.mean() if n else np.nan, yhat.mean() if n else np.nan
+            dy, dh = y - my, yhat - mh
+            if unlabelled is None:
+                big_n = float(len(values) - n)
+                mu = (values.sum() - yhat.sum()) / big_n
+                du_all, du_lab = values - mu, yhat - mu
+                vu = max(np.dot(du_all, du_all) - np.dot(du_lab, du_lab), 0.0) / big_n
+            else:
+                rest = values[unlabelled]
+                big_n = float(len(rest))
+                mu, vu = (rest.mean(), rest.var()) if big_n else (np.nan, np.nan)
+            one = lambda v: np.array([v], dtype=float)  # noqa: E731
+            return {"n": one(n), "N": one(big_n), "my": one(my), "mh": one(mh), "mu": one(mu),
+                    "vy": one(np.dot(dy, dy) / n), "vh": one(np.dot(dh, dh) / n), "cyh": one(np.dot(dy, dh) / n),
+                    "vu": one(vu)}
+        if unlabelled is None:
+            unlabelled = np.ones(len(values), dtype=bool)
+            unlabelled[positions] = False
+        codes_l, codes_u, rest = codes[positions], codes[unlabelled], values[unlabelled]
+        n = np.bincount(codes_l, minlength=k).astype(float)
+        big_n = np.bincount(codes_u, minlength=k).astype(float)
+        my = np.bincount(codes_l, y, minlength=k) / n
+        mh = np.bincount(codes_l, yhat, minlength=k) / n
+        mu = np.bincount(codes_u, rest, minlength=k) / big_n
+        dy, dh, du = y - my[codes_l], yhat - mh[codes_l], rest - mu[codes_u]
+        return {"n": n, "N": big_n, "my": my, "mh": mh, "mu": mu,
+                "vy": np.bincount(codes_l, dy * dy, minlength=k) / n,
+                "vh": np.bincount(codes_l, dh * dh, minlength=k) / n,
+                "cyh": np.bincount(codes_l, dy * dh, minlength=k) / n,
+                "vu": np.bincount(codes_u, du * du, minlength=k) / big_n}
+
+
+def _spread(m: dict):
+    """Mean and sum of squared deviations of every judge score (labelled and unlabelled) per segment."""
+    n, big_n = m["n"], m["N"]
+    total = n + big_n
+    mu = np.nan_to_num(m["mu"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_all = (n * m["mh"] + big_n * mu) / total
+        ss_all = n * m["vh"] + big_n * np.nan_to_num(m["vu"]) + n * (m["mh"] - mean_all) ** 2 + big_n * (mu - mean_all) ** 2
+    return mean_all, ss_all
+
+
+def _constant(m: dict):
+    """Segments whose judge gives every case the same score (up to rounding in the sums)."""
+    mean_all, ss_all = _spread(m)
+    return ss_all <= (m["n"] + m["N"]) * (1e-12 * np.abs(mean_all)) ** 2
+
+
+def _estimate(m: dict, method: str):
+    """Estimate, standard error and lam per segment, from :func:`_moments` (ppi_py's formulas for the mean)."""
+    n, big_n = m["n"], m["N"]
+    total = n + big_n
+    mean_all, ss_all = _spread(m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "judge":
+            return mean_all, np.sqrt(ss_all / total / total), np.full_like(n, np.nan)
+        if method == "ppi++":
+            # lam = Cov(Y, Yhat) / ((1 + n/N) Var(all judge scores, ddof=1)), as ppi_py's _calc_lam_glm for a mean
+            lam = np.clip(m["cyh"] / ((1 + n / big_n) * ss_all / (total - 1)), 0.0, 1.0)
+        else:
+            lam = np.full_like(n, 1.0 if method == "ppi" else 0.0)
+        lam = np.where((big_n == 0) | _constant(m) | np.isnan(lam), 0.0, lam)  # no unlabelled case / constant judge
+        active = lam > 0
+        estimate = m["my"] + np.where(active, lam * (m["mu"] - m["mh"]), 0.0)
+        rect_var = np.maximum(m["vy"] + lam**2 * m["vh"] - 2 * lam * m["cyh"], 0.0)
+        var = np.where(active, lam**2 * m["vu"] / big_n, 0.0) + rect_var / n
+    return estimate, np.sqrt(var), lam
+
+
+def _interval(estimate, se, confidence_level, alternative="two-sided"):
+    if alternative == "two-sided":
+        z = stats.norm.ppf(0.5 + np.asarray(confidence_level) / 2)
+        return estimate - z * se, estimate + z * se
+    z = stats.norm.ppf(confidence_level)
+    if alternative == "greater":
+        return estimate - z * se, np.full_like(estimate, np.inf)
+    return np.full_like(estimate, -np.inf), estimate + z * se
+
+
+def _level(confidence_level, adjust, k: int) -> float:
+    """Per-interval confidence level: Bonferroni divides the error rate over the k segments."""
+    check_option(adjust, [None, "bonferroni"], "adjust")
+    return 1 - (1 - confidence_level) / k if adjust == "bonferroni" and k > 1 else confidence_level
+
+
+def _warn_degenerate(m: dict, methods: list[str], names) -> None:
+    few = m["n"] < 2
+    if few.any():
+        where = "" if names is None else f" in segment(s) {names[few].tolist()[:5]}"
+        warnings.warn(f"fewer than 2 human labels{where}: no interval can be estimated there (NaN row).",
+                      EvalkitWarning, stacklevel=3)
+    if any(x in methods for x in ("ppi", "ppi++")):
+        if ((m["N"] == 0) & ~few).any():
+            warnings.warn("every case is labelled: there is no unlabelled case for the judge to add, so PPI and "
+                          "PPI++ equal the classical estimate (lam = 0).", EvalkitWarning, stacklevel=3)
+        constant = _constant(m)
+        if (constant & ~few).any():
+            warnings.warn("the judge gives every case the same score: it carries no information, so PPI and PPI++ "
+                          "equal the classical estimate.", EvalkitWarning, stacklevel=3)
+
+
+def _table(m: dict, methods: list[str], level: float, names=None) -> pd.DataFrame:
+    few = m["n"] < 2
+    parts = {c: [] for c in ("estimate", "ci_low", "ci_high", "lam")}
+    for method in methods:
+        est, se, lam = _estimate(m, method)
+        if method != "judge":
+            est, se = np.where(few, np.nan, est), np.where(few, np.nan, se)
+        low, high = _interval(est, se, level)
+        for column, values in zip(parts, (est, low, high, lam), strict=True):
+            parts[column].append(values)
+    k = len(methods)
+    out = pd.DataFrame({**{c: np.concatenate(v) for c, v in parts.items() if c != "lam"},
+                        "n_labelled": np.tile(m["n"].astype(int), k), "n_unlabelled": np.tile(m["N"].astype(int), k),
+                        "lam": np.concatenate(parts["lam"]), "method": np.repeat(np.array(methods, dtype=object), len(m["n"]))})
+    if names is not None:
+        out.insert(0, names.name, np.tile(names.to_numpy(), k))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- public
+def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", confidence_level: float = 0.95, by=None,
+         adjust: str | None = None, nan_policy: str = "raise") -> pd.DataFrame:
+    """The humans' mean over all cases, from judge scores on every case and human labels on a random subset.
+
+    Parameters
+    ----------
+    judge : Series
+        One score per case, indexed by case id (unique): numbers (e.g. TCVA scores), PASS/FAIL verdicts or
+        booleans (PASS = 1, FAIL = 0).
+    human : Series
+        The human labels of the labelled cases, on the same scale; its index must be a subset of ``judge``'s.
+        The cases of ``judge`` it does not name are the unlabelled ones.
+    method : str or list of str, default "ppi++"
+        ``"ppi++"`` (power-tuned lam, clipped to [0, 1]), ``"ppi"`` (lam = 1), ``"classical"`` (human labels
+        only, lam = 0) or ``"judge"`` (the judge's mean over all cases with its sampling interval: what a
+        judge-only report claims; it ignores the labels and is biased whenever the judge is).
+    confidence_level : float, default 0.95
+    by : Series or sequence, optional
+        Segment names (e.g. the system), a Series indexed by case id or a sequence as long as ``judge``: one
+        estimate per segment, with lam tuned within each.
+    adjust : {None, "bonferroni"}, default None
+        Multiple-comparison adjustment of the per-segment intervals: ``"bonferroni"`` makes each interval a
+        ``1 - (1 - confidence_level) / k`` interval for k segments, so that all hold together.
+    nan_policy : {"raise", "omit"}, default "raise"
+        ``"omit"`` drops cases without a judge score and treats cases whose label is missing as unlabelled.
+
+    Returns
+    -------
+    DataFrame
+        One row per method (and segment, first column named after ``by``): ``estimate, ci_low, ci_high,
+        n_labelled, n_unlabelled, lam, method``; ``lam`` is the weight the judge got (1 for PPI, 0 for
+        classical, NaN for the judge-only row). ``attrs["confidence_level"]`` is the level of each interval
+        (after any adjustment; k counts the segments with an estimate). A segment with fewer than 2 labels
+        gets a NaN row and a warning; with a constant judge, or no unlabelled case, PPI and PPI++ get lam = 0
+        (the classical estimate) and a warning.
+
+    Raises
+    ------
+    ValueError
+        Labels for cases the judge did not score, missing values under ``nan_policy="raise"``, or fewer
+        than 2 labels in all.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit import infer
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.normal(3.0, 1.0, 2000)
+    >>> judge = pd.Series(truth + 0.5 + rng.normal(0, 0.5, 2000), index=[f"c{i}" for i in range(2000)])  # biased
+    >>> human = pd.Series(truth[:150], index=judge.index[:150])
+    >>> table = infer.mean(judge, human, method=["ppi++", "classical", "judge"])
+    >>> table[["method", "estimate", "ci_low", "ci_high", "lam"]].round(3)
+          method  estimate  ci_low  ci_high    lam
+    0      ppi++     3.009   2.929    3.090  0.689
+    1  classical     3.063   2.910    3.216  0.000
+    2      judge     3.471   3.422    3.520    NaN
+    """
+    methods = _methods(method)
+    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_option(nan_policy, ["raise", "omit"], "nan_policy")
+    judge, human = _as_scores(judge, "judge"), _as_scores(human, "human")
+    y, positions, unlabelled, values = _align(judge, human, nan_policy)
+    if by is None:
+        if len(y) < 2:
+            raise ValueError(f"`human` must hold at least 2 labels (with a score and a label); got {len(y)}.")
+        m = _moments(y, values, positions, unlabelled)
+        names = None
+    else:
+        codes, names = _codes(by, judge)
+        m = _moments(y, values, positions, unlabelled, codes, len(names))
+    _warn_degenerate(m, methods, names)
+    level = _level(confidence_level, adjust, 1 if names is None else int((m["n"] >= 2).sum()))
+    out = _table(m, methods, level, names)
+    out.attrs["confidence_level"] = level
+    return out
+
+
+def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human_b: pd.Series, *, method="ppi++",
+               confidence_level: float = 0.95, alternative: str = "two-sided", nan_policy: str = "raise") -> pd.DataFrame:
+    """Paired difference of two systems' human means (A - B), both judged on the same cases.
+
+    The per-case differences ``human_a - human_b`` and ``judge_a - judge_b`` go through the PPI estimator of
+    :func:`mean`, with one lam for the difference: pairing removes the case-to-case variation both systems
+    share.
+
+    Parameters
+    ----------
+    judge_a, judge_b : Series
+        Scores of system A and B on the same cases (same case ids).
+    human_a, human_b : Series
+        Human labels of A's and B's outputs. Only cases labelled for both count as labelled (a warning says
+        how many labels were set aside).
+    method, confidence_level, nan_policy
+        As in :func:`mean`.
+    alternative : {"two-sided", "greater", "less"}, default "two-sided"
+        The alternative to "no difference": ``"greater"`` means A > B. One-sided alternatives give one-sided
+        intervals, as in scipy.
+
+    Returns
+    -------
+    DataFrame
+        One row per method: ``estimate, ci_low, ci_high, p_val, n_labelled, n_unlabelled, lam, method``
+        (``p_val`` from the z statistic ``estimate / se``, as ``ppi_py.ppi_mean_pval``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit import infer
+    >>> rng = np.random.default_rng(1)
+    >>> ids = [f"c{i}" for i in range(1000)]
+    >>> quality = rng.normal(0, 1, 1000)
+    >>> ha, hb = quality + 0.2 + rng.normal(0, 0.3, 1000), quality + rng.normal(0, 0.3, 1000)
+    >>> ja = pd.Series(ha + rng.normal(0, 0.3, 1000), index=ids)
+    >>> jb = pd.Series(hb + rng.normal(0, 0.3, 1000), index=ids)
+    >>> labelled = ids[:100]
+    >>> res = infer.difference(ja, jb, pd.Series(ha[:100], index=labelled), pd.Series(hb[:100], index=labelled))
+    >>> res[["estimate", "ci_low", "ci_high", "p_val"]].round(3)
+       estimate  ci_low  ci_high  p_val
+    0     0.204   0.144    0.264    0.0
+    """
+    methods = _methods(method)
+    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_option(alternative, ["two-sided", "greater", "less"], "alternative")
+    check_option(nan_policy, ["raise", "omit"], "nan_policy")
+    ja, jb = _as_scores(judge_a, "judge_a"), _as_scores(judge_b, "judge_b")
+    ha, hb = _as_scores(human_a, "human_a"), _as_scores(human_b, "human_b")
+    check_unique_index(ja.index, "judge_a")
+    check_unique_index(jb.index, "judge_b")
+    if len(ja) != len(jb) or not ja.index.isin(jb.index).all():
+        raise ValueError("`judge_a` and `judge_b` must score the same cases (a paired comparison); they differ, e.g. "
+                         f"{ja.index.symmetric_difference(jb.index)[:3].tolist()}.")
+    both = ha.index.intersection(hb.index, sort=False)
+    set_aside = len(ha) + len(hb) - 2 * len(both)
+    if set_aside:
+        warnings.warn(f"{set_aside} label(s) belong to cases labelled for only one system; a paired difference "
+                      f"uses the {len(both)} cases labelled for both.", EvalkitWarning, stacklevel=2)
+    judge = ja - jb.reindex(ja.index)
+    human = ha.loc[both] - hb.loc[both]
+    y, positions, unlabelled, values = _align(judge, human, nan_policy)
+    if len(y) < 2:
+        raise ValueError(f"a paired difference needs at least 2 cases labelled for both systems; got {len(y)}.")
+    m = _moments(y, values, positions, unlabelled)
+    _warn_degenerate(m, methods, None)
+    rows = []
+    for name in methods:
+        est, se, lam = _estimate(m, name)
+        low, high = _interval(est, se, confidence_level, alternative)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = est / se
+        p = {"two-sided": 2 * stats.norm.sf(np.abs(z)), "greater": stats.norm.sf(z), "less": stats.norm.cdf(z)}[alternative]
+        rows.append({"estimate": est[0], "ci_low": low[0], "ci_high": high[0], "p_val": p[0], "n_labelled": int(m["n"][0]),
+                     "n_unlabelled": int(m["N"][0]), "lam": lam[0], "method": name})
+    return pd.DataFrame(rows)
+
+
+def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame | None = None, method="ppi++",
+              confidence_level: float = 0.95, by=None, adjust: str | None = None) -> pd.DataFrame:
+    """The human pass rate over all judged cases, from a judge results table and a few human labels.
+
+    Verdicts count as in :func:`evalkit.judge.pass_rate`: ``PASS`` passes, every other level (including an
+    unparseable answer) fails, an output that fails a code check fails, and error rows (no verdict) are left
+    out, with their human labels, and counted in ``n_error``. Intervals are clipped to [0, 1].
+
+    Parameters
+    ----------
+    results : DataFrame
+        A results table (:func:`evalkit.judge.run_judge`); one estimate per ``(rubric, rubric_version, model)``.
+    human : Series
+        PASS/FAIL strings or booleans (True = PASS) indexed by case id, for a random subset of the cases.
+    checks : DataFrame, optional
+        :func:`evalkit.checks.run_checks` output (``all_passed`` by case id).
+    method, confidence_level, adjust
+        As in :func:`mean`.
+    by : str or Series, optional
+        A column of ``results`` or a Series of segment names by case id.
+
+    Returns
+    -------
+    DataFrame
+        ``rubric, rubric_version, model`` (and the segment), then ``estimate, ci_low, ci_high, n_labelled,
+        n_unlabelled, lam, method, n_error``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import infer
+    >>> ids = [f"c{i}" for i in range(12)]
+    >>> results = pd.DataFrame({"case_id": ids, "rubric": "support", "rubric_version": "v1", "model": "m",
+    ...                         "verdict": ["PASS"] * 8 + ["FAIL"] * 4, "parsed": True, "error": None})
+    >>> human = pd.Series(["PASS", "PASS", "FAIL", "FAIL", "FAIL"], index=["c0", "c1", "c2", "c8", "c9"])
+    >>> table = infer.pass_rate(results, human, method=["ppi++", "classical", "judge"])
+    >>> table[["method", "estimate", "n_labelled", "n_unlabelled", "lam"]].round(3)
+          method  estimate  n_labelled  n_unlabelled    lam
+    0      ppi++     0.444           5             7  0.385
+    1  classical     0.400           5             7  0.000
+    2      judge     0.667           5             7    NaN
+    """
+    results = check_dataframe(results, "results").reset_index(drop=True)  # concatenated runs repeat labels
+    results.attrs = {}  # a new frame: the run's metadata is not needed here, and pandas would copy it at every step
+    check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "error"], "results")
+    methods = _methods(method)
+    human = _as_scores(human, "human")
+    check_unique_index(human.index, "human")
+    unknown = human.index[~human.index.isin(results["case_id"])]
+    if len(unknown):
+        raise ValueError(f"`human` has {len(unknown)} case id(s) that `results` does not hold, e.g. "
+                         f"{unknown[:3].tolist()}.")
+    failed = np.zeros(len(results), dtype=bool)
+    if checks is not None:
+        check_columns(check_dataframe(checks, "checks"), ["all_passed"], "checks")
+        status = checks["all_passed"].reindex(results["case_id"].to_numpy())
+        if status.isna().any():
+            raise ValueError(f"`checks` has no row for case(s) {results['case_id'][status.isna().to_numpy()][:3].tolist()}; "
+                             "run the checks on every judged output.")
+        failed = ~status.to_numpy(dtype=bool)
+    if isinstance(by, str):
+        check_columns(results, [by], "results")
+    parts = []
+    for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True):
+        ok = group["error"].isna().to_numpy()
+        judged = group[ok]
+        score = pd.Series(((judged["verdict"].astype(object) == "PASS").to_numpy() & ~failed[judged.index]).astype(float),
+                          index=judged["case_id"].to_numpy())
+        segments = None
+        if isinstance(by, str):
+            segments = pd.Series(judged[by].to_numpy(), index=score.index, name=by)
+        elif by is not None:
+            segments = by
+        labels = human[human.index.isin(score.index)]
+        table = mean(score, labels, method=methods, confidence_level=confidence_level, by=segments, adjust=adjust)
+        for column in ("ci_low", "ci_high"):
+            table[column] = np.clip(table[column].to_numpy(), 0.0, 1.0)
+        table.insert(0, "model", key[2])
+        table.insert(0, "rubric_version", key[1])
+        table.insert(0, "rubric", key[0])
+        table["n_error"] = int((~ok).sum())
+        parts.append(table)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _planning_moments(judge, human_pilot):
+    judge, human = _as_scores(judge, "judge"), _as_scores(human_pilot, "human_pilot")
+    y, positions, _, values = _align(judge, human, "raise")
+    if len(y) < 2:
+        raise ValueError(f"`human_pilot` must hold at least 2 labels; got {len(y)}.")
+    yhat = values[positions]
+    vy = float(np.var(y))
+    cyh = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
+    vj = float(np.var(values))  # every case's judge score: the planned labelled set is a random subset of them
+    return vy, cyh, vj, len(values), len(y)
+
+
+def _half_width(n, vy, cyh, vj, total, z):
+    """Expected PPI++ and classical half-widths with n labels and total - n unlabelled cases (ppi_py's formulas)."""
+    n = np.asarray(n, dtype=float)
+    big_n = total - n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.clip(cyh / ((1 + n / big_n) * vj * total / (total - 1)), 0.0, 1.0)
+        lam = np.where((big_n <= 0) | (vj == 0) | np.isnan(lam), 0.0, lam)
+        var = np.where(lam > 0, lam**2 * vj / big_n, 0.0) + np.maximum(vy + lam**2 * vj - 2 * lam * cyh, 0.0) / n
+    return z * np.sqrt(var), z * np.sqrt(vy / n), lam
+
+
+def expected_half_width(judge: pd.Series, human_pilot: pd.Series, *, n_labelled, confidence_level: float = 0.95
+                        ) -> pd.DataFrame:
+    """Expected interval half-width of PPI++ and classical for planned numbers of labels, from a pilot.
+
+    The pilot's labels estimate the humans' variance and their covariance with the judge; the judge's
+    variance comes from every case. With ``n`` labels and the other cases unlabelled, the PPI++ variance is
+    ``lam^2 Var(judge) / N + Var(human - lam judge) / n`` at the lam PPI++ would choose.
+
+    Parameters
+    ----------
+    judge : Series
+        Scores of every case (as in :func:`mean`).
+    human_pilot : Series
+        Labels of a random pilot subset.
+    n_labelled : int or sequence of int
+        Planned total numbers of labels (the pilot's included), each in [2, number of cases].
+    confidence_level : float, default 0.95
+
+    Returns
+    -------
+    DataFrame
+        One row per planned number and method: ``n_labelled, method, half_width, lam``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit import infer
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.normal(3.0, 1.0, 2000)
+    >>> judge = pd.Series(truth + rng.normal(0, 0.5, 2000))
+    >>> infer.expected_half_width(judge, pd.Series(truth[:50]), n_labelled=[50, 200]).round(3)
+       n_labelled     method  half_width    lam
+    0          50      ppi++       0.149  0.654
+    1          50  classical       0.253  0.000
+    2         200      ppi++       0.080  0.604
+    3         200  classical       0.126  0.000
+    """
+    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    vy, cyh, vj, total, _ = _planning_moments(judge, human_pilot)
+    planned = np.atleast_1d(np.asarray(n_labelled))
+    if planned.ndim != 1 or not np.issubdtype(planned.dtype, np.integer) or (planned < 2).any() or (planned > total).any():
+        raise ValueError(f"`n_labelled` must be integers in [2, {total}] (the number of cases); got {n_labelled!r}.")
+    ppi, classical, lam = _half_width(planned, vy, cyh, vj, total, stats.norm.ppf(0.5 + confidence_level / 2))
+    rows = np.column_stack([ppi, classical]).ravel()
+    return pd.DataFrame({"n_labelled": np.repeat(planned, 2), "method": np.tile(["ppi++", "classical"], len(planned)),
+                         "half_width": rows, "lam": np.column_stack([lam, np.zeros_like(lam)]).ravel()})
+
+
+def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float, confidence_level: float = 0.95
+                  ) -> pd.DataFrame:
+    """How many human labels PPI++ and classical need for an interval of a given half-width, from a pilot.
+
+    Uses the variance formula of :func:`expected_half_width` (pilot estimates, so the answer is itself an
+    estimate: label a little more than it says). The counts include the pilot's labels.
+
+    Parameters
+    ----------
+    judge : Series
+        Scores of every case.
+    human_pilot : Series
+        Labels of a random pilot subset (at least 2).
+    half_width : float
+        The target half-width, on the scale of the labels.
+    confidence_level : float, default 0.95
+
+    Returns
+    -------
+    DataFrame
+        Two rows (``ppi++``, ``classical``): ``method, labels_needed, half_width, n_cases``; ``labels_needed``
+        is missing (with a warning) when even labelling every case would not reach the target.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit import infer
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.normal(3.0, 1.0, 2000)
+    >>> judge = pd.Series(truth + rng.normal(0, 0.5, 2000))
+    >>> infer.labels_needed(judge, pd.Series(truth[:50]), half_width=0.1).round(3)
+          method  labels_needed  half_width  n_cases
+    0      ppi++            119         0.1     2000
+    1  classical            319         0.1     2000
+    """
+    half_width = check_number(half_width, "half_width", low=0.0)
+    if half_width == 0:
+        raise ValueError("`half_width` must be positive; got 0.")
+    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    vy, cyh, vj, total, _ = _planning_moments(judge, human_pilot)
+    z = stats.norm.ppf(0.5 + confidence_level / 2)
+    rows = []
+    for which, method in ((0, "ppi++"), (1, "classical")):
+        def width(n, which=which):
+            return float(_half_width(n, vy, cyh, vj, total, z)[which])
+
+        if width(total) > half_width:
+            warnings.warn(f"{method}: even {total} labels (every case) give a half-width of {width(total):.3g}, above "
+                          f"the target {half_width:.3g}.", EvalkitWarning, stacklevel=2)
+            rows.append({"method": method, "labels_needed": pd.NA, "half_width": np.nan, "n_cases": total})
+            continue
+        low, high = 2, total  # the half-width falls with n: bisect for the smallest n that reaches the target
+        while low < high:
+            mid = (low + high) // 2
+            low, high = (mid + 1, high) if width(mid) > half_width else (low, mid)
+        rows.append({"method": method, "labels_needed": low, "half_width": width(low), "n_cases": total})
+    out = pd.DataFrame(rows)
+    out["labels_needed"] = out["labels_needed"].astype("Int64")
+    return out
+
+
+def _strata(values: np.ndarray, n_strata: int) -> np.ndarray:
+    distinct = np.unique(values)
+    if len(distinct) <= n_strata:
+        return np.searchsorted(distinct, values)
+    ranks = stats.rankdata(values, method="average")
+    return np.minimum(((ranks - 1) * n_strata // len(values)).astype(int), n_strata - 1)
+
+
+def choose_cases(judge: pd.Series, n: int, *, strategy: str = "stratified", n_strata: int = 5, exclude=None,
+                 rng=None) -> pd.Index:
+    """Which cases to send to a human next: a random order, optionally balanced over the judge's verdicts.
+
+    ``"stratified"`` splits the cases by judge verdict (or, for scores with more than ``n_strata`` distinct
+    values, into ``n_strata`` equal-count score bins) and interleaves a random order of each stratum so that
+    every prefix of the list holds the strata in proportion: stopping early still leaves a balanced sample,
+    and every case has the same chance of being chosen, so :func:`mean` stays valid. ``"random"`` is a plain
+    random order.
+
+    Parameters
+    ----------
+    judge : Series
+        Judge scores or verdicts indexed by case id.
+    n : int
+        How many cases to choose.
+    strategy : {"stratified", "random"}, default "stratified"
+    n_strata : int, default 5
+    exclude : sequence of case ids, optional
+        Cases already labelled (chosen from the rest).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    Index
+        ``n`` case ids (named ``case_id``) in the order to label them. Hand them to
+        :class:`evalkit.widgets.Labeller` by ordering its cases table:
+        ``cases.set_index("case_id").loc[ids].reset_index()``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import infer
+    >>> judge = pd.Series(["PASS"] * 80 + ["FAIL"] * 20, index=[f"c{i}" for i in range(100)])
+    >>> ids = infer.choose_cases(judge, 10, rng=0)
+    >>> len(ids), judge[ids].value_counts().to_dict()
+    (10, {'PASS': 8, 'FAIL': 2})
+    """
+    check_option(strategy, ["stratified", "random"], "strategy")
+    scores = _as_scores(judge, "judge")
+    check_unique_index(scores.index, "judge")
+    if exclude is not None:
+        scores = scores[~scores.index.isin(pd.Index(exclude))]
+    scores = scores.dropna()
+    n = check_number(n, "n", low=1, high=len(scores), integer=True)
+    n_strata = check_number(n_strata, "n_strata", low=1, integer=True)
+    gen = check_rng(rng)
+    if strategy == "random":
+        chosen = gen.permutation(len(scores))[:n]
+    else:
+        strata = _strata(scores.to_numpy(), n_strata)
+        key = np.empty(len(scores))
+        for s in np.unique(strata):
+            members = np.flatnonzero(strata == s)
+            # the k-th case of a stratum of size m sits at (k + u) / m: each stratum spread evenly over the order
+            key[gen.permutation(members)] = (np.arange(len(members)) + gen.random()) / len(members)
+        chosen = np.lexsort((gen.random(len(scores)), key))[:n]
+    return pd.Index(scores.index[chosen], name="case_id")
+
+
+def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1000, method=METHODS,
+             confidence_level: float = 0.95, rng=None) -> pd.DataFrame:
+    """How the estimators would have done: repeat :func:`mean` on random labelled subsets of a fully labelled set.
+
+    With a human label on every case, the truth is the human mean over all cases. Each draw labels a random
+    subset of ``n`` cases (without replacement) and leaves the rest unlabelled; the estimates and intervals
+    are those of :func:`mean` (equal up to rounding), computed for all draws at once from sums over a
+    draws x cases matrix. Use it to see how PPI would have done on a fully labelled pilot before trusting
+    it with fewer labels.
+
+    Parameters
+    ----------
+    judge, human : Series
+        Judge scores and human labels of the same cases (same case ids, no missing values).
+    n_labelled : int or sequence of int
+        Numbers of labels to draw (each at least 2 and below the number of cases).
+    n_draws : int, default 1000
+    method : str or list of str, default all four
+    confidence_level : float, default 0.95
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        One row per number of labels and method: ``n_labelled, method, n_draws, coverage`` (share of
+        intervals holding the truth), ``width`` (mean interval width), ``bias`` (mean estimate - truth),
+        ``rmse`` and ``truth``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit import infer
+    >>> rng = np.random.default_rng(0)
+    >>> human = pd.Series(rng.normal(3.0, 1.0, 1000))
+    >>> judge = human + 0.3 + rng.normal(0, 0.5, 1000)
+    >>> sim = infer.simulate(judge, human, n_labelled=100, n_draws=500, method=["ppi++", "judge"], rng=0)
+    >>> sim[["n_labelled", "method", "coverage"]]
+       n_labelled method  coverage
+    0         100  ppi++     0.974
+    1         100  judge     0.000
+    """
+    methods = _methods(method)
+    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    n_draws = check_number(n_draws, "n_draws", low=1, integer=True)
+    judge, human = _as_scores(judge, "judge"), _as_scores(human, "human")
+    check_unique_index(judge.index, "judge")
+    check_unique_index(human.index, "human")
+    if len(judge) != len(human) or not human.index.isin(judge.index).all():
+        raise ValueError("`simulate` needs a human label for every judged case: `judge` and `human` must have the same "
+                         f"case ids; they differ, e.g. {judge.index.symmetric_difference(human.index)[:3].tolist()}.")
+    human = human.reindex(judge.index)
+    yhat_all, y_all = judge.to_numpy(float), human.to_numpy(float)
+    if np.isnan(yhat_all).any() or np.isnan(y_all).any():
+        raise ValueError("`simulate` needs complete data: `judge` or `human` has missing values.")
+    total = len(y_all)
+    planned = np.atleast_1d(np.asarray(n_labelled))
+    if planned.ndim != 1 or not np.issubdtype(planned.dtype, np.integer) or (planned < 2).any() or (planned >= total).any():
+        raise ValueError(f"`n_labelled` must be integers in [2, {total - 1}]; got {n_labelled!r}.")
+    gen = check_rng(rng)
+    truth = float(y_all.mean())
+    level = confidence_level
+    # centre both variables: (co)variances are shift-invariant and the sums of squares below stay well conditioned
+    cy, ch = y_all.mean(), yhat_all.mean()
+    y, h = y_all - cy, yhat_all - ch
+    tot = {"y": y.sum(), "h": h.sum(), "hh": (h * h).sum()}
+    rows = []
+    for size in planned.tolist():
+        mask = np.zeros((n_draws, total))
+        picks = np.argsort(gen.random((n_draws, total)), axis=1)[:, :size]
+        np.put_along_axis(mask, picks, 1.0, axis=1)
+        n, big_n = np.full(n_draws, float(size)), np.full(n_draws, float(total - size))
+        sy, sh, syy, shh, syh = mask @ y, mask @ h, mask @ (y * y), mask @ (h * h), mask @ (y * h)
+        my, mh, mu = sy / n, sh / n, (tot["h"] - sh) / big_n
+        m = {"n": n, "N": big_n, "my": my + cy, "mh": mh + ch, "mu": mu + ch, "vy": syy / n - my**2,
+             "vh": shh / n - mh**2, "cyh": syh / n - my * mh, "vu": (tot["hh"] - shh) / big_n - mu**2}
+        for name in methods:
+            est, se, _ = _estimate(m, name)
+            low, high = _interval(est, se, level)
+            rows.append({"n_labelled": size, "method": name, "n_draws": n_draws,
+                         "coverage": float(np.mean((low <= truth) & (truth <= high))),
+                         "width": float(np.mean(high - low)), "bias": float(np.mean(est) - truth),
+                         "rmse": float(np.sqrt(np.mean((est - truth) ** 2))), "truth": truth})
+    return pd.DataFrame(rows)

@@ -1,0 +1,472 @@
+"""Prediction-powered estimates: agreement with ppi_py, Monte Carlo coverage, segments, budgets, case choice, bad input."""
+
+import warnings
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalkit import EvalkitWarning, datasets, infer, judge, plots
+
+
+def synthetic(rng, n_cases=3000, n_labelled=200, bias=0.0, noise=0.6, binary=False):
+    """Human truth on every case, a judge that tracks it (plus ``bias``), and labels on a random subset."""
+    ids = pd.Index([f"case{i:05d}" for i in range(n_cases)])
+    if binary:
+        quality = rng.normal(0, 1, n_cases)
+        human = (quality > -0.4).astype(float)
+        score = ((quality + rng.normal(0, noise, n_cases) + bias) > -0.4).astype(float)
+    else:
+        human = rng.normal(3.0, 1.0, n_cases)
+        score = human + bias + rng.normal(0, noise, n_cases)
+    labelled = rng.choice(n_cases, n_labelled, replace=False)
+    return pd.Series(score, index=ids), pd.Series(human[labelled], index=ids[labelled]), human
+
+
+def split(judge_scores, human):
+    lab = judge_scores.index.isin(human.index)
+    return human.reindex(judge_scores.index[lab]).to_numpy(), judge_scores.to_numpy()[lab], judge_scores.to_numpy()[~lab]
+
+
+# ----------------------------------------------------------------------------------------- ppi_py reference
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("confidence_level", [0.9, 0.95])
+def test_mean_matches_ppi_py(binary, confidence_level):
+    ppi_py = pytest.importorskip("ppi_py", reason="the reference needs ppi-python (the 'test' extra)")
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        scores, human, _ = synthetic(rng, n_cases=int(rng.integers(500, 3000)), n_labelled=int(rng.integers(20, 300)),
+                                     bias=float(rng.normal(0, 0.5)), noise=float(rng.uniform(0.1, 2.0)), binary=binary)
+        y, yhat, yhat_u = split(scores, human)
+        table = infer.mean(scores, human, method=["ppi++", "ppi", "classical"], confidence_level=confidence_level)
+        alpha = 1 - confidence_level
+        for method, lam in (("ppi++", None), ("ppi", 1), ("classical", 0)):
+            row = table.set_index("method").loc[method]
+            point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam)
+            low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=alpha, lam=lam)
+            np.testing.assert_allclose(row["estimate"], np.squeeze(point), rtol=0, atol=1e-10)
+            np.testing.assert_allclose([row["ci_low"], row["ci_high"]], [np.squeeze(low), np.squeeze(high)], rtol=0, atol=1e-10)
+            if lam is not None:
+                assert row["lam"] == lam
+        # the tuned lam itself: ppi_py's point estimate with our lam passed explicitly gives the same estimate
+        lam_hat = table.set_index("method").loc["ppi++", "lam"]
+        assert 0.0 <= lam_hat <= 1.0
+        np.testing.assert_allclose(np.squeeze(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam_hat)),
+                                   table.set_index("method").loc["ppi++", "estimate"], rtol=0, atol=1e-10)
+
+
+def test_ppi_plus_plus_is_never_much_wider_than_classical(rng):
+    for bias, noise in ((0.0, 0.3), (1.0, 0.3), (0.0, 3.0), (0.0, 20.0)):
+        scores, human, _ = synthetic(rng, bias=bias, noise=noise)
+        table = infer.mean(scores, human, method=["ppi++", "classical"]).set_index("method")
+        width = table["ci_high"] - table["ci_low"]
+        assert width["ppi++"] <= width["classical"] * 1.01, (bias, noise, width.to_dict())
+
+
+def test_judge_method_is_the_plain_mean_of_every_score(rng):
+    scores, human, _ = synthetic(rng, bias=0.7)
+    row = infer.mean(scores, human, method="judge").iloc[0]
+    values = scores.to_numpy()
+    half = stats.norm.ppf(0.975) * values.std() / np.sqrt(len(values))
+    np.testing.assert_allclose([row["estimate"], row["ci_low"], row["ci_high"]],
+                               [values.mean(), values.mean() - half, values.mean() + half], rtol=1e-12)
+    assert np.isnan(row["lam"])
+
+
+# ------------------------------------------------------------------------------------------- coverage
+@pytest.mark.parametrize("bias", [0.0, 0.8])
+def test_monte_carlo_coverage_with_an_honest_and_a_biased_judge(bias):
+    """Fresh data each draw (truth known: the population mean 3.0): PPI, PPI++, classical hold 95%; judge-only does not."""
+    hits = {m: 0 for m in infer.METHODS}
+    n_draws = 1000
+    ids = pd.Index([f"case{i:05d}" for i in range(1500)])
+    for seed in range(n_draws):
+        rng = np.random.default_rng([bias > 0, seed])
+        truth = rng.normal(3.0, 1.0, 1500)
+        labelled = rng.choice(1500, 100, replace=False)
+        scores = pd.Series(truth + bias + rng.normal(0, 0.8, 1500), index=ids)
+        table = infer.mean(scores, pd.Series(truth[labelled], index=ids[labelled]), method=list(infer.METHODS))
+        for method, low, high in table[["method", "ci_low", "ci_high"]].itertuples(index=False):
+            hits[method] += low <= 3.0 <= high
+    coverage = {m: h / n_draws for m, h in hits.items()}
+    for method in ("ppi++", "ppi", "classical"):
+        assert coverage[method] >= 0.93, coverage
+    if bias:
+        assert coverage["judge"] < 0.05, coverage  # a narrow interval around the wrong number
+    else:
+        assert coverage["judge"] >= 0.93, coverage
+
+
+def test_simulate_reuses_mean_on_the_same_draw(rng):
+    scores, _, truth = synthetic(rng, n_cases=800, bias=0.4)
+    human_all = pd.Series(truth, index=scores.index)
+    sim = infer.simulate(scores, human_all, n_labelled=60, n_draws=1, rng=7).set_index("method")
+    picks = np.argsort(np.random.default_rng(7).random((1, 800)), axis=1)[0, :60]
+    table = infer.mean(scores, human_all.iloc[picks]).set_index("method")
+    for method in ("ppi++",):
+        np.testing.assert_allclose(sim.loc[method, "width"], table.loc[method, "ci_high"] - table.loc[method, "ci_low"],
+                                   rtol=1e-9)
+        np.testing.assert_allclose(sim.loc[method, "bias"], table.loc[method, "estimate"] - truth.mean(), atol=1e-10)
+
+
+def test_simulate_coverage_on_a_finite_population(rng):
+    scores, _, truth = synthetic(rng, n_cases=1600, bias=0.5, noise=0.7)
+    sim = infer.simulate(scores, pd.Series(truth, index=scores.index), n_labelled=[25, 100, 400], n_draws=2000, rng=1)
+    cov = sim.set_index(["n_labelled", "method"])["coverage"]
+    assert (cov.drop("judge", level="method").drop(25, level="n_labelled") >= 0.93).all(), cov
+    # 25 labels: normal intervals with estimated variances (and lam) run a little short, as ppi_py's do
+    assert (cov.drop("judge", level="method").loc[25] >= 0.90).all(), cov
+    assert (cov.xs("judge", level="method") == 0).all()
+    width = sim.set_index(["n_labelled", "method"])["width"].unstack()
+    assert (width["ppi++"] < width["classical"]).all()
+    assert (width["classical"].diff().dropna() < 0).all()  # more labels, narrower intervals
+
+
+# ------------------------------------------------------------------------------------------- segments
+def test_segments_equal_separate_estimates_and_bonferroni(rng):
+    scores, human, _ = synthetic(rng, n_cases=2400, n_labelled=300, bias=0.3)
+    system = pd.Series(np.where(np.arange(2400) % 3 == 0, "A", np.where(np.arange(2400) % 3 == 1, "B", "C")),
+                       index=scores.index, name="system")
+    table = infer.mean(scores, human, method=["ppi++", "classical"], by=system)
+    assert list(table.columns) == ["system", *infer.COLUMNS]
+    for name in ("A", "B", "C"):
+        ids = system.index[system == name]
+        alone = infer.mean(scores[ids], human[human.index.isin(ids)], method=["ppi++", "classical"])
+        mine = table[table["system"] == name].drop(columns="system").reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, alone, rtol=1e-12)
+    adjusted = infer.mean(scores, human, by=system, adjust="bonferroni")
+    assert adjusted.attrs["confidence_level"] == pytest.approx(1 - 0.05 / 3)
+    alone = infer.mean(scores[system == "A"], human[human.index.isin(system.index[system == "A"])],
+                       confidence_level=1 - 0.05 / 3)
+    np.testing.assert_allclose(adjusted.iloc[0][["ci_low", "ci_high"]].astype(float),
+                               alone.iloc[0][["ci_low", "ci_high"]].astype(float), rtol=1e-12)
+    by_array = infer.mean(scores, human, method=["ppi++", "classical"], by=system.to_numpy())
+    np.testing.assert_allclose(by_array["estimate"], table["estimate"])
+
+
+def test_segment_with_too_few_labels_gets_a_nan_row(rng):
+    scores, human, _ = synthetic(rng, n_cases=600, n_labelled=80)
+    segment = pd.Series("big", index=scores.index)
+    lonely = [i for i in scores.index if i not in human.index][:5] + [human.index[0]]
+    segment[lonely] = "small"
+    with pytest.warns(EvalkitWarning, match=r"fewer than 2 human labels in segment\(s\) \['small'\]"):
+        table = infer.mean(scores, human, by=segment)
+    row = table.set_index("segment").loc["small"]
+    assert row["n_labelled"] == 1 and np.isnan(row["estimate"]) and np.isnan(row["ci_low"])
+    assert np.isfinite(table.set_index("segment").loc["big", "estimate"])
+
+
+# ----------------------------------------------------------------------------------------- difference
+def test_difference_matches_ppi_py_on_the_paired_differences():
+    ppi_py = pytest.importorskip("ppi_py", reason="the reference needs ppi-python (the 'test' extra)")
+    rng = np.random.default_rng(3)
+    ids = pd.Index([f"c{i}" for i in range(2000)])
+    quality = rng.normal(0, 1, 2000)
+    ha, hb = quality + 0.1 + rng.normal(0, 0.4, 2000), quality + rng.normal(0, 0.4, 2000)
+    ja, jb = pd.Series(ha + 0.3 + rng.normal(0, 0.3, 2000), index=ids), pd.Series(hb + rng.normal(0, 0.3, 2000), index=ids)
+    lab = rng.choice(2000, 150, replace=False)
+    res = infer.difference(ja, jb, pd.Series(ha[lab], index=ids[lab]), pd.Series(hb[lab], index=ids[lab]),
+                           method=["ppi++", "ppi", "classical"]).set_index("method")
+    mask = np.zeros(2000, dtype=bool)
+    mask[lab] = True
+    y, yhat, yhat_u = (ha - hb)[mask], (ja - jb).to_numpy()[mask], (ja - jb).to_numpy()[~mask]  # in judge order
+    for method, lam in (("ppi++", None), ("ppi", 1), ("classical", 0)):
+        low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=lam)
+        np.testing.assert_allclose([res.loc[method, "ci_low"], res.loc[method, "ci_high"]],
+                                   [np.squeeze(low), np.squeeze(high)], atol=1e-10)
+        p = ppi_py.ppi_mean_pval(y, yhat, yhat_u, null=0, lam=res.loc[method, "lam"])
+        np.testing.assert_allclose(res.loc[method, "p_val"], np.squeeze(p), rtol=1e-9, atol=1e-300)
+    assert res.loc["ppi++", "ci_high"] - res.loc["ppi++", "ci_low"] < res.loc["classical", "ci_high"] - res.loc["classical", "ci_low"]
+    greater = infer.difference(ja, jb, pd.Series(ha[lab], index=ids[lab]), pd.Series(hb[lab], index=ids[lab]),
+                               alternative="greater").iloc[0]
+    assert greater["ci_high"] == np.inf and greater["p_val"] == pytest.approx(res.loc["ppi++", "p_val"] / 2)
+
+
+def test_difference_bad_input(rng):
+    scores, human, _ = synthetic(rng, n_cases=300, n_labelled=40)
+    with pytest.raises(ValueError, match="must score the same cases"):
+        infer.difference(scores, scores.iloc[:-1], human, human)
+    with pytest.warns(EvalkitWarning, match="3 label\\(s\\) belong to cases labelled for only one system"):
+        res = infer.difference(scores, scores * 0.9, human, human.iloc[3:])
+    assert res["n_labelled"].iloc[0] == 37
+    with pytest.raises(ValueError, match="`alternative` must be one of"):
+        infer.difference(scores, scores, human, human, alternative="larger")
+
+
+# ------------------------------------------------------------------------------------------ pass rate
+def demo_results():
+    demo = datasets.load_demo("judge")
+    labels, outputs = demo["labels"], demo["outputs"]
+    rubric = judge.Rubric("support", "Supported.", "{output}")
+    parsed = [rubric.parse(t) for t in outputs["raw"]]
+    results = pd.DataFrame({"case_id": outputs["case_id"], "rubric": "support", "rubric_version": outputs["rubric"],
+                            "model": "sim", "verdict": [v for v, _ in parsed], "parsed": [p for _, p in parsed],
+                            "error": None})
+    return results, labels.set_index("case_id")["label"]
+
+
+def test_pass_rate_counts_as_judge_pass_rate_does():
+    results, labels = demo_results()
+    results.loc[results.index[results["rubric_version"] == "v1"][:3], ["verdict", "error"]] = [None, "timeout"]
+    checks = pd.DataFrame({"all_passed": True}, index=results["case_id"].unique())
+    checks.iloc[10:14] = False
+    human = labels.iloc[::2]
+    table = infer.pass_rate(results, human, checks=checks, method=["ppi++", "classical", "judge"])
+    assert list(table.columns) == ["rubric", "rubric_version", "model", *infer.COLUMNS, "n_error"]
+    v1 = table[table["rubric_version"] == "v1"].set_index("method")
+    assert v1["n_error"].iloc[0] == 3
+    # the judge-only estimate is judge.pass_rate's rate
+    reference = judge.pass_rate(results.assign(parsed=True), checks=checks).set_index("rubric_version")
+    assert v1.loc["judge", "estimate"] == pytest.approx(reference.loc["v1", "pass_rate"])
+    # the same numbers from infer.mean on the 0/1 scores of the judged cases
+    ok = results[(results["rubric_version"] == "v1") & results["error"].isna()]
+    score = pd.Series(((ok["verdict"] == "PASS") & checks["all_passed"].reindex(ok["case_id"]).to_numpy()).astype(float).to_numpy(),
+                      index=ok["case_id"].to_numpy())
+    direct = infer.mean(score, human[human.index.isin(score.index)], method=["ppi++", "classical", "judge"]).set_index("method")
+    np.testing.assert_allclose(v1["estimate"], direct["estimate"], rtol=1e-12)
+    np.testing.assert_allclose(v1["ci_low"], direct["ci_low"].clip(0, 1), rtol=1e-12)
+    assert v1.loc["ppi++", "n_labelled"] == int(human.index.isin(score.index).sum())
+    assert ((table["ci_low"] >= 0) & (table["ci_high"] <= 1)).all()
+
+
+def test_pass_rate_by_column_and_bad_input():
+    results, labels = demo_results()
+    results["half"] = np.where(results["case_id"].str[-1].isin(list("01234")), "first", "second")
+    table = infer.pass_rate(results, labels.iloc[:60], by="half")
+    assert set(table["half"]) == {"first", "second"} and len(table) == 4
+    with pytest.raises(ValueError, match="`human` has 1 case id\\(s\\) that `results` does not hold"):
+        infer.pass_rate(results, pd.concat([labels, pd.Series({"nope": "PASS"})]))
+    with pytest.raises(KeyError, match="missing column"):
+        infer.pass_rate(results.drop(columns="error"), labels)
+    with pytest.raises(ValueError, match="expected a number, PASS/FAIL"):
+        infer.pass_rate(results, labels.replace({"PASS": "OK"}))
+
+
+# -------------------------------------------------------------------------------------------- budgets
+def test_expected_half_width_by_hand(rng):
+    scores, human, _ = synthetic(rng, n_cases=2000, n_labelled=80, noise=0.5)
+    curve = infer.expected_half_width(scores, human, n_labelled=[80, 400], confidence_level=0.9).set_index(["n_labelled", "method"])
+    y, yhat, _ = split(scores, human)
+    vy, cyh, vj = y.var(), np.cov(y, yhat, ddof=0)[0, 1], scores.to_numpy().var()
+    z = stats.norm.ppf(0.95)
+    for n in (80, 400):
+        big_n = 2000 - n
+        lam = min(1.0, max(0.0, cyh / ((1 + n / big_n) * scores.to_numpy().var(ddof=1))))
+        var = lam**2 * vj / big_n + (vy + lam**2 * vj - 2 * lam * cyh) / n
+        assert curve.loc[(n, "ppi++"), "half_width"] == pytest.approx(z * np.sqrt(var), rel=1e-12)
+        assert curve.loc[(n, "ppi++"), "lam"] == pytest.approx(lam, rel=1e-12)
+        assert curve.loc[(n, "classical"), "half_width"] == pytest.approx(z * np.sqrt(vy / n), rel=1e-12)
+    # at the pilot's own size the plan is close to the interval mean() reports on the pilot
+    actual = infer.mean(scores, human).iloc[0]
+    planned = infer.expected_half_width(scores, human, n_labelled=80).iloc[0]["half_width"]
+    assert planned == pytest.approx((actual["ci_high"] - actual["ci_low"]) / 2, rel=0.1)
+
+
+def test_labels_needed_is_the_smallest_count_that_reaches_the_target(rng):
+    scores, human, _ = synthetic(rng, n_cases=5000, n_labelled=60, noise=0.5)
+    table = infer.labels_needed(scores, human, half_width=0.08).set_index("method")
+    y, _, _ = split(scores, human)
+    z = stats.norm.ppf(0.975)
+    assert table.loc["classical", "labels_needed"] == int(np.ceil(z**2 * y.var() / 0.08**2))
+    n = int(table.loc["ppi++", "labels_needed"])
+    curve = infer.expected_half_width(scores, human, n_labelled=[n - 1, n]).set_index(["n_labelled", "method"])["half_width"]
+    assert curve[(n, "ppi++")] <= 0.08 < curve[(n - 1, "ppi++")]
+    assert n < table.loc["classical", "labels_needed"]
+    assert (table["n_cases"] == 5000).all()
+
+
+def test_labels_needed_unreachable_and_bad_input(rng):
+    scores, human, _ = synthetic(rng, n_cases=100, n_labelled=20, noise=5.0)
+    with pytest.warns(EvalkitWarning, match="even 100 labels"):
+        table = infer.labels_needed(scores, human, half_width=0.01)
+    assert table["labels_needed"].isna().all()
+    with pytest.raises(ValueError, match="`half_width` must be positive"):
+        infer.labels_needed(scores, human, half_width=0)
+    with pytest.raises(ValueError, match="`n_labelled` must be integers in \\[2, 100\\]"):
+        infer.expected_half_width(scores, human, n_labelled=[1, 50])
+    with pytest.raises(ValueError, match="at least 2 labels"):
+        infer.labels_needed(scores, human.iloc[:1], half_width=0.1)
+
+
+def test_label_budget_plot(rng):
+    scores, human, _ = synthetic(rng, n_cases=2000, n_labelled=50)
+    curve = infer.expected_half_width(scores, human, n_labelled=np.arange(20, 1000, 20))
+    fig, ax = plt.subplots()
+    out = plots.label_budget(curve, half_width=0.1, ax=ax)
+    assert out is ax
+    labels = [line.get_label() for line in ax.lines]
+    assert labels[0] == "ppi++" and "classical" in labels and "target 0.1" in labels
+    ppi_line = ax.lines[0]
+    np.testing.assert_allclose(ppi_line.get_ydata(), curve[curve["method"] == "ppi++"]["half_width"])
+    markers = [line for line in ax.lines if line.get_label() == "_nolegend_"]
+    assert len(markers) == 2 and all(line.get_ydata()[0] <= 0.1 for line in markers)
+    with pytest.raises(KeyError, match="it has columns"):
+        plots.label_budget(curve.drop(columns="half_width"))
+
+
+# ------------------------------------------------------------------------------------------ choose_cases
+def test_choose_cases_keeps_every_prefix_stratified():
+    judge_verdicts = pd.Series(["PASS"] * 700 + ["FAIL"] * 300, index=[f"c{i:04d}" for i in range(1000)])
+    ids = infer.choose_cases(judge_verdicts, 200, rng=0)
+    assert isinstance(ids, pd.Index) and ids.name == "case_id" and ids.is_unique and len(ids) == 200
+    fails = (judge_verdicts[ids] == "FAIL").to_numpy().cumsum()
+    for k in (10, 20, 50, 100, 200):
+        assert abs(fails[k - 1] - 0.3 * k) <= 1, (k, fails[k - 1])
+    assert infer.choose_cases(judge_verdicts, 200, rng=0).equals(ids)
+    assert not infer.choose_cases(judge_verdicts, 200, rng=1).equals(ids)
+
+
+def test_choose_cases_gives_every_case_the_same_chance():
+    scores = pd.Series(np.r_[np.zeros(30), np.linspace(0, 1, 70)], index=[f"c{i}" for i in range(100)])
+    counts = pd.Series(0, index=scores.index)
+    for seed in range(1000):
+        counts[infer.choose_cases(scores, 20, n_strata=4, rng=seed)] += 1
+    share = counts / 1000  # 20 of 100: 0.2 for every case (binomial sd 0.013 per case)
+    assert share.min() > 0.14 and share.max() < 0.26
+    assert abs(share[:30].mean() - 0.2) < 0.01 and abs(share[30:].mean() - 0.2) < 0.01  # the tied zeros and the rest
+
+
+def test_choose_cases_exclude_random_and_labeller(tmp_path):
+    pytest.importorskip("ipywidgets", reason="the Labeller needs the 'widgets' extra")
+    from evalkit.widgets import Labeller
+
+    scores = pd.Series(np.linspace(0, 1, 50), index=[f"c{i}" for i in range(50)])
+    done = scores.index[:10]
+    ids = infer.choose_cases(scores, 40, exclude=done, strategy="random", rng=2)
+    assert not ids.isin(done).any() and set(ids) == set(scores.index[10:])
+    cases = pd.DataFrame({"case_id": scores.index, "input": "q", "output": "a"})
+    lab = Labeller(cases.set_index("case_id").loc[ids].reset_index(), tmp_path / "labels.jsonl", labeller="t")
+    assert lab.current_case == ids[0]
+    lab.buttons["PASS"].click()
+    assert lab.current_case == ids[1]
+    with pytest.raises(ValueError, match="`n` must be in \\[1, 40\\]"):
+        infer.choose_cases(scores, 41, exclude=done)
+    with pytest.raises(ValueError, match="`strategy` must be one of"):
+        infer.choose_cases(scores, 5, strategy="neyman")
+
+
+# ------------------------------------------------------------------------------------------- bad input
+def test_human_ids_must_be_judged(rng):
+    scores, human, _ = synthetic(rng, n_cases=100, n_labelled=10)
+    extra = pd.concat([human, pd.Series({"ghost": 1.0, "phantom": 2.0})])
+    with pytest.raises(ValueError, match=r"`human` has 2 case id\(s\) that `judge` does not score, e.g. \['ghost', 'phantom'\]"):
+        infer.mean(scores, extra)
+    with pytest.raises(ValueError, match="`human` must have a unique index"):
+        infer.mean(scores, pd.concat([human, human.iloc[:1]]))
+    with pytest.raises(ValueError, match="`judge` must have a unique index"):
+        infer.mean(pd.concat([scores, scores.iloc[:1]]), human)
+
+
+def test_nan_labels_raise_or_count_as_unlabelled(rng):
+    scores, human, _ = synthetic(rng, n_cases=500, n_labelled=50)
+    holes = human.copy()
+    holes.iloc[[3, 7]] = np.nan
+    with pytest.raises(ValueError, match="`human` has 2 missing label\\(s\\).*nan_policy='omit'"):
+        infer.mean(scores, holes)
+    omitted = infer.mean(scores, holes, nan_policy="omit", method=["ppi++", "ppi", "classical"])
+    dropped = infer.mean(scores, holes.dropna(), method=["ppi++", "ppi", "classical"])
+    pd.testing.assert_frame_equal(omitted, dropped)
+    assert omitted["n_labelled"].iloc[0] == 48 and omitted["n_unlabelled"].iloc[0] == 452
+    gaps = scores.copy()
+    gaps.iloc[0] = np.nan
+    with pytest.raises(ValueError, match="`judge` has 1 missing score"):
+        infer.mean(gaps, human)
+    assert infer.mean(gaps, human, nan_policy="omit")["n_unlabelled"].iloc[0] + 50 == 499 + (gaps.index[0] in human.index)
+
+
+def test_fewer_than_two_labels(rng):
+    scores, human, _ = synthetic(rng, n_cases=100, n_labelled=10)
+    with pytest.raises(ValueError, match="at least 2 labels.*got 1"):
+        infer.mean(scores, human.iloc[:1])
+    with pytest.raises(ValueError, match="at least 2 labels.*got 0"):
+        infer.mean(scores, human.iloc[:0])
+
+
+def test_constant_judge_warns_and_falls_back_to_classical(rng):
+    _, human, _ = synthetic(rng, n_cases=400, n_labelled=40)
+    for value in (1.0, 0.1, 1 / 3):  # sums of 0.1 and 1/3 are not exact: the check must not depend on luck
+        flat = pd.Series(value, index=[f"case{i:05d}" for i in range(400)])
+        with pytest.warns(EvalkitWarning, match="same score: it carries no information"):
+            table = infer.mean(flat, human, method=["ppi++", "ppi", "classical"]).set_index("method")
+        assert table.loc["ppi++", "lam"] == 0.0
+        for method in ("ppi++", "ppi"):
+            np.testing.assert_allclose(table.loc[method, ["estimate", "ci_low", "ci_high"]].astype(float),
+                                       table.loc["classical", ["estimate", "ci_low", "ci_high"]].astype(float), rtol=1e-12)
+
+
+def test_everything_labelled_warns_and_gives_classical(rng):
+    scores, _, truth = synthetic(rng, n_cases=50, n_labelled=5)
+    with pytest.warns(EvalkitWarning, match="every case is labelled"):
+        table = infer.mean(scores, pd.Series(truth, index=scores.index), method=["ppi++", "ppi", "classical"])
+    assert table["estimate"].nunique() == 1 and (table["lam"] == 0).all()
+
+
+def test_types_options_and_no_mutation(rng):
+    scores, human, _ = synthetic(rng, n_cases=200, n_labelled=30)
+    before_s, before_h = scores.copy(), human.copy()
+    infer.mean(scores, human, method=list(infer.METHODS), by=pd.Series("x", index=scores.index))
+    pd.testing.assert_series_equal(scores, before_s)
+    pd.testing.assert_series_equal(human, before_h)
+    with pytest.raises(TypeError, match="`judge` must be a pandas Series"):
+        infer.mean(scores.to_numpy(), human)
+    with pytest.raises(TypeError, match="`human` must be a pandas Series"):
+        infer.mean(scores, human.to_frame())
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        infer.mean(scores, human, method="ppi+")
+    with pytest.raises(ValueError, match="`adjust` must be one of"):
+        infer.mean(scores, human, adjust="holm")
+    with pytest.raises(ValueError, match="`confidence_level` must be in"):
+        infer.mean(scores, human, confidence_level=95)
+    with pytest.raises(ValueError, match="`by` has no segment for 1 case"):
+        infer.mean(scores, human, by=pd.Series("x", index=scores.index[1:]))
+    with pytest.raises(ValueError, match="`by` must be a Series indexed by case id or a sequence as long as"):
+        infer.mean(scores, human, by=["x", "y"])
+    with pytest.raises(ValueError, match="`simulate` needs a human label for every judged case"):
+        infer.simulate(scores, human, n_labelled=10)
+
+
+def test_verdicts_and_booleans_are_scores(rng):
+    ids = [f"c{i}" for i in range(300)]
+    truth = rng.random(300) < 0.6
+    verdicts = pd.Series(np.where(truth ^ (rng.random(300) < 0.1), "pass", "FAIL"), index=ids)
+    human = pd.Series(truth[:60], index=ids[:60])
+    as_text = infer.mean(verdicts, human.map({True: "PASS", False: "FAIL"}))
+    as_bool = infer.mean(verdicts == "pass", human)
+    as_num = infer.mean((verdicts == "pass").astype(int), human.astype(float))
+    pd.testing.assert_frame_equal(as_text, as_bool)
+    pd.testing.assert_frame_equal(as_text, as_num)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        infer.mean(verdicts, human)  # a good judge on binary data raises no warning
+
+
+@pytest.mark.slow
+def test_few_labels_notebook_names_a_bad_summeval_dir(tmp_path):
+    pytest.importorskip("nbclient", reason="notebook tests need the 'report' extra")
+    from pathlib import Path
+
+    from evalkit import report
+
+    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "04_few_labels.ipynb"
+    result = report.run_notebook(notebook, tmp_path, params={"SUMMEVAL_DIR": str(tmp_path)})
+    assert not result.ok and "SUMMEVAL_DIR=" in result.error and "ctc_summeval_metric_scores.json" in result.error
+
+
+def test_stratified_choice_reduces_the_spread_of_the_estimates():
+    """Balancing the labelled set over the judge's verdicts removes chance imbalance: estimates vary less than
+    under a plain random choice, and stay centred on the truth."""
+    rng = np.random.default_rng(5)
+    ids = pd.Index([f"c{i}" for i in range(2000)])
+    quality = rng.normal(0, 1, 2000)
+    human_all = pd.Series((quality > 0).astype(float), index=ids)
+    verdicts = pd.Series(np.where(quality + rng.normal(0, 0.5, 2000) > 0, "PASS", "FAIL"), index=ids)
+    estimates = {"stratified": [], "random": []}
+    for seed in range(300):
+        for strategy in estimates:
+            chosen = infer.choose_cases(verdicts, 60, strategy=strategy, rng=seed)
+            estimates[strategy].append(infer.mean(verdicts, human_all[chosen], method="classical")["estimate"].iloc[0])
+    sd = {k: np.std(v) for k, v in estimates.items()}
+    assert sd["stratified"] < 0.85 * sd["random"], sd  # theory: within-verdict variance gives about 0.67
+    assert abs(np.mean(estimates["stratified"]) - human_all.mean()) < 3 * sd["stratified"] / np.sqrt(300)
