@@ -5,6 +5,7 @@ as small DataFrame-in / DataFrame-out functions for notebooks.
 """
 
 from evalkit import (
+    agreement,
     calibrate,
     cases,
     checks,
@@ -26,6 +27,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EvalkitWarning",
+    "agreement",
     "calibrate",
     "cases",
     "checks",
