@@ -86,31 +86,44 @@ def test_alpha_matches_krippendorff_package_on_usr(usr, level):
         assert ours == pytest.approx(expected, abs=1e-9), dimension
 
 
-def test_alpha_bootstrap_interval(rng):
-    # Annotators share a latent item value plus noise: alpha is clearly positive and the CI brackets it.
-    truth = rng.integers(1, 6, 300)
-    rows = [(i, a, float(np.clip(truth[i] + rng.integers(-1, 2), 1, 5))) for i in range(300) for a in "abc"
-            if rng.random() > 0.1]
-    ratings = pd.DataFrame(rows, columns=["item_id", "annotator", "rating"])
+def annotator_noise_ratings(rng, n_items=120, missing=0.1) -> pd.DataFrame:
+    """Annotators share a latent item value plus noise; some ratings missing."""
+    truth = rng.integers(1, 6, n_items)
+    rows = [(i, a, float(np.clip(truth[i] + rng.integers(-1, 2), 1, 5))) for i in range(n_items) for a in "abc"
+            if rng.random() > missing]
+    return pd.DataFrame(rows, columns=["item_id", "annotator", "rating"])
+
+
+@pytest.mark.parametrize("level", agreement.LEVELS)
+def test_alpha_bootstrap_equals_the_package_on_the_same_resamples(rng, level):
+    krippendorff = pytest.importorskip("krippendorff", reason="reference values need the 'test' extra")
+    ratings = annotator_noise_ratings(rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
-        out = agreement.krippendorff_alpha(ratings, level="interval", n_resamples=500, rng=0)
-        again = agreement.krippendorff_alpha(ratings, level="interval", n_resamples=500, rng=0)
+        out = agreement.krippendorff_alpha(ratings, level=level, n_resamples=200, rng=7)
+        kept = ratings[ratings.groupby("item_id")["rating"].transform("size") >= 2]
+    # The documented resampling: items numbered by first appearance, resample r = the items at
+    # rng.integers(0, n_items, n_items, dtype=int32); here each resample goes to the package.
+    coders = kept.pivot(index="annotator", columns="item_id", values="rating")[pd.unique(kept["item_id"])].to_numpy()
+    n = coders.shape[1]
+    idx = np.random.default_rng(7).integers(0, n, (200, n), dtype=np.int32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dist = [krippendorff.alpha(reliability_data=coders[:, i], level_of_measurement=level) for i in idx]
     assert list(out.columns) == ["alpha", "ci_low", "ci_high", "n_items", "n_annotators", "level"]
     row = out.iloc[0]
-    assert row["ci_low"] < row["alpha"] < row["ci_high"] and row["alpha"] > 0.5
-    pd.testing.assert_frame_equal(out, again)
-    # The resampled statistic equals alpha recomputed on the resampled items (naive path): check one draw.
-    idx = np.random.default_rng(1).integers(0, ratings["item_id"].nunique(), ratings["item_id"].nunique())
-    items = np.sort(ratings["item_id"].unique())
-    pieces = [ratings[ratings["item_id"] == items[i]].assign(item_id=f"r{j}") for j, i in enumerate(idx)]
-    resampled = pd.concat(pieces, ignore_index=True)
+    assert [row["ci_low"], row["ci_high"]] == pytest.approx(np.percentile(dist, [2.5, 97.5]), abs=1e-9)
+    assert row["ci_low"] < row["alpha"] < row["ci_high"] and row["alpha"] > 0.2
+
+
+@pytest.mark.parametrize("level", agreement.LEVELS)
+def test_alpha_sparse_path_equals_dense_path(rng, level, monkeypatch):
+    ratings = annotator_noise_ratings(rng, n_items=60)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
-        direct = agreement.krippendorff_alpha(resampled, level="interval", n_resamples=0)["alpha"].iloc[0]
-    krippendorff = pytest.importorskip("krippendorff", reason="reference values need the 'test' extra")
-    assert direct == pytest.approx(krippendorff.alpha(reliability_data=coders_from_long(resampled),
-                                                      level_of_measurement="interval"), abs=1e-9)
+        dense = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1)
+        monkeypatch.setattr(agreement, "_DENSE_CELLS", 0)  # the path for many distinct values
+        sparse_path = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1)
+    pd.testing.assert_frame_equal(dense, sparse_path, rtol=1e-12)
 
 
 def test_alpha_does_not_mutate_and_ignores_row_order(rng):
