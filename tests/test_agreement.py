@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from itertools import combinations
 
@@ -12,7 +13,7 @@ import pytest
 from scipy import stats
 
 from evalkit import EvalkitWarning, agreement, calibrate, correlate, datasets
-from tests.conftest import shared_dataset
+from tests.conftest import ROOT, shared_dataset
 
 # The krippendorff package's own examples (its docstring): Krippendorff's Wikipedia example (coders x units)
 # and the example of Hayes & Krippendorff's "fulltext.pdf", page 8.
@@ -498,3 +499,20 @@ def test_llmbar_published_positional_agreement_through_the_diagnostics():
     lengths = decisions.assign(length_1=words(decisions["output_1"]), length_2=words(decisions["output_2"]))
     bias = agreement.length_bias(lengths, by="judge")
     assert len(bias) == 3 and bias["n"].tolist() == first["n"].tolist()
+
+
+@pytest.mark.slow
+def test_notebook_runs_on_the_real_data(tmp_path):
+    report = pytest.importorskip("evalkit.report", reason="notebook runs need the 'report' extra")
+    pytest.importorskip("nbclient", reason="notebook runs need the 'report' extra")
+    params = {"USR_DIR": str(shared_dataset("usr")), "TCVA_DIR": str(shared_dataset("tcva")),
+              "LLMBAR_DIR": str(shared_dataset("llmbar")), "N_RESAMPLES": 200}
+    path = ROOT / "notebooks" / "05_human_ceiling.ipynb"
+    result = report.run_notebook(path, tmp_path, params=params)
+    assert result.ok, f"failed in cell {result.cell}: {result.error}"
+    rendered = re.findall(r"jp-RenderedMarkdown jp-OutputArea-output[^>]*>(.*?)</div>", result.html.read_text(), re.S)
+    assert any("TCVA fails" in text or "TCVA passes" in text for text in rendered)
+    assert len(rendered) == 6 and not any("Skipped" in text for text in rendered)
+    # A data path without its files is refused, naming the parameter and the file.
+    result = report.run_notebook(path, tmp_path, params={"USR_DIR": str(tmp_path)})
+    assert not result.ok and "USR_DIR=" in result.error and "tc_usr_data.json" in result.error
