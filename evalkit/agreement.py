@@ -97,11 +97,11 @@ def _drop_single(table: pd.DataFrame, name: str, *, min_ratings: int = 2) -> pd.
     return table
 
 
-def _numeric(values: pd.Series, level: str) -> np.ndarray:
+def _numeric(values: pd.Series, purpose: str, name: str = "ratings", column: str = "rating") -> np.ndarray:
     if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
         example = values.iloc[0] if len(values) else None
-        raise TypeError(f"`ratings` column 'rating' must be numeric at level={level!r}; got dtype {values.dtype} "
-                        f"with values like {show(example)}. Use level='nominal' for labels, or map them to numbers.")
+        raise TypeError(f"`{name}` column {column!r} must be numeric {purpose}; got dtype {values.dtype} with values "
+                        f"like {show(example)}. Map labels to numbers, or use a nominal measure (level='nominal').")
     return values.to_numpy(dtype=float)
 
 
@@ -243,8 +243,10 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
     -----
     The coincidence matrix ``o`` sums, over items, ``1 / (m_u - 1)`` for every ordered pair of the item's
     ratings; ``alpha = 1 - (n - 1) * sum(o * delta) / sum(n_c n_k delta)`` (Krippendorff 2011). Each
-    item's contribution is kept as one row of an items x values**2 matrix, so a bootstrap resample is
-    one matrix product of resample counts with it.
+    item's contribution is kept as one row of an items x values**2 matrix (sparse when that would exceed
+    20 million cells), so a bootstrap resample is one matrix product of resample counts with it. Memory
+    grows with the square of the number of distinct values: fine for rating scales, not meant for
+    continuous scores with thousands of distinct values.
 
     Examples
     --------
@@ -265,7 +267,7 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
         value_codes, values = pd.factorize(table["rating"], sort=False)
         values = np.arange(len(values), dtype=float)
     else:
-        numeric = _numeric(table["rating"], level)
+        numeric = _numeric(table["rating"], f"at level={level!r}")
         values, value_codes = np.unique(numeric, return_inverse=True)
     item_codes, items = pd.factorize(table["item_id"], sort=False)
     value_codes = np.asarray(value_codes, dtype=np.intp)
@@ -342,12 +344,12 @@ def icc(ratings, *, confidence_level: float = 0.95) -> pd.DataFrame:
     >>> from evalkit.agreement import icc
     >>> wide = pd.DataFrame([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]])
     >>> ratings = wide.rename_axis(index="item_id", columns="annotator").stack().rename("rating").reset_index()
-    >>> icc(ratings)["icc"].round(2).tolist()   # Shrout & Fleiss (1979), Table 4
+    >>> icc(ratings)["icc"].round(2).tolist()   # the published values of Shrout & Fleiss's example
     [0.17, 0.29, 0.71, 0.44, 0.62, 0.91]
     """
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     table = _ratings(ratings)
-    _numeric(table["rating"], "interval")
+    _numeric(table["rating"], "for ICC")
     x = _complete_matrix(table, "ratings").to_numpy(dtype=float)
     n, k = x.shape
     grand = x.mean()
@@ -489,7 +491,7 @@ def _pair_row(table: pd.DataFrame, a, b, weights) -> pd.DataFrame:
     else:
         x, y = both[a].to_numpy(), both[b].to_numpy()
         if weights is not None:
-            x, y = _numeric(both[a], "interval"), _numeric(both[b], "interval")
+            x, y = (_numeric(both[name], f"for weights={weights!r}") for name in (a, b))
         agreement = float(np.mean(x == y))
         kappa = _calibrate.cohen_kappa(x, y, weights=weights)
     return pd.DataFrame([{"annotator_a": a, "annotator_b": b, "n": n, "agreement": agreement, "kappa": kappa,
@@ -563,7 +565,7 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
     DataFrame
         One row per annotator (``kind="annotator"``, ``target="others' mean"``, on the items they rated
         that someone else rated too), then one per score column (``kind="score"``, ``target="all
-        annotators' mean"``), with columns ``kind, name, target`` and those of
+        annotators' mean"``, on the items both scored and rated), with columns ``kind, name, target`` and those of
         :func:`evalkit.correlate.correlate` (``n, r, ci_low, ci_high, p_val, method, level, n_groups,
         n_skipped``). The consensus a score is compared with averages every annotator, so it is a little
         less noisy than an annotator's target: the comparison does not favour the annotators.
@@ -589,7 +591,7 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
     check_option(level, ("dataset", "summary"), "level")
     rng = check_rng(rng)
     table = _ratings(ratings)
-    _numeric(table["rating"], "interval")
+    _numeric(table["rating"], "for correlations")
     if level == "summary" and not isinstance(by, pd.Series):
         raise ValueError("`by` must be a Series of group labels indexed by item id at level='summary'; "
                          f"got {type(by).__name__}.")
@@ -727,8 +729,9 @@ def alternative_annotator_test(judge, ratings, *, scoring: str = "accuracy", eps
         values = np.where(wide.isna().to_numpy().ravel(), np.nan, codes[: wide.size]).reshape(wide.shape)
         pred = codes[wide.size:].astype(float)
     else:
+        _numeric(table["rating"], "for scoring='neg_rmse'")
         values = wide.to_numpy(dtype=float)
-        pred = _numeric(judge.loc[wide.index], "interval")
+        pred = _numeric(judge.loc[wide.index], "for scoring='neg_rmse'", name="judge", column="values")
     rows = []
     for j, name in enumerate(wide.columns):
         rated = ~np.isnan(values[:, j])

@@ -24,7 +24,7 @@ FULLTEXT = [[1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan, np.nan, np.nan],
             [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, np.nan, 3],
             [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, np.nan],
             [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, np.nan]]
-# Shrout & Fleiss (1979), Table 2: 6 targets x 4 judges.
+# The worked example of Shrout & Fleiss (1979): 6 targets x 4 judges.
 SHROUT_FLEISS = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
 
 
@@ -166,7 +166,7 @@ def test_non_numeric_ratings_at_interval_level():
         with pytest.raises(TypeError, match=f"must be numeric at level='{level}'.*'good'"):
             agreement.krippendorff_alpha(ratings, level=level)
     assert agreement.krippendorff_alpha(ratings, level="nominal", n_resamples=0)["n_items"].iloc[0] == 2
-    with pytest.raises(TypeError, match="must be numeric"):
+    with pytest.raises(TypeError, match="must be numeric for ICC"):
         agreement.icc(ratings)
 
 
@@ -203,7 +203,7 @@ def test_icc_matches_pingouin_on_shrout_fleiss():
         assert row["p_val"] == pytest.approx(expected["pval"], abs=1e-12)
         # pingouin rounds its interval to two decimals.
         assert [row["ci_low"], row["ci_high"]] == pytest.approx(list(expected["CI95"]), abs=0.005 + 1e-12)
-    # Shrout & Fleiss (1979), Table 4, to their two decimals.
+    # The values Shrout & Fleiss (1979) publish for their example, to their two decimals.
     assert ours["icc"].round(2).tolist() == [0.17, 0.29, 0.71, 0.44, 0.62, 0.91]
 
 
@@ -411,6 +411,10 @@ def test_alternative_annotator_test_bad_input(rng):
         agreement.alternative_annotator_test([1, 2], three)
     with pytest.raises(ValueError, match="`epsilon` must be in"):
         agreement.alternative_annotator_test(pd.Series(1, index=range(40)), three, epsilon=2)
+    with pytest.raises(TypeError, match="`judge` column 'values' must be numeric for scoring='neg_rmse'"):
+        agreement.alternative_annotator_test(pd.Series("good", index=range(40)), three, scoring="neg_rmse")
+    with pytest.raises(TypeError, match="`ratings` column 'rating' must be numeric for scoring='neg_rmse'"):
+        agreement.alternative_annotator_test(pd.Series(1.0, index=range(40)), three.assign(rating="x"), scoring="neg_rmse")
 
 
 # --------------------------------------------------------------------------------------------------
