@@ -215,14 +215,30 @@ def test_fleiss_kappa_matches_statsmodels(rng):
         raters = rng.choice(12, size=5, replace=False)  # different raters per item, 5 ratings each
         rows += [(i, f"r{r}", truth[i] if rng.random() < 0.6 else int(rng.integers(0, 4))) for r in raters]
     ratings = pd.DataFrame(rows, columns=["item_id", "annotator", "rating"])
-    counts, _ = inter_rater.aggregate_raters(ratings.pivot(index="item_id", columns="annotator", values="rating")
-                                             .apply(lambda r: r.dropna().to_numpy(), axis=1).tolist())
-    out = agreement.fleiss_kappa(ratings)
+    counts = pd.crosstab(ratings["item_id"], ratings["rating"]).to_numpy()
+    out = agreement.fleiss_kappa(ratings, n_resamples=300, rng=4)
     assert out["kappa"].iloc[0] == pytest.approx(inter_rater.fleiss_kappa(counts, method="fleiss"), abs=1e-12)
-    assert out["ci_low"].iloc[0] < out["kappa"].iloc[0] < out["ci_high"].iloc[0]
+    # The interval: statsmodels' kappa on the same resamples of items (the documented draws).
+    idx = np.random.default_rng(4).integers(0, 80, (300, 80), dtype=np.int32)
+    dist = [inter_rater.fleiss_kappa(counts[i], method="fleiss") for i in idx]
+    assert [out["ci_low"].iloc[0], out["ci_high"].iloc[0]] == pytest.approx(np.percentile(dist, [2.5, 97.5]), abs=1e-12)
     uneven = ratings.drop(index=0)
     with pytest.raises(ValueError, match="same number of ratings.*between 4 and 5"):
         agreement.fleiss_kappa(uneven)
+
+
+def test_fleiss_kappa_null_standard_error_matches_simulation():
+    # Under no agreement beyond chance, the spread of kappa over many data sets is the standard error
+    # that p_val uses (Fleiss, Nee & Landis 1979); simulated with statsmodels' kappa on random ratings.
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater", reason="reference values need the 'test' extra")
+    gen = np.random.default_rng(11)
+    probs = [0.5, 0.3, 0.2]
+    sims = [inter_rater.fleiss_kappa(gen.multinomial(4, probs, size=150), method="fleiss") for _ in range(3000)]
+    ratings = pd.DataFrame([(i, j, int(v)) for i in range(150) for j, v in enumerate(gen.choice(3, 4, p=probs))],
+                           columns=["item_id", "annotator", "rating"])
+    out = agreement.fleiss_kappa(ratings, n_resamples=0).iloc[0]
+    se = abs(out["kappa"]) / stats.norm.isf(out["p_val"] / 2)
+    assert se == pytest.approx(np.std(sims), rel=0.1)
 
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
