@@ -7,6 +7,7 @@ as small DataFrame-in / DataFrame-out functions for notebooks.
 import importlib
 
 from evalkit import (
+    agreement,
     calibrate,
     cases,
     checks,
@@ -32,6 +33,7 @@ _LAZY = ("plots",)
 
 __all__ = [
     "EvalkitWarning",
+    "agreement",
     "calibrate",
     "cases",
     "checks",

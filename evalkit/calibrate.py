@@ -52,25 +52,42 @@ def _pairs(judge, human) -> tuple[pd.DataFrame, int]:
     return pairs, excluded
 
 
-def cohen_kappa(a, b) -> float:
+def cohen_kappa(a, b, *, weights: str | None = None) -> float:
     """Cohen's kappa between two label sequences of equal length (any hashable labels).
 
     ``kappa = (p_o - p_e) / (1 - p_e)`` with the chance agreement ``p_e`` from each side's label
-    frequencies; 1.0 when both sides use one identical label (no disagreement is possible).
+    frequencies; 1.0 when both sides use one identical label (no disagreement is possible). With
+    ``weights`` ("linear" or "quadratic"; numeric labels) disagreements count by their distance
+    ``|i - j|`` or ``(i - j) ** 2`` between the positions of the two labels in the sorted label set:
+    ``kappa = 1 - sum(w * observed) / sum(w * expected)``.
 
     Examples
     --------
     >>> from evalkit.calibrate import cohen_kappa
     >>> round(cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"]), 4)
     0.5
+    >>> round(cohen_kappa([1, 2, 3, 3], [1, 2, 2, 3], weights="quadratic"), 4)
+    0.8
     """
+    if weights not in (None, "linear", "quadratic"):
+        raise ValueError(f"`weights` must be one of [None, 'linear', 'quadratic']; got {weights!r}.")
     a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
     if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
         raise ValueError("`a` and `b` must be non-empty sequences of the same length.")
-    labels = pd.unique(np.concatenate([a, b]))
-    po = float(np.mean(a == b))
-    pe = float(sum(np.mean(a == lab) * np.mean(b == lab) for lab in labels))
-    return 1.0 if pe == 1.0 else (po - pe) / (1 - pe)
+    if weights is None:
+        labels = pd.unique(np.concatenate([a, b]))
+        po = float(np.mean(a == b))
+        pe = float(sum(np.mean(a == lab) * np.mean(b == lab) for lab in labels))
+        return 1.0 if pe == 1.0 else (po - pe) / (1 - pe)
+    labels, codes = np.unique(np.concatenate([a, b]).astype(float), return_inverse=True)
+    k, n = len(labels), len(a)
+    observed = np.zeros((k, k))
+    np.add.at(observed, (codes[:n], codes[n:]), 1.0 / n)
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    distance = np.abs(np.arange(k)[:, None] - np.arange(k)[None, :]).astype(float)
+    w = distance if weights == "linear" else distance**2
+    denominator = float((w * expected).sum())
+    return 1.0 if denominator == 0 else 1.0 - float((w * observed).sum()) / denominator
 
 
 @dataclass(frozen=True)

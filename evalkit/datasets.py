@@ -18,7 +18,7 @@ from evalkit import verdicts as _verdicts
 from evalkit._io import read_json, read_json_lines
 from evalkit._validation import check_option
 
-__all__ = ["demo_path", "load_demo", "load_tcva_release", "load_tcva_baseline", "load_llmbar", "load_summeval"]
+__all__ = ["demo_path", "load_demo", "load_tcva_release", "load_tcva_baseline", "load_llmbar", "load_summeval", "load_usr"]
 
 _DEMOS = ("tcva", "judge", "fd")
 
@@ -220,7 +220,8 @@ def load_llmbar(root) -> pd.DataFrame:
         One row per instance x judge x order: ``subset, instance, case_id, judge, order`` (``"original"``:
         output 1 shown first; ``"swapped"``), ``winner`` (``"1"``, ``"2"`` or missing when the judge's
         answer could not be parsed; already mapped back to the original numbering), ``label`` (the gold
-        ``"1"``/``"2"``) and ``completion`` (the raw judge text).
+        ``"1"``/``"2"``), ``completion`` (the raw judge text) and the two candidate texts ``output_1``,
+        ``output_2`` (in the original numbering).
 
     Examples
     --------
@@ -251,9 +252,10 @@ def load_llmbar(root) -> pd.DataFrame:
             for order, key in (("original", "swap = False"), ("swapped", "swap = True")):
                 result = rec["results"][-1][key]
                 rows.append({"subset": subset, "instance": i, "case_id": f"{subset}/{i}", "judge": judge, "order": order,
-                             "winner": result["winner"], "label": str(rec["label"]), "completion": result["completion"][0]})
+                             "winner": result["winner"], "label": str(rec["label"]), "completion": result["completion"][0],
+                             "output_1": rec.get("output_1"), "output_2": rec.get("output_2")})
     table = pd.DataFrame(rows)
-    for column in ("winner", "label", "completion"):
+    for column in ("winner", "label", "completion", "output_1", "output_2"):
         table[column] = table[column].astype("string")
     return table
 
@@ -310,3 +312,74 @@ def load_summeval(path) -> pd.DataFrame:
             rows.append({"item_id": f"{doc_id}/{system}", "doc_id": doc_id, "system": system,
                          **{name: float(value) for name, value in scores.items()}})
     return pd.DataFrame(rows).set_index("item_id")
+
+
+USR_DIMENSIONS = ("Understandable", "Natural", "Maintains Context", "Engaging", "Uses Knowledge", "Overall")
+_USR_FILES = (("topicalchat", "tc_usr_data.json"), ("personachat", "pc_usr_data.json"))
+
+
+def load_usr(path):
+    """Read the USR per-annotator ratings (Mehri & Eskenazi 2020) from ``tc_usr_data.json`` and ``pc_usr_data.json``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder holding both files.
+
+    Returns
+    -------
+    ratings : DataFrame
+        Long table, one row per rating: ``item_id, annotator, dimension, rating`` for the six dimensions
+        (Understandable 0-1, Natural 1-3, Maintains Context 1-3, Engaging 1-3, Uses Knowledge 0-1,
+        Overall 1-5). Select one dimension to get the ``item_id, annotator, rating`` table of
+        :mod:`evalkit.agreement`.
+    items : DataFrame
+        Indexed by ``item_id``: ``corpus`` (``"topicalchat"``/``"personachat"``), ``context_id`` (the
+        dialogue, e.g. ``"topicalchat/0"``), ``system`` and ``response``. The USR files ship no
+        automatic scores; only human ratings.
+
+    Notes
+    -----
+    Item ids are ``usr_<corpus>_<k>`` with ``k`` counting responses through the Topical-Chat file and
+    then the PersonaChat file (0-359, 360-659): the ids the TCVA release uses for its USR items.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from evalkit.datasets import load_usr
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> response = {"response": "hi", "model": "Seq2Seq", **{d: [1, 1, 0] for d in ["Understandable", "Natural",
+    ...             "Maintains Context", "Engaging", "Uses Knowledge", "Overall"]}}
+    >>> for name in ("tc_usr_data.json", "pc_usr_data.json"):
+    ...     _ = (root / name).write_text(json.dumps([{"annotators": ["x", "y", "z"], "responses": [response]}]))
+    >>> ratings, items = load_usr(root)
+    >>> ratings[ratings["dimension"] == "Overall"]
+                 item_id annotator dimension  rating
+    15  usr_topicalchat_0         x   Overall       1
+    16  usr_topicalchat_0         y   Overall       1
+    17  usr_topicalchat_0         z   Overall       0
+    33  usr_personachat_1         x   Overall       1
+    34  usr_personachat_1         y   Overall       1
+    35  usr_personachat_1         z   Overall       0
+    """
+    root = Path(path)
+    rating_rows, item_rows, k = [], [], 0
+    for corpus, filename in _USR_FILES:
+        file, contexts = _read_json_list(root / filename)
+        for c, context in enumerate(contexts):
+            annotators = context.get("annotators") if isinstance(context, dict) else None
+            if not isinstance(annotators, list) or "responses" not in context:
+                raise ValueError(f"{file}: context {c} must be an object with 'annotators' and 'responses'.")
+            for response in context["responses"]:
+                item_id = f"usr_{corpus}_{k}"
+                item_rows.append({"item_id": item_id, "corpus": corpus, "context_id": f"{corpus}/{c}",
+                                  "system": response.get("model"), "response": response.get("response")})
+                for dimension in USR_DIMENSIONS:
+                    values = response.get(dimension)
+                    if not isinstance(values, list) or len(values) != len(annotators):
+                        raise ValueError(f"{file}: context {c}, response {response.get('model')!r}: {dimension!r} "
+                                         f"must list one rating per annotator ({len(annotators)}); got {values!r}.")
+                    rating_rows.extend({"item_id": item_id, "annotator": a, "dimension": dimension, "rating": v}
+                                       for a, v in zip(annotators, values, strict=True))
+                k += 1
+    return pd.DataFrame(rating_rows), pd.DataFrame(item_rows).set_index("item_id")

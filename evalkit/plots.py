@@ -12,7 +12,7 @@ from evalkit import verdicts as _verdicts
 from evalkit._validation import check_columns, check_dataframe
 
 __all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates", "length_bias", "fd_by_bin",
-           "tier_share", "label_budget"]
+           "tier_share", "label_budget", "human_ceiling"]
 
 _LEVEL_COLORS = dict(zip(_verdicts.LEVELS, ("#b2182b", "#ef8a62", "#fddbc7", "#92c5de", "#2166ac"), strict=True))
 
@@ -353,4 +353,56 @@ def label_budget(expected: pd.DataFrame, *, half_width=None, ax=None, **kwargs):
     ax.set_xlabel("human labels")
     ax.set_ylabel("expected interval half-width")
     ax.legend(fontsize="small")
+    return ax
+
+
+def human_ceiling(table: pd.DataFrame, *, ax=None, **kwargs):
+    """Each annotator's leave-one-out correlation and each score's, as points with intervals.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Output of :func:`evalkit.agreement.human_ceiling` (columns ``kind, name, r``, and ``ci_low,
+        ci_high`` when computed). The mean annotator correlation, the human ceiling, is a dashed line.
+    ax : matplotlib Axes, optional
+    **kwargs
+        Passed to ``ax.errorbar``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import plots
+    >>> table = pd.DataFrame({"kind": ["annotator", "annotator", "score"], "name": ["a", "b", "metric"],
+    ...                       "r": [0.6, 0.5, 0.3], "ci_low": [0.5, 0.4, 0.1], "ci_high": [0.7, 0.6, 0.5]})
+    >>> ax = plots.human_ceiling(table)
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['a', 'b', 'metric']
+    """
+    table = check_dataframe(table, "table")
+    check_columns(table, ["kind", "name", "r"], "table")
+    if ax is None:
+        ax = plt.gca()
+    y = np.arange(len(table))[::-1]
+    r = table["r"].to_numpy(float)
+    has_ci = {"ci_low", "ci_high"} <= set(table.columns)
+    for i, kind in enumerate(("annotator", "score")):
+        rows = (table["kind"] == kind).to_numpy()
+        if not rows.any():
+            continue
+        err = None
+        if has_ci:
+            err = np.vstack([r[rows] - table["ci_low"].to_numpy(float)[rows], table["ci_high"].to_numpy(float)[rows] - r[rows]])
+        ax.errorbar(r[rows], y[rows], xerr=err, fmt="o", color=f"C{i}", capsize=3, label=f"{kind}s", **kwargs)
+    annotators = table["kind"] == "annotator"
+    if annotators.any():
+        ceiling = float(np.nanmean(r[annotators.to_numpy()]))
+        ax.axvline(ceiling, linestyle="--", color="C0", linewidth=1, label=f"human ceiling (mean) {ceiling:.2f}")
+    ax.set_yticks(y, table["name"].astype(str))
+    method = table["method"].iloc[0] if "method" in table.columns else "r"
+    ax.set_xlabel(f"{method} correlation (annotators: with the others' mean; scores: with all annotators' mean)")
+    ax.legend(loc="best", fontsize="small")
     return ax

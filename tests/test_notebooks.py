@@ -19,7 +19,7 @@ REAL_DATA = {"04_few_labels.ipynb": {"SUMMEVAL_DIR": SHARED_DATA / "summeval"}}
 def test_there_are_notebooks():
     assert [p.name for p in NOTEBOOKS] == ["00_labelling.ipynb", "01_calibrate_judge.ipynb",
                                            "02_tcva_temperature_sweep.ipynb", "03_factual_density.ipynb",
-                                           "04_few_labels.ipynb"]
+                                           "04_few_labels.ipynb", "05_human_ceiling.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

@@ -137,6 +137,21 @@ ELSEWHERE = {
     "infer.choose_cases": "test_infer.py::test_choose_cases_exclude_random_and_labeller",
     "infer.simulate": "test_infer.py::test_types_options_and_no_mutation",
     "plots.label_budget": "test_infer.py::test_label_budget_plot",
+    "datasets.load_usr": "test_agreement.py::test_load_usr_matches_its_readme_and_the_tcva_release",
+    "plots.human_ceiling": "takes agreement.human_ceiling's table",
+    "agreement.ratings_from_labels": "test_agreement.py::test_ratings_from_labels_keeps_the_latest_label_per_annotator",
+    "agreement.krippendorff_alpha": "test_agreement.py::test_unknown_level_and_other_bad_arguments",
+    "agreement.icc": "test_agreement.py::test_one_annotator_only",
+    "agreement.fleiss_kappa": "test_agreement.py::test_fleiss_kappa_matches_statsmodels",
+    "agreement.cohen_kappa": "test_agreement.py::test_unknown_level_and_other_bad_arguments",
+    "agreement.pairwise_agreement": "test_agreement.py::test_unknown_level_and_other_bad_arguments",
+    "agreement.human_ceiling": "test_agreement.py::test_human_ceiling_summary_level_and_bad_input",
+    "agreement.AltTestResult": "a result container",
+    "agreement.alternative_annotator_test": "test_agreement.py::test_alternative_annotator_test_bad_input",
+    "agreement.position_consistency": "test_agreement.py::test_first_slot_preference_against_binomtest (shared checks)",
+    "agreement.first_slot_preference": "test_agreement.py::test_first_slot_preference_against_binomtest",
+    "agreement.length_bias": "test_agreement.py::test_length_bias_matches_statsmodels_and_recovers_the_effect",
+    "agreement.self_preference": "test_agreement.py::test_self_preference_counts_by_hand",
 }
 
 

@@ -1,0 +1,1052 @@
+"""Agreement among annotators, the human ceiling, the alternative annotator test and pairwise-judge bias.
+
+Ratings come in long form: a DataFrame with columns ``item_id, annotator, rating``, one row per rating,
+any number of annotators per item, missing ratings simply absent (or NaN). Labels files of the labeller
+become that table with :func:`ratings_from_labels`.
+
+Which numbers come from where:
+
+- Krippendorff's alpha is computed here from the coincidence matrix (vectorized over items and over
+  bootstrap resamples); the ``krippendorff`` package computes the same point estimate but has no
+  bootstrap, and resampling by calling it once per resample is slow. Tested against it to 1e-9.
+- ICC (Shrout & Fleiss 1979, the six forms and their F-based intervals) is a few lines of two-way
+  ANOVA; ``pingouin.intraclass_corr`` would add a dependency for it. Tested against pingouin.
+- Fleiss' kappa takes the long table directly (statsmodels wants a count table and is not a dependency);
+  tested against ``statsmodels.stats.inter_rater.fleiss_kappa``.
+- Cohen's kappa, unweighted or weighted, is :func:`evalkit.calibrate.cohen_kappa`.
+- Correlations (the human ceiling) are :func:`evalkit.correlate.correlate`.
+- The length-bias logistic fit uses statsmodels (the ``stats`` extra), imported when called.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import warnings
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import sparse, stats
+
+from evalkit import calibrate as _calibrate
+from evalkit import correlate as _correlate
+from evalkit._validation import (
+    EvalkitWarning,
+    check_columns,
+    check_dataframe,
+    check_number,
+    check_option,
+    check_rng,
+    show,
+)
+from evalkit.labels import latest_labels, read_labels
+
+__all__ = [
+    "ratings_from_labels",
+    "krippendorff_alpha",
+    "icc",
+    "fleiss_kappa",
+    "cohen_kappa",
+    "pairwise_agreement",
+    "human_ceiling",
+    "AltTestResult",
+    "alternative_annotator_test",
+    "position_consistency",
+    "first_slot_preference",
+    "length_bias",
+    "self_preference",
+]
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+RATING_COLUMNS = ["item_id", "annotator", "rating"]
+
+
+# --------------------------------------------------------------------------------------------------
+# input handling
+# --------------------------------------------------------------------------------------------------
+def _ratings(ratings, *, name: str = "ratings", min_annotators: int = 2) -> pd.DataFrame:
+    """Validated copy of a long ratings table: NaN ratings dropped, one rating per item and annotator.
+
+    A labels file path (or a list of them) is read with :func:`ratings_from_labels` first.
+    """
+    if isinstance(ratings, (str, os.PathLike)) or (isinstance(ratings, (list, tuple)) and ratings
+                                                   and all(isinstance(p, (str, os.PathLike)) for p in ratings)):
+        ratings = ratings_from_labels(ratings)
+    table = check_dataframe(ratings, name)
+    check_columns(table, RATING_COLUMNS, name)
+    table = table[RATING_COLUMNS][table["rating"].notna()]
+    if table[["item_id", "annotator"]].isna().any().any():
+        raise ValueError(f"`{name}` has missing item_id or annotator values; every rating needs both.")
+    repeated = table.duplicated(["item_id", "annotator"])
+    if repeated.any():
+        first = table[repeated].iloc[0]
+        raise ValueError(f"`{name}` has more than one rating by annotator {show(first['annotator'])} for item "
+                         f"{show(first['item_id'])}; keep one rating per item and annotator (e.g. the latest).")
+    n_annotators = table["annotator"].nunique()
+    if n_annotators < min_annotators:
+        raise ValueError(f"`{name}` needs ratings from at least {min_annotators} annotators to measure agreement; "
+                         f"got {n_annotators}.")
+    return table
+
+
+def _drop_single(table: pd.DataFrame, name: str, *, min_ratings: int = 2) -> pd.DataFrame:
+    """Leave out items with fewer than ``min_ratings`` ratings (they cannot be compared), with a warning."""
+    size = table.groupby("item_id", sort=False)["rating"].transform("size")
+    short = size < min_ratings
+    if short.any():
+        items = table.loc[short, "item_id"].unique()
+        warnings.warn(f"{len(items)} item(s) of `{name}` have fewer than {min_ratings} ratings and were left out "
+                      f"(e.g. {show(items[0])}).", EvalkitWarning, stacklevel=3)
+        table = table[~short]
+    if table["item_id"].nunique() == 0:
+        raise ValueError(f"`{name}` has no item rated by {min_ratings} or more annotators.")
+    return table
+
+
+def _numeric(values: pd.Series, purpose: str, name: str = "ratings", column: str = "rating") -> np.ndarray:
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        example = values.iloc[0] if len(values) else None
+        raise TypeError(f"`{name}` column {column!r} must be numeric {purpose}; got dtype {values.dtype} with values "
+                        f"like {show(example)}. Map labels to numbers, or use a nominal measure (level='nominal').")
+    return values.to_numpy(dtype=float)
+
+
+def ratings_from_labels(labels) -> pd.DataFrame:
+    """Turn label records from several annotators into the long ratings table.
+
+    Parameters
+    ----------
+    labels : str, Path, list of paths, or DataFrame
+        Labels files written by :class:`evalkit.widgets.Labeller` (one shared file, or one file per annotator;
+        read with :func:`evalkit.labels.read_labels`), or their records as a DataFrame with ``case_id, label,
+        labeller`` (the annotator's name). Per annotator and case the latest label counts (an undo clears it);
+        re-labels (``mode="relabel"``) are left out: they measure self-agreement, not agreement between people.
+        Every function of this module that takes ``ratings`` also takes labels files directly.
+
+    Returns
+    -------
+    DataFrame
+        ``item_id, annotator, rating`` (``item_id`` is the case id, ``annotator`` the labeller, ``rating`` the label).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from evalkit.agreement import ratings_from_labels
+    >>> from evalkit.labels import append_label
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "labels.jsonl"
+    >>> for case, label, who in [("a", "PASS", "ann"), ("a", "FAIL", "bob"), ("a", "FAIL", "ann")]:
+    ...     append_label(path, {"case_id": case, "label": label, "labeller": who, "mode": "label"})
+    >>> ratings_from_labels(path)
+      item_id annotator rating
+    0       a       ann   FAIL
+    1       a       bob   FAIL
+    """
+    if isinstance(labels, pd.DataFrame):
+        records = labels
+    elif isinstance(labels, (str, os.PathLike)) or (isinstance(labels, (list, tuple)) and labels
+                                                   and all(isinstance(p, (str, os.PathLike)) for p in labels)):
+        records = read_labels(labels)
+    else:
+        raise TypeError(f"`labels` must be a labels file path, a list of them, or a DataFrame of label records; "
+                        f"got {type(labels).__name__}.")
+    check_columns(records, ["case_id", "label", "labeller"], "labels")
+    latest = latest_labels(records, by_labeller=True).sort_values(["case_id", "labeller"], kind="stable")
+    return pd.DataFrame({"item_id": latest["case_id"].to_numpy(), "annotator": latest["labeller"].to_numpy(),
+                         "rating": latest["label"].to_numpy()})
+
+
+# --------------------------------------------------------------------------------------------------
+# Krippendorff's alpha
+# --------------------------------------------------------------------------------------------------
+_DENSE_CELLS = 20_000_000  # items x values**2 up to which the per-item coincidences are kept as a dense array
+
+
+def _pair_matrix(item_codes: np.ndarray, value_codes: np.ndarray, counts: np.ndarray):
+    """Each item's contribution to the coincidence matrix, flattened: (items x values**2).
+
+    Item u adds ``n_uc * (n_uk - [c == k]) / (m_u - 1)`` to cell (c, k): one ``1 / (m_u - 1)`` for every
+    ordered pair of its ratings (i != j) valued c and k.
+    """
+    n_items, k = counts.shape
+    m = counts.sum(axis=1)
+    if n_items * k * k <= _DENSE_CELLS:
+        pairs = counts[:, :, None] * counts[:, None, :]
+        pairs[:, np.arange(k), np.arange(k)] -= counts
+        return (pairs / (m - 1)[:, None, None]).reshape(n_items, k * k)
+    # Many distinct values: sparse, built from the ordered pairs of ratings within each item.
+    order = np.argsort(item_codes, kind="stable")
+    items, values = item_codes[order], value_codes[order]
+    starts = np.flatnonzero(np.r_[True, items[1:] != items[:-1]])
+    sizes = np.diff(np.r_[starts, len(items)])
+    rows, cols, data = [], [], []
+    for size in np.unique(sizes):
+        first = starts[sizes == size]
+        block = values[first[:, None] + np.arange(size)]  # (items of this size, size)
+        i, j = np.nonzero(~np.eye(size, dtype=bool))
+        rows.append(np.repeat(items[first], len(i)))
+        cols.append((block[:, i] * k + block[:, j]).ravel())
+        data.append(np.full(len(first) * len(i), 1.0 / (size - 1)))
+    pairs = sparse.coo_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+                              shape=(n_items, k * k)).tocsr()
+    pairs.sum_duplicates()
+    return pairs
+
+
+def _delta(values: np.ndarray, level: str, n_c: np.ndarray) -> np.ndarray:
+    """Squared distances between the distinct values (..., K, K); ordinal ones depend on the frequencies n_c."""
+    if level == "nominal":
+        return 1.0 - np.eye(len(values))
+    if level == "interval":
+        return (values[:, None] - values[None, :]) ** 2
+    if level == "ratio":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.nan_to_num(((values[:, None] - values[None, :]) / (values[:, None] + values[None, :])) ** 2)
+    # ordinal: (sum of n_g from c to k - (n_c + n_k) / 2) ** 2 = squared distance of mid-cumulative frequencies
+    mid = np.cumsum(n_c, axis=-1) - n_c / 2.0
+    return (mid[..., :, None] - mid[..., None, :]) ** 2
+
+
+def _alpha(d_o, n_c: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """``1 - (n - 1) * D_o / sum(n_c n_k delta)`` for stacks of observed disagreements and value counts."""
+    n = n_c.sum(axis=-1)
+    d_e = np.einsum("...c,...ck,...k->...", n_c, delta, n_c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 1.0 - (n - 1) * d_o / d_e
+
+
+def _times(weights: np.ndarray, per_item) -> np.ndarray:
+    """(resamples x items) @ (items x columns), for a dense or sparse right-hand side."""
+    if sparse.issparse(per_item):
+        return np.asarray((per_item.T @ weights.T).T)
+    return weights @ per_item
+
+
+def _bootstrap_items(statistic, n: int, n_resamples: int, confidence_level: float, rng) -> tuple[float, float]:
+    """Percentile interval of ``statistic(weights)`` over resamples of n items.
+
+    ``weights`` is a (resamples x items) array of how often each item occurs in each resample; resample r
+    takes the items at ``rng.integers(0, n, n, dtype=np.int32)``. Drawn here rather than through
+    scipy.stats.bootstrap: 32-bit indices turned into per-item counts directly are several times faster
+    at 100,000 items, and every sum over items becomes one matrix product with the counts.
+    """
+    dist, batch = [], max(1, 5_000_000 // n)
+    for start in range(0, n_resamples, batch):
+        b = min(batch, n_resamples - start)
+        idx = rng.integers(0, n, (b, n), dtype=np.int32).astype(np.intp) + n * np.arange(b)[:, None]
+        dist.append(statistic(np.bincount(idx.ravel(), minlength=b * n).reshape(b, n).astype(float)))
+    tail = 100 * (1 - confidence_level) / 2
+    low, high = np.percentile(np.concatenate(dist), [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 1000, confidence_level: float = 0.95,
+                       rng=None) -> pd.DataFrame:
+    """Krippendorff's alpha with a bootstrap interval over items.
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        Long table ``item_id, annotator, rating``; missing ratings allowed. Items with a single rating
+        cannot be paired and are left out with an :class:`~evalkit.EvalkitWarning`.
+    level : {"nominal", "ordinal", "interval", "ratio"}
+        The level of measurement, which sets the distance between two values. ``"nominal"`` takes any
+        labels; the others need numeric ratings (ordinal uses only their order).
+    n_resamples : int, default 1000
+        Bootstrap resamples of items (the percentile interval); 0 skips the interval. Resample ``r`` takes
+        the items at ``rng.integers(0, n_items, n_items, dtype=np.int32)`` (drawn in resample order; items
+        numbered in order of first appearance), so other code can repeat the same resamples.
+    confidence_level : float, default 0.95
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        One row: ``alpha, ci_low, ci_high, n_items, n_annotators, level`` (items and annotators that
+        took part). Alpha is NaN when the pairable ratings use a single value (no variation to agree on);
+        the interval is NaN when some resample has none.
+
+    Notes
+    -----
+    The coincidence matrix ``o`` sums, over items, ``1 / (m_u - 1)`` for every ordered pair of the item's
+    ratings; ``alpha = 1 - (n - 1) * sum(o * delta) / sum(n_c n_k delta)`` (Krippendorff 2011). Each
+    item's contribution is kept as one row of an items x values**2 matrix (sparse when that would exceed
+    20 million cells), so a bootstrap resample is one matrix product of resample counts with it. Memory
+    grows with the square of the number of distinct values: fine for rating scales, not meant for
+    continuous scores with thousands of distinct values.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.agreement import krippendorff_alpha
+    >>> ratings = pd.DataFrame({"item_id": [1, 1, 2, 2, 3, 3, 3], "annotator": ["a", "b", "a", "b", "a", "b", "c"],
+    ...                         "rating": [1, 1, 2, 2, 3, 3, 2]})
+    >>> krippendorff_alpha(ratings, level="interval", n_resamples=0)
+          alpha  ci_low  ci_high  n_items  n_annotators     level
+    0  0.785714     NaN      NaN        3             3  interval
+    """
+    check_option(level, LEVELS, "level")
+    n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    rng = check_rng(rng)
+    table = _drop_single(_ratings(ratings), "ratings")
+    if level == "nominal":
+        value_codes, values = pd.factorize(table["rating"], sort=False)
+        values = np.arange(len(values), dtype=float)
+    else:
+        numeric = _numeric(table["rating"], f"at level={level!r}")
+        values, value_codes = np.unique(numeric, return_inverse=True)
+    item_codes, items = pd.factorize(table["item_id"], sort=False)
+    value_codes = np.asarray(value_codes, dtype=np.intp)
+    k, n = len(values), len(items)
+    counts = np.bincount(item_codes * k + value_codes, minlength=n * k).reshape(n, k).astype(float)
+    pairs = _pair_matrix(item_codes, value_codes, counts)
+    o = np.asarray(pairs.sum(axis=0)).reshape(k, k)
+    n_c = counts.sum(axis=0)  # the coincidence matrix's margins are the pairable values' counts
+    delta = _delta(values, level, n_c)
+    alpha = float(_alpha((o * delta).sum(), n_c, delta))
+    low = high = np.nan
+    if n_resamples and n >= 2:
+        # A resample is a vector of how often each item occurs; every sum over items becomes a product with it.
+        per_item_d = None if level == "ordinal" else np.asarray(pairs @ delta.ravel()).ravel()
+
+        def statistic(weights: np.ndarray) -> np.ndarray:
+            n_c_b = weights @ counts
+            if per_item_d is not None:  # fixed distances: only D_o and the value counts change
+                return _alpha(weights @ per_item_d, n_c_b, delta)
+            o_b = _times(weights, pairs).reshape(len(weights), k, k)
+            delta_b = _delta(values, level, n_c_b)
+            return _alpha((o_b * delta_b).sum(axis=(-2, -1)), n_c_b, delta_b)
+
+        low, high = _bootstrap_items(statistic, n, n_resamples, confidence_level, rng)
+    return pd.DataFrame([{"alpha": alpha, "ci_low": low, "ci_high": high, "n_items": len(items),
+                          "n_annotators": int(table["annotator"].nunique()), "level": level}])
+
+
+# --------------------------------------------------------------------------------------------------
+# ICC, Fleiss, Cohen, pairwise tables
+# --------------------------------------------------------------------------------------------------
+def _complete_matrix(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Items x annotators, keeping only items rated by every annotator (the rest left out with a warning)."""
+    wide = table.pivot(index="item_id", columns="annotator", values="rating")
+    complete = wide.notna().all(axis=1)
+    if not complete.all():
+        warnings.warn(f"{int((~complete).sum())} item(s) of `{name}` are not rated by every annotator and were "
+                      f"left out (e.g. {show(wide.index[~complete][0])}); ICC needs complete items.",
+                      EvalkitWarning, stacklevel=3)
+        wide = wide[complete]
+    if len(wide) < 2:
+        raise ValueError(f"`{name}` needs at least 2 items rated by every annotator; got {len(wide)}.")
+    return wide
+
+
+def icc(ratings, *, confidence_level: float = 0.95) -> pd.DataFrame:
+    """The six intraclass correlations of Shrout & Fleiss (1979) with their F-based intervals.
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        Long table ``item_id, annotator, rating`` with numeric ratings. Items not rated by every
+        annotator are left out with an :class:`~evalkit.EvalkitWarning`.
+    confidence_level : float, default 0.95
+
+    Returns
+    -------
+    DataFrame
+        Indexed by ``ICC1, ICC2, ICC3, ICC1k, ICC2k, ICC3k`` (one-way random, two-way random absolute
+        agreement, two-way mixed consistency; single rater and mean of k raters), columns
+        ``icc, ci_low, ci_high, F, df1, df2, p_val, n_items, n_annotators``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.agreement import icc
+    >>> wide = pd.DataFrame([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]])
+    >>> ratings = wide.rename_axis(index="item_id", columns="annotator").stack().rename("rating").reset_index()
+    >>> icc(ratings)["icc"].round(2).tolist()   # the published values of Shrout & Fleiss's example
+    [0.17, 0.29, 0.71, 0.44, 0.62, 0.91]
+    """
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    table = _ratings(ratings)
+    _numeric(table["rating"], "for ICC")
+    x = _complete_matrix(table, "ratings").to_numpy(dtype=float)
+    n, k = x.shape
+    grand = x.mean()
+    ss_rows = k * ((x.mean(axis=1) - grand) ** 2).sum()
+    ss_cols = n * ((x.mean(axis=0) - grand) ** 2).sum()
+    ss_total = ((x - grand) ** 2).sum()
+    msb = ss_rows / (n - 1)
+    msw = (ss_total - ss_rows) / (n * (k - 1))
+    msj = ss_cols / (k - 1)
+    mse = (ss_total - ss_rows - ss_cols) / ((n - 1) * (k - 1))
+    icc1 = (msb - msw) / (msb + (k - 1) * msw)
+    icc2 = (msb - mse) / (msb + (k - 1) * mse + k * (msj - mse) / n)
+    icc3 = (msb - mse) / (msb + (k - 1) * mse)
+    q = 1 - (1 - confidence_level) / 2
+    df_w, df_e = n * (k - 1), (n - 1) * (k - 1)
+    f1, f3 = msb / msw, msb / mse
+    f1l, f1u = f1 / stats.f.ppf(q, n - 1, df_w), f1 * stats.f.ppf(q, df_w, n - 1)
+    f3l, f3u = f3 / stats.f.ppf(q, n - 1, df_e), f3 * stats.f.ppf(q, df_e, n - 1)
+    # ICC2: Satterthwaite's degrees of freedom for the combined mean squares (Shrout & Fleiss 1979, eq. 9).
+    fj = msj / mse
+    v = df_e * (k * icc2 * fj + n * (1 + (k - 1) * icc2) - k * icc2) ** 2 / (
+        (n - 1) * k**2 * icc2**2 * fj**2 + (n * (1 + (k - 1) * icc2) - k * icc2) ** 2)
+    fs_low, fs_high = stats.f.ppf(q, n - 1, v), stats.f.ppf(q, v, n - 1)
+    l2 = n * (msb - fs_low * mse) / (fs_low * (k * msj + (k * n - k - n) * mse) + n * msb)
+    u2 = n * (fs_high * msb - mse) / (k * msj + (k * n - k - n) * mse + n * fs_high * msb)
+    rows = {
+        "ICC1": (icc1, (f1l - 1) / (f1l + k - 1), (f1u - 1) / (f1u + k - 1), f1, n - 1, df_w),
+        "ICC2": (icc2, l2, u2, f3, n - 1, df_e),
+        "ICC3": (icc3, (f3l - 1) / (f3l + k - 1), (f3u - 1) / (f3u + k - 1), f3, n - 1, df_e),
+        "ICC1k": ((msb - msw) / msb, 1 - 1 / f1l, 1 - 1 / f1u, f1, n - 1, df_w),
+        "ICC2k": ((msb - mse) / (msb + (msj - mse) / n), l2 * k / (1 + l2 * (k - 1)), u2 * k / (1 + u2 * (k - 1)),
+                  f3, n - 1, df_e),
+        "ICC3k": ((msb - mse) / msb, 1 - 1 / f3l, 1 - 1 / f3u, f3, n - 1, df_e),
+    }
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=["icc", "ci_low", "ci_high", "F", "df1", "df2"])
+    out["p_val"] = stats.f.sf(out["F"], out["df1"], out["df2"])
+    out["n_items"], out["n_annotators"] = n, k
+    return out.astype({"df1": np.int64, "df2": np.int64})
+
+
+def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 0.95, rng=None) -> pd.DataFrame:
+    """Fleiss' kappa for items that each have the same number of ratings (annotators may differ by item).
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        Long table ``item_id, annotator, rating`` (any labels). Every item must have the same number of
+        ratings (at least 2); use :func:`krippendorff_alpha` when some are missing.
+    n_resamples : int, default 1000
+        Bootstrap resamples of items for the percentile interval (drawn as in
+        :func:`krippendorff_alpha`); 0 skips it.
+    confidence_level : float, default 0.95
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        One row: ``kappa, ci_low, ci_high, p_val, n_items, n_raters, n_categories``. ``p_val`` tests
+        kappa = 0 (two-sided) with the standard error under no agreement beyond chance of Fleiss, Nee &
+        Landis (1979).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.agreement import fleiss_kappa
+    >>> ratings = pd.DataFrame({"item_id": [1, 1, 1, 2, 2, 2, 3, 3, 3], "annotator": list("abc") * 3,
+    ...                         "rating": ["x", "x", "x", "y", "y", "x", "y", "y", "y"]})
+    >>> round(float(fleiss_kappa(ratings, n_resamples=0)["kappa"].iloc[0]), 4)
+    0.55
+    """
+    n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    rng = check_rng(rng)
+    table = _drop_single(_ratings(ratings), "ratings")
+    item_codes, _ = pd.factorize(table["item_id"], sort=False)
+    value_codes, values = pd.factorize(table["rating"], sort=False)
+    n_items, k = item_codes.max() + 1, len(values)
+    counts = np.bincount(item_codes * k + value_codes, minlength=n_items * k).reshape(n_items, k).astype(float)
+    per_item = counts.sum(axis=1)
+    if np.ptp(per_item) > 0:
+        raise ValueError(f"Fleiss' kappa needs the same number of ratings for every item of `ratings`; got between "
+                         f"{int(per_item.min())} and {int(per_item.max())}. Use krippendorff_alpha for missing ratings.")
+    m = per_item[0]
+    agree = (counts * (counts - 1)).sum(axis=1) / (m * (m - 1))  # each item's share of agreeing rating pairs
+
+    def kappa_of(weights: np.ndarray) -> np.ndarray:
+        """Kappa for (resamples x items) item weights."""
+        total = weights.sum(axis=-1)
+        p = (weights @ counts) / (total * m)[..., None]
+        p_e = (p**2).sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (weights @ agree / total - p_e) / (1 - p_e)
+
+    kappa = float(kappa_of(np.ones((1, n_items)))[0])
+    p = counts.sum(axis=0) / counts.sum()
+    q = (p * (1 - p)).sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(2 / (n_items * m * (m - 1))) * np.sqrt(q**2 - (p * (1 - p) * (1 - 2 * p)).sum()) / q
+    low = high = np.nan
+    if n_resamples and n_items >= 2:
+        low, high = _bootstrap_items(kappa_of, n_items, n_resamples, confidence_level, rng)
+    return pd.DataFrame([{"kappa": kappa, "ci_low": low, "ci_high": high,
+                          "p_val": float(2 * stats.norm.sf(abs(kappa / se))) if se > 0 else np.nan,
+                          "n_items": int(n_items), "n_raters": int(m), "n_categories": k}])
+
+
+def _two(table: pd.DataFrame, a, b) -> pd.DataFrame:
+    wide = table[table["annotator"].isin([a, b])].pivot(index="item_id", columns="annotator", values="rating")
+    return wide.dropna()
+
+
+def cohen_kappa(ratings, *, annotators=None, weights: str | None = None) -> pd.DataFrame:
+    """Cohen's kappa between two annotators on the items both rated, unweighted or weighted.
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        Long table ``item_id, annotator, rating``.
+    annotators : pair of annotator ids, optional
+        Which two to compare; required when ``ratings`` has more than two annotators.
+    weights : {None, "linear", "quadratic"}
+        Weighted kappa for ordered numeric ratings (see :func:`evalkit.calibrate.cohen_kappa`).
+
+    Returns
+    -------
+    DataFrame
+        One row: ``annotator_a, annotator_b, n, agreement, kappa, weights``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.agreement import cohen_kappa
+    >>> ratings = pd.DataFrame({"item_id": [1, 2, 3, 4] * 2, "annotator": ["a"] * 4 + ["b"] * 4,
+    ...                         "rating": [1, 2, 3, 3, 1, 2, 2, 3]})
+    >>> cohen_kappa(ratings, weights="quadratic")[["n", "agreement", "kappa"]].round(4)
+       n  agreement  kappa
+    0  4       0.75    0.8
+    """
+    check_option(weights, (None, "linear", "quadratic"), "weights")
+    table = _ratings(ratings)
+    present = list(pd.unique(table["annotator"]))
+    if annotators is None:
+        if len(present) != 2:
+            raise ValueError(f"`ratings` has {len(present)} annotators; name the two to compare with `annotators`, "
+                             f"e.g. annotators={present[:2]!r}, or use pairwise_agreement for every pair.")
+        annotators = present
+    if len(annotators) != 2 or any(a not in present for a in annotators):
+        raise ValueError(f"`annotators` must name two annotators of `ratings` ({present}); got {annotators!r}.")
+    return _pair_row(table, *annotators, weights)
+
+
+def _pair_row(table: pd.DataFrame, a, b, weights) -> pd.DataFrame:
+    both = _two(table, a, b)
+    n = len(both)
+    if n == 0:
+        kappa = agreement = np.nan
+    else:
+        x, y = both[a].to_numpy(), both[b].to_numpy()
+        if weights is not None:
+            x, y = (_numeric(both[name], f"for weights={weights!r}") for name in (a, b))
+        agreement = float(np.mean(x == y))
+        kappa = _calibrate.cohen_kappa(x, y, weights=weights)
+    return pd.DataFrame([{"annotator_a": a, "annotator_b": b, "n": n, "agreement": agreement, "kappa": kappa,
+                          "weights": weights or "none"}])
+
+
+def pairwise_agreement(ratings, *, weights: str | None = None) -> pd.DataFrame:
+    """Agreement and Cohen's kappa for every pair of annotators, on the items each pair both rated.
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        Long table ``item_id, annotator, rating``.
+    weights : {None, "linear", "quadratic"}
+
+    Returns
+    -------
+    DataFrame
+        One row per pair: ``annotator_a, annotator_b, n, agreement, kappa, weights``; pairs with no
+        common item have ``n = 0`` and NaN.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.agreement import pairwise_agreement
+    >>> ratings = pd.DataFrame({"item_id": [1, 2, 3] * 3, "annotator": list("aaabbbccc"),
+    ...                         "rating": ["x", "y", "x", "x", "y", "y", "x", "y", "x"]})
+    >>> pairwise_agreement(ratings)[["annotator_a", "annotator_b", "n", "agreement"]]
+      annotator_a annotator_b  n  agreement
+    0           a           b  3   0.666667
+    1           a           c  3   1.000000
+    2           b           c  3   0.666667
+    """
+    check_option(weights, (None, "linear", "quadratic"), "weights")
+    table = _ratings(ratings)
+    names = sorted(pd.unique(table["annotator"]), key=str)
+    rows = [_pair_row(table, a, b, weights) for a, b in combinations(names, 2)]
+    return pd.concat(rows, ignore_index=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# the human ceiling
+# --------------------------------------------------------------------------------------------------
+CEILING_COLUMNS = ["kind", "name", "target", *_correlate.COLUMNS]
+
+
+def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "dataset", by=None,
+                  n_resamples: int = 1000, confidence_level: float = 0.95, rng=None) -> pd.DataFrame:
+    """Each score's correlation with the human consensus, beside each annotator's with the other annotators.
+
+    An annotator's leave-one-out correlation (their ratings against the mean of the other annotators'
+    ratings of the same items) is how well one human predicts the others: the ceiling a score can be
+    expected to reach. All correlations come from :func:`evalkit.correlate.correlate`.
+
+    Parameters
+    ----------
+    scores : Series, DataFrame or None
+        Scores indexed by item id (one column per score); None gives the annotator rows only.
+    ratings : DataFrame
+        Long table ``item_id, annotator, rating`` with numeric ratings, at least 2 annotators.
+    method : {"spearman", "kendall", "pearson"}
+    level : {"dataset", "summary"}
+        ``"summary"`` correlates within each group of ``by`` and averages (see :func:`evalkit.correlate.correlate`).
+    by : Series, optional
+        Group labels indexed by item id (e.g. the dialogue or source document); required at summary level.
+    n_resamples, confidence_level, rng
+        For the bootstrap intervals, as in :func:`evalkit.correlate.correlate`.
+
+    Returns
+    -------
+    DataFrame
+        One row per annotator (``kind="annotator"``, ``target="others' mean"``, on the items they rated
+        that someone else rated too), then one per score column (``kind="score"``, ``target="all
+        annotators' mean"``, on the items both scored and rated), with columns ``kind, name, target`` and those of
+        :func:`evalkit.correlate.correlate` (``n, r, ci_low, ci_high, p_val, method, level, n_groups,
+        n_skipped``). The consensus a score is compared with averages every annotator, so it is a little
+        less noisy than an annotator's target: the comparison does not favour the annotators.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit.agreement import human_ceiling
+    >>> rng = np.random.default_rng(0)
+    >>> truth = pd.Series(rng.normal(size=60), index=[f"i{k}" for k in range(60)])
+    >>> ratings = pd.DataFrame([(i, a, t + rng.normal()) for i, t in truth.items() for a in "abc"],
+    ...                        columns=["item_id", "annotator", "rating"])
+    >>> table = human_ceiling(truth.rename("oracle"), ratings, n_resamples=0)
+    >>> table[["kind", "name", "n"]]
+            kind    name   n
+    0  annotator       a  60
+    1  annotator       b  60
+    2  annotator       c  60
+    3      score  oracle  60
+    >>> bool((table.loc[table.kind == "annotator", "r"] < table.loc[3, "r"]).all())
+    True
+    """
+    check_option(level, ("dataset", "summary"), "level")
+    rng = check_rng(rng)
+    table = _ratings(ratings)
+    _numeric(table["rating"], "for correlations")
+    if level == "summary" and not isinstance(by, pd.Series):
+        raise ValueError("`by` must be a Series of group labels indexed by item id at level='summary'; "
+                         f"got {type(by).__name__}.")
+    wide = table.pivot(index="item_id", columns="annotator", values="rating").astype(float)
+    options = dict(method=method, level=level, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng)
+
+    def run(x: pd.DataFrame, target: pd.Series) -> pd.DataFrame:
+        common = x.index.intersection(target.index[target.notna()], sort=False)
+        if level == "summary":
+            common = common.intersection(by.index, sort=False)
+        groups = by.loc[common] if level == "summary" else None
+        return _correlate.correlate(x.loc[common], target.loc[common], by=groups, **options)
+
+    rows = []
+    for name in wide.columns:
+        own = wide[name].dropna()
+        others = wide.drop(columns=name).loc[own.index].mean(axis=1)
+        if others.notna().sum() == 0:
+            continue
+        rows.append(run(own.to_frame(name), others).assign(kind="annotator", name=name, target="others' mean"))
+    if scores is not None:
+        frame = _as_score_frame(scores)
+        rows.append(run(frame, wide.mean(axis=1)).assign(kind="score", target="all annotators' mean")
+                    .rename_axis("name").reset_index())
+    out = pd.concat([r.reset_index(drop=True) for r in rows], ignore_index=True)
+    return out[CEILING_COLUMNS]
+
+
+def _as_score_frame(scores) -> pd.DataFrame:
+    if isinstance(scores, pd.Series):
+        return scores.to_frame("score" if scores.name is None else scores.name)
+    return check_dataframe(scores, "scores")
+
+
+# --------------------------------------------------------------------------------------------------
+# the alternative annotator test
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AltTestResult:
+    """Result of :func:`alternative_annotator_test`.
+
+    Attributes
+    ----------
+    winning_rate : float
+        Share of the tested annotators for whom the judge's advantage is significant (after the
+        Benjamini-Yekutieli correction): the judge passes when it is at least 0.5.
+    advantage_probability : float
+        Mean over annotators of the share of items where the judge aligns with the other annotators at
+        least as well as the left-out annotator does (for comparing judges: higher is better).
+    passed : bool
+    epsilon, fdr_level : float
+        The cost-benefit margin and the false discovery rate used.
+    annotators : DataFrame
+        One row per annotator: ``annotator, n_items, advantage_probability, human_advantage, p_val,
+        p_adjusted, judge_wins`` (annotators with too few items have NaN and are not counted).
+    """
+
+    winning_rate: float
+    advantage_probability: float
+    passed: bool
+    epsilon: float
+    fdr_level: float
+    annotators: pd.DataFrame = field(repr=False)
+
+    def __repr__(self) -> str:
+        tested = int(self.annotators["p_val"].notna().sum())
+        wins = int(self.annotators["judge_wins"].sum())
+        return (f"AltTestResult({'passed' if self.passed else 'failed'}: winning rate {self.winning_rate:.2f} "
+                f"({wins} of {tested} annotators), advantage probability {self.advantage_probability:.3f}, "
+                f"epsilon={self.epsilon:g})")
+
+    def _repr_html_(self) -> str:
+        return f"<p>{html.escape(repr(self))}</p>" + self.annotators.to_html(index=False)
+
+
+def alternative_annotator_test(judge, ratings, *, scoring: str = "accuracy", epsilon: float = 0.2,
+                               fdr_level: float = 0.05, min_items: int = 30) -> AltTestResult:
+    """Can the judge replace a human annotator? The alt-test of Calderon, Reichart & Dror (ACL 2025).
+
+    Each annotator ``j`` is left out in turn. On every item ``j`` rated, the judge and ``j`` are each
+    scored by how well they match the remaining annotators of that item; ``W_f = 1`` when the judge
+    scores at least as well, ``W_h = 1`` when ``j`` does (ties count for both). A one-sided t-test of
+    ``mean(W_h - W_f) < epsilon`` gives a p-value per annotator; the Benjamini-Yekutieli procedure at
+    ``fdr_level`` decides which are significant (the judge "wins" against them).
+
+    Parameters
+    ----------
+    judge : Series
+        The judge's annotation per item, indexed by item id; items without one are left out.
+    ratings : DataFrame
+        Long table ``item_id, annotator, rating`` with at least 3 annotators; items with fewer than 2
+        ratings are left out.
+    scoring : {"accuracy", "neg_rmse"}
+        Alignment with the remaining annotators: the share of them giving the same label, or minus the
+        root mean squared difference from their ratings (numeric ratings on the judge's scale).
+    epsilon : float, default 0.2
+        The cost-benefit margin in [0, 1) granted to the judge; the paper suggests 0.2 for experts,
+        0.15 for skilled annotators and 0.1 for crowd workers.
+    fdr_level : float, default 0.05
+    min_items : int, default 30
+        Annotators with fewer scored items are not tested (an :class:`~evalkit.EvalkitWarning` names them).
+
+    Returns
+    -------
+    AltTestResult
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit.agreement import alternative_annotator_test
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.integers(0, 3, 100)
+    >>> noisy = lambda p: np.where(rng.random(100) < p, truth, rng.integers(0, 3, 100))
+    >>> ratings = pd.DataFrame([(i, a, v) for a in "abc" for i, v in enumerate(noisy(0.7))],
+    ...                        columns=["item_id", "annotator", "rating"])
+    >>> res = alternative_annotator_test(pd.Series(noisy(0.9)), ratings, epsilon=0.1)
+    >>> res.passed, res.annotators["n_items"].tolist()
+    (True, [100, 100, 100])
+    """
+    check_option(scoring, ("accuracy", "neg_rmse"), "scoring")
+    epsilon = check_number(epsilon, "epsilon", low=0.0, high=1.0)
+    fdr_level = check_number(fdr_level, "fdr_level", low=0.0, high=1.0)
+    min_items = check_number(min_items, "min_items", low=2, integer=True)
+    if not isinstance(judge, pd.Series):
+        raise TypeError(f"`judge` must be a Series of annotations indexed by item id; got {type(judge).__name__}.")
+    table = _ratings(ratings, min_annotators=3)
+    judge = judge.dropna()
+    table = table[table["item_id"].isin(judge.index)]
+    table = table[table.groupby("item_id")["rating"].transform("size") >= 2]
+    if table.empty:
+        raise ValueError("`judge` and `ratings` share no item rated by 2 or more annotators.")
+    wide = table.pivot(index="item_id", columns="annotator", values="rating")
+    if scoring == "accuracy":
+        codes, _ = pd.factorize(pd.concat([pd.Series(wide.to_numpy().ravel()), judge.loc[wide.index]], ignore_index=True))
+        values = np.where(wide.isna().to_numpy().ravel(), np.nan, codes[: wide.size]).reshape(wide.shape)
+        pred = codes[wide.size:].astype(float)
+    else:
+        _numeric(table["rating"], "for scoring='neg_rmse'")
+        values = wide.to_numpy(dtype=float)
+        pred = _numeric(judge.loc[wide.index], "for scoring='neg_rmse'", name="judge", column="values")
+    rows = []
+    for j, name in enumerate(wide.columns):
+        rated = ~np.isnan(values[:, j])
+        others = np.delete(values, j, axis=1)[rated]
+        human, llm = values[rated, j], pred[rated]
+        score_h, score_f = _alignment(human, others, scoring), _alignment(llm, others, scoring)
+        w_f, w_h = (score_f >= score_h).astype(float), (score_h >= score_f).astype(float)
+        n = int(rated.sum())
+        p = stats.ttest_1samp(w_h - w_f, epsilon, alternative="less").pvalue if n >= min_items else np.nan
+        rows.append({"annotator": name, "n_items": n, "advantage_probability": w_f.mean() if n else np.nan,
+                     "human_advantage": w_h.mean() if n else np.nan, "p_val": p})
+    out = pd.DataFrame(rows)
+    tested = out["p_val"].notna()
+    if not tested.all():
+        warnings.warn(f"annotator(s) {out.loc[~tested, 'annotator'].tolist()} have fewer than min_items={min_items} "
+                      "items and were not tested.", EvalkitWarning, stacklevel=2)
+    if not tested.any():
+        raise ValueError(f"no annotator has min_items={min_items} items scored by the judge and another annotator.")
+    out["p_adjusted"] = np.nan
+    # Benjamini-Yekutieli adjusted p-values: rejecting where they are <= fdr_level is the step-up procedure.
+    out.loc[tested, "p_adjusted"] = stats.false_discovery_control(out.loc[tested, "p_val"].to_numpy(), method="by")
+    out["judge_wins"] = (out["p_adjusted"] <= fdr_level).to_numpy()
+    winning_rate = float(out.loc[tested, "judge_wins"].mean())
+    return AltTestResult(winning_rate=winning_rate, advantage_probability=float(out.loc[tested, "advantage_probability"].mean()),
+                         passed=winning_rate >= 0.5, epsilon=epsilon, fdr_level=fdr_level, annotators=out)
+
+
+def _alignment(pred: np.ndarray, others: np.ndarray, scoring: str) -> np.ndarray:
+    """Alignment of each item's prediction with the item's remaining (non-NaN) annotations."""
+    present = ~np.isnan(others)
+    if scoring == "accuracy":
+        return (present & (others == pred[:, None])).sum(axis=1) / present.sum(axis=1)
+    squared = np.where(present, (others - pred[:, None]) ** 2, 0.0)
+    return -np.sqrt(squared.sum(axis=1) / present.sum(axis=1))
+
+
+# --------------------------------------------------------------------------------------------------
+# pairwise-judge bias diagnostics
+# --------------------------------------------------------------------------------------------------
+def _decisions(decisions, columns, by, name="decisions") -> tuple[pd.DataFrame, list]:
+    table = check_dataframe(decisions, name)
+    keys = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    check_columns(table, [*columns, *keys], name)
+    winners = set(table["winner"].dropna().astype(str)) - {"1", "2"}
+    if winners:
+        raise ValueError(f"`{name}` column 'winner' must hold '1', '2' or missing (unparseable); got {sorted(winners)[:3]}.")
+    if "order" in columns:
+        orders = set(table["order"].dropna()) - {"original", "swapped"}
+        if orders or table["order"].isna().any():
+            raise ValueError(f"`{name}` column 'order' must be 'original' or 'swapped'; got {sorted(map(str, orders))[:3]}.")
+    return table, keys
+
+
+def _per_group(table: pd.DataFrame, keys: list, func) -> pd.DataFrame:
+    if not keys:
+        return pd.DataFrame([func(table)])
+    rows = [{**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), **func(group)}
+            for key, group in table.groupby(keys, sort=True)]
+    return pd.DataFrame(rows)
+
+
+def position_consistency(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
+    """How often a pairwise judge picks the same output when the two outputs swap places.
+
+    Parameters
+    ----------
+    decisions : DataFrame
+        One row per case and order: ``case_id``, ``order`` (``"original"``/``"swapped"``) and ``winner``
+        (``"1"``/``"2"`` in the original numbering, missing when unparseable), as
+        :func:`evalkit.datasets.load_llmbar` returns.
+    by : str or list of str, optional
+        Columns to report separately (e.g. ``["subset", "judge"]``).
+    confidence_level : float, default 0.95
+        For the Wilson interval of the rate.
+
+    Returns
+    -------
+    DataFrame
+        One row per group: the ``by`` columns, ``n`` (cases seen in both orders), ``consistent`` (same
+        answer both times; an unparseable answer in both orders counts as the same answer, as LLMBar
+        counts it), ``rate, ci_low, ci_high``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.agreement import position_consistency
+    >>> d = pd.DataFrame({"case_id": [1, 1, 2, 2], "order": ["original", "swapped"] * 2, "winner": ["1", "1", "1", "2"]})
+    >>> position_consistency(d)[["n", "consistent", "rate"]]
+       n  consistent  rate
+    0  2           1   0.5
+    """
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    table, keys = _decisions(decisions, ["case_id", "order", "winner"], by)
+    check = table.duplicated([*keys, "case_id", "order"])
+    if check.any():
+        raise ValueError(f"`decisions` has case_id {show(table.loc[check, 'case_id'].iloc[0])} more than once in one "
+                         "order; pass `by` to separate judges or subsets.")
+
+    def one(group: pd.DataFrame) -> dict:
+        wide = group.assign(winner=group["winner"].astype(object).fillna("unparseable")).pivot(
+            index="case_id", columns="order", values="winner").reindex(columns=["original", "swapped"]).dropna()
+        n, same = len(wide), int((wide["original"] == wide["swapped"]).sum())
+        return {"n": n, "consistent": same, "rate": same / n if n else np.nan, **_interval(same, n, confidence_level, "wilson")}
+
+    return _per_group(table, keys, one)
+
+
+def _interval(k: int, n: int, confidence_level: float, method: str) -> dict:
+    if n == 0:
+        return {"ci_low": np.nan, "ci_high": np.nan}
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence_level, method=method)
+    return {"ci_low": float(ci.low), "ci_high": float(ci.high)}
+
+
+def first_slot_preference(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
+    """How often a pairwise judge picks whichever output it was shown first, against 1/2.
+
+    With each case judged in both orders, a judge without position bias picks the first slot half of
+    the time whatever the gold labels are.
+
+    Parameters
+    ----------
+    decisions : DataFrame
+        ``order`` and ``winner`` columns as for :func:`position_consistency`; unparseable decisions are
+        left out.
+    by : str or list of str, optional
+    confidence_level : float, default 0.95
+        For the exact (Clopper-Pearson) interval.
+
+    Returns
+    -------
+    DataFrame
+        One row per group: the ``by`` columns, ``n, first, rate, ci_low, ci_high, p_val`` (``p_val``:
+        exact two-sided binomial test of rate = 1/2, :func:`scipy.stats.binomtest`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.agreement import first_slot_preference
+    >>> d = pd.DataFrame({"order": ["original", "swapped"] * 10, "winner": ["1", "2"] * 9 + ["2", "1"]})
+    >>> first_slot_preference(d)[["n", "first", "rate"]]
+        n  first  rate
+    0  20     18   0.9
+    """
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    table, keys = _decisions(decisions, ["order", "winner"], by)
+
+    def one(group: pd.DataFrame) -> dict:
+        parsed = group[group["winner"].notna()]
+        first = int(((parsed["order"] == "original") == (parsed["winner"].astype(str) == "1")).sum())
+        n = len(parsed)
+        return {"n": n, "first": first, "rate": first / n if n else np.nan,
+                **_interval(first, n, confidence_level, "exact"),
+                "p_val": float(stats.binomtest(first, n, 0.5).pvalue) if n else np.nan}
+
+    return _per_group(table, keys, one)
+
+
+def length_bias(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
+    """Does a pairwise judge prefer the longer output beyond what the gold labels explain?
+
+    A logistic regression per group of ``P(judge picks output 1)`` on the gold label (output 1 better),
+    the position (output 1 shown first) and ``log2(length_1 / length_2)``; the length coefficient is
+    the change in log-odds of picking an output per doubling of its length relative to the other,
+    holding quality (gold) and position fixed. Fitted with statsmodels (the ``stats`` extra).
+
+    Parameters
+    ----------
+    decisions : DataFrame
+        ``order``, ``winner``, ``label`` (gold ``"1"``/``"2"``) and positive ``length_1``, ``length_2``
+        (in any unit, e.g. words); unparseable decisions are left out.
+    by : str or list of str, optional
+    confidence_level : float, default 0.95
+        For the Wald interval of the coefficient.
+
+    Returns
+    -------
+    DataFrame
+        One row per group: the ``by`` columns, ``n, coef, ci_low, ci_high, p_val, odds_ratio`` (odds ratio
+        per doubling, ``exp(coef)``); NaN with an :class:`~evalkit.EvalkitWarning` where the fit fails
+        (e.g. the gold label predicts every decision).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit.agreement import length_bias
+    >>> rng = np.random.default_rng(0)
+    >>> n = 400
+    >>> d = pd.DataFrame({"order": np.where(rng.random(n) < 0.5, "original", "swapped"),
+    ...                   "label": np.where(rng.random(n) < 0.5, "1", "2"),
+    ...                   "length_1": rng.integers(20, 400, n), "length_2": rng.integers(20, 400, n)})
+    >>> logit = 1.5 * (d["label"] == "1") - 0.75 + 0.8 * np.log2(d["length_1"] / d["length_2"])
+    >>> d["winner"] = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "1", "2")
+    >>> row = length_bias(d).iloc[0]
+    >>> bool(row["ci_low"] < 0.8 < row["ci_high"])
+    True
+    """
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    table, keys = _decisions(decisions, ["order", "winner", "label", "length_1", "length_2"], by)
+    lengths = table[["length_1", "length_2"]]
+    if not all(pd.api.types.is_numeric_dtype(t) for t in lengths.dtypes) or (lengths <= 0).any().any():
+        raise ValueError("`decisions` columns 'length_1' and 'length_2' must be positive numbers (e.g. word counts).")
+    import statsmodels.api as sm  # the 'stats' extra
+
+    def one(group: pd.DataFrame) -> dict:
+        parsed = group[group["winner"].notna()]
+        y = (parsed["winner"].astype(str) == "1").to_numpy(float)
+        x = np.column_stack([np.ones(len(parsed)), (parsed["label"].astype(str) == "1").to_numpy(float),
+                             (parsed["order"] == "original").to_numpy(float),
+                             np.log2(parsed["length_1"].to_numpy(float) / parsed["length_2"].to_numpy(float))])
+        empty = {"n": len(parsed), "coef": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_val": np.nan, "odds_ratio": np.nan}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # separation and non-convergence become a NaN row, not a number
+                fit = sm.Logit(y, x).fit(disp=0)
+        except Exception as exc:  # noqa: BLE001 - statsmodels raises several kinds for a degenerate fit
+            warnings.warn(f"length_bias: the logistic fit failed for {len(parsed)} decisions ({type(exc).__name__}: "
+                          f"{exc}); reported as NaN.", EvalkitWarning, stacklevel=3)
+            return empty
+        low, high = fit.conf_int(alpha=1 - confidence_level)[3]
+        return {**empty, "coef": float(fit.params[3]), "ci_low": float(low), "ci_high": float(high),
+                "p_val": float(fit.pvalues[3]), "odds_ratio": float(np.exp(fit.params[3]))}
+
+    return _per_group(table, keys, one)
+
+
+def self_preference(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
+    """How much more often a judge picks its own model's output than the gold label says it should.
+
+    Parameters
+    ----------
+    decisions : DataFrame
+        ``judge`` (the judge's model id), ``model_1``, ``model_2`` (the model ids of the two outputs),
+        ``winner`` and ``label`` (gold ``"1"``/``"2"``; without human gold, e.g. the majority of the other
+        judges). Only cases where the judge's own model wrote exactly one of the two outputs count;
+        unparseable decisions are left out.
+    by : str or list of str, optional
+        Default: one row per ``judge``.
+    confidence_level : float, default 0.95
+        For the Wald interval of the paired difference.
+
+    Returns
+    -------
+    DataFrame
+        One row per group: the ``by`` columns, ``n, own_rate, gold_rate, difference, ci_low, ci_high,
+        p_val`` (``own_rate``: share of decisions for the own output; ``gold_rate``: share where gold
+        favours it; ``p_val``: exact McNemar test on the cases where they differ).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.agreement import self_preference
+    >>> d = pd.DataFrame({"judge": "m1", "model_1": ["m1", "m2"] * 10, "model_2": ["m2", "m1"] * 10,
+    ...                   "winner": ["1", "2"] * 8 + ["1", "1"] * 2, "label": ["1", "1"] * 10})
+    >>> self_preference(d)[["judge", "n", "own_rate", "gold_rate", "difference"]]
+      judge   n  own_rate  gold_rate  difference
+    0    m1  20       0.9        0.5         0.4
+    """
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    table, keys = _decisions(decisions, ["judge", "model_1", "model_2", "winner", "label"], "judge" if by is None else by)
+    own_slot = np.where(table["model_1"] == table["judge"], "1", np.where(table["model_2"] == table["judge"], "2", ""))
+    table = table.assign(_own=own_slot)
+    table = table[(table["_own"] != "") & (table["model_1"] != table["model_2"]) & table["winner"].notna()]
+    z = stats.norm.ppf(0.5 + confidence_level / 2)
+
+    def one(group: pd.DataFrame) -> dict:
+        own = (group["winner"].astype(str) == group["_own"]).to_numpy()
+        gold = (group["label"].astype(str) == group["_own"]).to_numpy()
+        n = len(group)
+        if n == 0:
+            return {"n": 0, "own_rate": np.nan, "gold_rate": np.nan, "difference": np.nan, "ci_low": np.nan,
+                    "ci_high": np.nan, "p_val": np.nan}
+        b, c = int((own & ~gold).sum()), int((~own & gold).sum())
+        diff = (b - c) / n
+        se = np.sqrt(max((b + c) / n - diff**2, 0.0) / n)
+        return {"n": n, "own_rate": own.mean(), "gold_rate": gold.mean(), "difference": diff,
+                "ci_low": diff - z * se, "ci_high": diff + z * se,
+                "p_val": float(stats.binomtest(b, b + c, 0.5).pvalue) if b + c else 1.0}
+
+    return _per_group(table, keys, one)
