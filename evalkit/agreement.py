@@ -25,6 +25,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -71,8 +72,7 @@ def _ratings(ratings, *, name: str = "ratings", min_annotators: int = 2) -> pd.D
 
     A labels file path (or a list of them) is read with :func:`ratings_from_labels` first.
     """
-    if isinstance(ratings, (str, os.PathLike)) or (isinstance(ratings, (list, tuple)) and ratings
-                                                   and all(isinstance(p, (str, os.PathLike)) for p in ratings)):
+    if _label_files(ratings):
         ratings = ratings_from_labels(ratings)
     table = check_dataframe(ratings, name)
     check_columns(table, RATING_COLUMNS, name)
@@ -113,6 +113,12 @@ def _numeric(values: pd.Series, purpose: str, name: str = "ratings", column: str
     return values.to_numpy(dtype=float)
 
 
+def _label_files(value) -> bool:
+    """A labels file path (``.jsonl``) or a non-empty list of them."""
+    paths = [value] if isinstance(value, (str, os.PathLike)) else value if isinstance(value, (list, tuple)) else []
+    return bool(paths) and all(isinstance(p, (str, os.PathLike)) and str(p).endswith(".jsonl") for p in paths)
+
+
 def ratings_from_labels(labels) -> pd.DataFrame:
     """Turn label records from several annotators into the long ratings table.
 
@@ -145,11 +151,14 @@ def ratings_from_labels(labels) -> pd.DataFrame:
     """
     if isinstance(labels, pd.DataFrame):
         records = labels
-    elif isinstance(labels, (str, os.PathLike)) or (isinstance(labels, (list, tuple)) and labels
-                                                   and all(isinstance(p, (str, os.PathLike)) for p in labels)):
-        records = read_labels(labels)
+    elif _label_files(labels):
+        paths = [labels] if isinstance(labels, (str, os.PathLike)) else list(labels)
+        missing = [str(p) for p in paths if not Path(p).is_file()]
+        if missing:
+            raise FileNotFoundError(f"{missing[0]}: no such labels file.")
+        records = read_labels(paths)
     else:
-        raise TypeError(f"`labels` must be a labels file path, a list of them, or a DataFrame of label records; "
+        raise TypeError(f"`labels` must be a labels file path (.jsonl), a list of them, or a DataFrame of label records; "
                         f"got {type(labels).__name__}.")
     check_columns(records, ["case_id", "label", "labeller"], "labels")
     latest = latest_labels(records, by_labeller=True).sort_values(["case_id", "labeller"], kind="stable")

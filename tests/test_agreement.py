@@ -302,6 +302,8 @@ def test_ratings_from_labels_keeps_the_latest_label_per_annotator(tmp_path):
         agreement.ratings_from_labels(pd.DataFrame([{"case_id": "a", "label": "PASS", "annotator": "ann"}]))
     with pytest.raises(TypeError, match="labels file path"):
         agreement.ratings_from_labels(5)
+    with pytest.raises(FileNotFoundError, match="nobody.jsonl: no such labels file"):
+        agreement.krippendorff_alpha([tmp_path / "ann.jsonl", tmp_path / "nobody.jsonl"])
 
 
 def test_agreement_functions_take_labels_files(tmp_path, rng):

@@ -138,7 +138,7 @@ ELSEWHERE = {
     "infer.simulate": "test_infer.py::test_types_options_and_no_mutation",
     "plots.label_budget": "test_infer.py::test_label_budget_plot",
     "datasets.load_usr": "test_agreement.py::test_load_usr_matches_its_readme_and_the_tcva_release",
-    "plots.human_ceiling": "takes agreement.human_ceiling's table",
+    "plots.human_ceiling": "test_public_api.py::test_tables_need_their_columns",
     "agreement.ratings_from_labels": "test_agreement.py::test_ratings_from_labels_keeps_the_latest_label_per_annotator",
     "agreement.krippendorff_alpha": "test_agreement.py::test_unknown_level_and_other_bad_arguments",
     "agreement.icc": "test_agreement.py::test_one_annotator_only",
@@ -146,7 +146,7 @@ ELSEWHERE = {
     "agreement.cohen_kappa": "test_agreement.py::test_unknown_level_and_other_bad_arguments",
     "agreement.pairwise_agreement": "test_agreement.py::test_unknown_level_and_other_bad_arguments",
     "agreement.human_ceiling": "test_agreement.py::test_human_ceiling_summary_level_and_bad_input",
-    "agreement.AltTestResult": "a result container",
+    "agreement.AltTestResult": "test_public_api.py::test_result_containers_are_frozen",
     "agreement.alternative_annotator_test": "test_agreement.py::test_alternative_annotator_test_bad_input",
     "agreement.position_consistency": "test_agreement.py::test_first_slot_preference_against_binomtest (shared checks)",
     "agreement.first_slot_preference": "test_agreement.py::test_first_slot_preference_against_binomtest",
@@ -253,6 +253,7 @@ def test_replay_unknown_prompt():
         lambda t: plots.length_bias(t),
         lambda t: plots.fd_by_bin(t),
         lambda t: plots.tier_share(t),
+        lambda t: plots.human_ceiling(t),
         pytest.param(lambda t: __import__("evalkit.widgets", fromlist=["FDBinExplorer"]).FDBinExplorer(t),
                      marks=needs("ipywidgets", "widgets")),
     ],
@@ -295,8 +296,10 @@ def test_result_containers_are_frozen():
     for obj in (report_, paired):
         with pytest.raises(dataclasses.FrozenInstanceError):
             obj.n = 0
+    from evalkit import agreement
+
     for cls in (calibrate.CalibrationReport, compare.PairedComparison, report.NotebookResult, retrieval.CoverageResult,
-                correlate.TemperatureSelection):
+                correlate.TemperatureSelection, agreement.AltTestResult):
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
         with pytest.raises(TypeError):
             cls()  # every field is required: a container is built by its function, never half-filled
