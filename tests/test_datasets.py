@@ -56,3 +56,20 @@ def test_release_loader_small_file(tmp_path):
     assert items.loc["summeval_doc-2_0", "error"] == "bad json"
     assert pd.isna(items.loc["summeval_doc-2_0", "stored_T0.5"])
     assert items.loc["summeval_doc-1_3", ["document", "system"]].tolist() == ["doc-1", "3"]
+
+
+def test_data_path_names_the_parameter_and_the_missing_file(tmp_path):
+    assert datasets.data_path(None, parameter="TCVA_DIR") is None
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "a_tcva_scores.json").write_text("[]")
+    assert datasets.data_path(str(tmp_path), parameter="TCVA_DIR", files=["results/*_tcva_scores.json"]) == tmp_path
+    with pytest.raises(FileNotFoundError, match=r"`TCVA_DIR`=.* lacks results/b_ragas_scores.json"):
+        datasets.data_path(tmp_path, parameter="TCVA_DIR", files=["results/*_tcva_scores.json", "results/b_ragas_scores.json"])
+    with pytest.raises(FileNotFoundError, match=r"`TCVA_DIR`='/nonexistent/tcva' does not exist"):
+        datasets.data_path("/nonexistent/tcva", parameter="TCVA_DIR", files=["x"])
+    with pytest.raises(FileNotFoundError, match=r"`HEALTHFC_CSV`=.* must be a file"):
+        datasets.data_path(tmp_path, parameter="HEALTHFC_CSV")
+    with pytest.raises(FileNotFoundError, match=r"`TCVA_DIR`=.* must be a folder"):
+        datasets.data_path(tmp_path / "results" / "a_tcva_scores.json", parameter="TCVA_DIR", files=["x"])
+    with pytest.raises(TypeError, match="`TCVA_DIR` must be a path"):
+        datasets.data_path(3, parameter="TCVA_DIR")

@@ -77,6 +77,7 @@ ELSEWHERE = {
     "plots.confusion": "takes a CalibrationReport",
     "plots.calibration_rates": "takes a CalibrationReport",
     "datasets.load_llmbar": "test_public_api.py::test_results_files_bad_input",
+    "datasets.data_path": "test_datasets.py::test_data_path_names_the_parameter_and_the_missing_file",
     "density.whitespace_tokens": "takes a string",
     "density.fd_raw": "test_density.py::test_fd_bad_input",
     "density.fd_star": "test_density.py::test_fd_bad_input (fd_star calls fd_raw)",
