@@ -178,8 +178,11 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
         client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
                                 km=_kernel_manager(kernel_name, log), resources={"metadata": {"path": str(path.parent)}})
         try:
+            # Figures go to the page whatever backend the calling environment chose (MPLBACKEND=Agg in a
+            # test run or on a server would otherwise draw them nowhere).
+            env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
             with log.open("w") as stderr:
-                client.execute(stderr=stderr)
+                client.execute(stderr=stderr, env=env)
         except CellExecutionError as exc:
             failing = next((c for c in nb.cells if c.cell_type == "code"
                             and any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)

@@ -142,3 +142,11 @@ def test_pages_fetch_nothing_and_store_no_widget_state(tmp_path):
     assert re.findall(r"<link[^>]*\bhref=", page) == []
     assert not re.search(r"https?://(?!www\.w3\.org)", " ".join(re.findall(r"<script.*?</script>", page, re.S)))
     assert "widget-state+json" not in page
+
+
+def test_figures_reach_the_page_whatever_the_callers_backend(tmp_path, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = notebook(tmp_path / "fig.ipynb", "import matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 4]);")
+    result = report.run_notebook(nb, tmp_path)
+    assert result.ok
+    assert len(re.findall(r"<img[^>]*src=\"data:image/png;base64,", result.html.read_text())) == 1
