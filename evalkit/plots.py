@@ -81,7 +81,7 @@ def temperature_sweep(corr_table: pd.DataFrame, *, baselines=None, label=None, s
     if show_p:
         top = ax.secondary_xaxis("top", functions=(lambda t: _tcva.temperature_to_p(t, check=False), _tcva.p_to_temperature))
         top.set_xlabel("power-mean exponent p(T)")
-    ax.legend(loc="best", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)  # off the band
     return ax
 
 

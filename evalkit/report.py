@@ -25,7 +25,7 @@ from pathlib import Path
 
 from evalkit._version import __version__
 
-__all__ = ["NotebookResult", "find_notebooks", "parse_params", "run_notebook", "build_report"]
+__all__ = ["NotebookResult", "find_notebooks", "parse_params", "float_format", "run_notebook", "build_report"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,35 @@ def parse_params(pairs) -> dict:
         except (ValueError, SyntaxError):
             params[name.strip()] = value
     return params
+
+
+def float_format(decimals: int = 3):
+    """The report's one number format for tables, as a pandas ``display.float_format``.
+
+    Every float shows ``decimals`` places, so an estimate and its confidence interval line up at the same
+    precision (0.800 beside 0.490, not 0.8 beside 0.490162); a value too small for that many places (a
+    p-value) shows two significant digits. Integers are not floats and print as integers.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.report import float_format
+    >>> fmt = float_format(3)
+    >>> [fmt(v) for v in (0.8, 0.490162, 4.77e-74, 0.0, -0.0196)]
+    ['0.800', '0.490', '4.8e-74', '0.000', '-0.020']
+    >>> pd.set_option("display.float_format", float_format(3))  # in a notebook: every table from here on
+    >>> pd.reset_option("display.float_format")
+    """
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"`decimals` must be a non-negative integer; got {decimals!r}.")
+    smallest = 0.5 * 10.0 ** -decimals
+
+    def fmt(value) -> str:
+        if value != 0 and abs(value) < smallest:
+            return f"{value:.2g}"
+        return f"{value:.{decimals}f}"
+
+    return fmt
 
 
 def _parameter_names(cell_source: str) -> set[str]:

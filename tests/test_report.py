@@ -150,3 +150,11 @@ def test_figures_reach_the_page_whatever_the_callers_backend(tmp_path, monkeypat
     result = report.run_notebook(nb, tmp_path)
     assert result.ok
     assert len(re.findall(r"<img[^>]*src=\"data:image/png;base64,", result.html.read_text())) == 1
+
+
+def test_float_format():
+    fmt = report.float_format(4)
+    assert [fmt(v) for v in (0.8, 0.12345, 0.00012, 0.00004, float("nan"))] == ["0.8000", "0.1235", "0.0001", "4e-05", "nan"]
+    for bad in (-1, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="`decimals` must be a non-negative integer"):
+            report.float_format(bad)
