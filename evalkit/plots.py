@@ -233,7 +233,7 @@ def length_bias(table: pd.DataFrame, *, ax=None, **kwargs):
                  f"r = {after['r']:.2f} (p = {after['p_val']:.2g}) FD*", fontsize="medium")
     ax.set_xlabel("tokens")
     ax.set_ylabel("FD_raw (sum of prob_fact per token)")
-    ax.legend(title="length bin", fontsize="small")
+    ax.legend(title="length bin", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return ax
 
 

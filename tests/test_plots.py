@@ -132,3 +132,14 @@ def test_labels_from_the_data_are_shown_as_written():
     labels = [t.get_text() for t in axes[0].get_legend().get_texts()]
     assert r"\$\frac\$ trial" in labels
     assert [t.get_text() for t in axes[2].get_yticklabels()] == [r"\$x\$"]
+
+
+def test_length_bias_and_sweep_legends_sit_beside_the_axes(corr_table):
+    from evalkit import density
+
+    corpus = datasets.load_demo("fd")
+    fig, axes = plt.subplots(1, 2)
+    for ax in (plots.length_bias(density.fd_star(corpus["claims"], corpus["documents"]), ax=axes[0]),
+               plots.temperature_sweep(corr_table, ax=axes[1])):
+        fig.canvas.draw()
+        assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1 - 1e-6
