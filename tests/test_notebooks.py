@@ -8,6 +8,7 @@ nbformat = pytest.importorskip("nbformat", reason="notebook tests need the 'repo
 pytest.importorskip("nbclient", reason="notebook tests need the 'report' extra (pip install -e '.[dev]')")
 
 from evalkit import report  # noqa: E402
+from tests.conftest import SHARED_DATA  # noqa: E402
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
@@ -26,10 +27,20 @@ def test_committed_without_outputs_and_parameterised(path):
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
 
 
+def real_data_params() -> dict:
+    """The notebooks' data-path parameters, pointed at ../shared/data where those data sets exist."""
+    paths = {"LLMBAR_DIR": SHARED_DATA / "llmbar", "TCVA_DIR": SHARED_DATA / "tcva",
+             "HEALTHFC_CSV": SHARED_DATA / "healthfc" / "Datensatz.csv"}
+    return {name: str(path) for name, path in paths.items() if path.exists()}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes(path, tmp_path):
-    result = report.run_notebook(path, tmp_path)
+    params = real_data_params()
+    result = report.run_notebook(path, tmp_path, params=params)  # each takes the ones it declares
     assert result.ok, f"{path.name} failed in cell {result.cell}: {result.error}"
     assert result.html.exists() and result.html.stat().st_size > 10_000
     assert not (path.parent / "labels").exists(), "report mode must not write labels into the repository"
+    page = result.html.read_text()
+    assert not [name for name in params if f"skipped: <code>{name}</code>" in page], "a data section was skipped"
