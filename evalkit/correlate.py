@@ -90,17 +90,19 @@ def _exact_p(x: np.ndarray, y: np.ndarray, method: str) -> float:
     return float(res.pvalue)
 
 
-def _scipy_corr(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, float]:
+def _scipy_corr(x: np.ndarray, y: np.ndarray, method: str, *, p_value: bool = True) -> tuple[float, float]:
     """Coefficient and two-sided p-value from scipy; NaN when either side is constant or n < 3.
 
-    Up to ``EXACT_MAX_N`` items the p-value is the exact permutation p-value instead of scipy's asymptotic one.
+    Up to ``EXACT_MAX_N`` items the p-value is the exact permutation p-value instead of scipy's asymptotic one
+    (skipped, as NaN, when the caller needs only the coefficient).
     """
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return np.nan, np.nan
     func = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}[method]
     res = func(x, y)
-    p = _exact_p(x, y, method) if len(x) <= EXACT_MAX_N else float(res.pvalue)
-    return float(res.statistic), p
+    if len(x) <= EXACT_MAX_N:
+        return float(res.statistic), _exact_p(x, y, method) if p_value else np.nan
+    return float(res.statistic), float(res.pvalue)
 
 
 def _why_undefined(x: np.ndarray, y: np.ndarray) -> str:
@@ -523,7 +525,7 @@ def compare_metrics(
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     x, y, h = _three(a, b, human)
     n = len(h)
-    r_a, r_b, r_ab = (_scipy_corr(u, v, method)[0] for u, v in ((x, h), (y, h), (x, y)))
+    r_a, r_b, r_ab = (_scipy_corr(u, v, method, p_value=False)[0] for u, v in ((x, h), (y, h), (x, y)))
     _warn_undefined({name: _why_undefined(u, v) for name, u, v in (("a", x, h), ("b", y, h)) if np.ptp(u) == 0 or np.ptp(v) == 0},
                     stacklevel=3)
     if np.isnan(r_a) or np.isnan(r_b):
@@ -689,10 +691,10 @@ def select_temperature(
         best = int(np.nanargmax(r_train))
         pooled[test] = values[test, best]
         rows.append({"fold": f, "n_train": int(train.sum()), "n_test": int(test.sum()), "temperature": temps[best],
-                     "r_train": float(r_train[best]), "r_test": _scipy_corr(values[test, best], hv[test], method)[0]})
+                     "r_train": float(r_train[best]), "r_test": _scipy_corr(values[test, best], hv[test], method, p_value=False)[0]})
     r_all = _corr_lastaxis(values.T, hv, method)
     best = int(np.nanargmax(r_all))
     return TemperatureSelection(
         temperature=float(temps[best]), r_in_sample=float(r_all[best]),
-        r_out_of_fold=_scipy_corr(pooled, hv, method)[0], method=method, folds=pd.DataFrame(rows),
+        r_out_of_fold=_scipy_corr(pooled, hv, method, p_value=False)[0], method=method, folds=pd.DataFrame(rows),
     )
