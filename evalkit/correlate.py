@@ -65,13 +65,59 @@ def _corr_lastaxis(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
     return out.reshape(x.shape[:-1])
 
 
-def _scipy_corr(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, float]:
-    """Coefficient and two-sided p-value from scipy; NaN when either side is constant or n < 3."""
+# Up to this many items, p-values come from the exact permutation distribution (all n! pairings): the
+# asymptotic formulas give p = 0 to 3 or 4 perfectly ranked items, where the smallest possible two-sided
+# p-value is 2 / n!. 9! = 362,880 pairings still take well under a second.
+EXACT_MAX_N = 9
+
+
+def _kendall_pairwise(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b along the last axis from all pairs (vectorized; for the small-n permutation test)."""
+    sx = np.sign(x[..., :, None] - x[..., None, :])
+    sy = np.sign(y[..., :, None] - y[..., None, :])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sx * sy).sum(axis=(-2, -1)) / np.sqrt((sx * sx).sum(axis=(-2, -1)) * (sy * sy).sum(axis=(-2, -1)))
+
+
+def _exact_p(x: np.ndarray, y: np.ndarray, method: str) -> float:
+    """Two-sided p-value of the exact permutation test (scipy.stats.permutation_test over all pairings)."""
+    if method == "kendall":
+        statistic = lambda u, axis=-1: _kendall_pairwise(u, y)  # noqa: E731
+    else:
+        statistic = lambda u, axis=-1: _corr_lastaxis(u, y, method)  # noqa: E731
+    res = stats.permutation_test((x,), statistic, permutation_type="pairings", n_resamples=np.inf, vectorized=True,
+                                 alternative="two-sided", batch=20_000)
+    return float(res.pvalue)
+
+
+def _scipy_corr(x: np.ndarray, y: np.ndarray, method: str, *, p_value: bool = True) -> tuple[float, float]:
+    """Coefficient and two-sided p-value from scipy; NaN when either side is constant or n < 3.
+
+    Up to ``EXACT_MAX_N`` items the p-value is the exact permutation p-value instead of scipy's asymptotic one
+    (skipped, as NaN, when the caller needs only the coefficient).
+    """
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return np.nan, np.nan
     func = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": stats.pearsonr}[method]
     res = func(x, y)
+    if len(x) <= EXACT_MAX_N:
+        return float(res.statistic), _exact_p(x, y, method) if p_value else np.nan
     return float(res.statistic), float(res.pvalue)
+
+
+def _why_undefined(x: np.ndarray, y: np.ndarray) -> str:
+    if len(x) < 3:
+        return f"only {len(x)} item(s) with both a score and a rating"
+    if np.ptp(y) == 0:
+        return f"the human ratings are constant ({y[0]:g} for all {len(y)} items)"
+    return f"the scores are constant ({x[0]:g} for all {len(x)} items)"
+
+
+def _warn_undefined(reasons: dict, stacklevel: int = 4) -> None:
+    if reasons:
+        listed = "; ".join(f"{col!r}: {why}" for col, why in reasons.items())
+        warnings.warn(f"a correlation is undefined, so r and p_val are NaN for {listed}.", EvalkitWarning,
+                      stacklevel=stacklevel)
 
 
 def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, ci_method, rng, k: int):
@@ -109,10 +155,23 @@ def _human_series(human) -> pd.Series:
     return human
 
 
+def _check_numeric(values: pd.Series, name: str) -> None:
+    """Raise TypeError when ``values`` holds something that is not a number (e.g. rating labels as text)."""
+    if pd.api.types.is_numeric_dtype(values):
+        return
+    bad = values[pd.to_numeric(values, errors="coerce").isna() & values.notna()]
+    if len(bad):
+        raise TypeError(f"`{name}` must hold numbers; got {values.dtype} values such as {bad.unique()[:3].tolist()}. "
+                        "Map rating labels to numbers first (e.g. with Series.map or pandas.to_numeric).")
+
+
 def _align(scores, human, *, by=None, warn=True) -> tuple[pd.DataFrame, pd.Series, pd.Series | None]:
     """Align scores (DataFrame), human (Series) and by (Series or None) on their common index."""
     frame = as_frame(scores, "scores")
     human = _human_series(human)
+    _check_numeric(human, "human")
+    for column, values in frame.items():
+        _check_numeric(values, f"scores[{column!r}]" if isinstance(scores, pd.DataFrame) else "scores")
     check_unique_index(frame.index, "scores")
     check_unique_index(human.index, "human")
     for name, obj in (("scores", frame), ("human", human)):
@@ -143,8 +202,10 @@ def _align(scores, human, *, by=None, warn=True) -> tuple[pd.DataFrame, pd.Serie
             f"aligned {len(common)} items by index; {dropped[0]} score item(s) and {dropped[1]} human item(s) "
             "have no counterpart and were left out.", EvalkitWarning, stacklevel=3,
         )
-    frame = frame.loc[common]
+    frame = frame.loc[common].astype(float)
     human = human.loc[common].astype(float)
+    if human.isna().all():
+        raise ValueError(f"`human` has no rating for any of the {len(common)} aligned items (all NaN).")
     if groups is not None:
         groups = groups.loc[common]
         if groups.isna().any():
@@ -212,6 +273,26 @@ def correlate(
         One row per score column with columns ``n, r, ci_low, ci_high, p_val, method, level, n_groups,
         n_skipped`` (``n`` counts items; ``n_groups`` the groups used, missing at dataset level).
 
+    Warns
+    -----
+    EvalkitWarning
+        When a correlation is undefined (constant human ratings, constant scores, fewer than 3 items):
+        its ``r`` and ``p_val`` are NaN, and the warning says why.
+
+    Raises
+    ------
+    TypeError
+        Scores or ratings that are not numbers (e.g. rating labels as text).
+    ValueError
+        Human ratings that are all missing.
+
+    Notes
+    -----
+    At dataset and system level, ``p_val`` is scipy's two-sided p-value, except with at most 9 items,
+    where the asymptotic formulas are wrong (3 or 4 perfectly ranked items would get p = 0): there it is
+    the exact permutation p-value over all n! pairings (:func:`scipy.stats.permutation_test`), whose
+    smallest possible value is 2 / n!.
+
     Examples
     --------
     >>> from evalkit import correlate, datasets, tcva
@@ -275,8 +356,13 @@ def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resampl
     p = np.full(k, np.nan)
     low = np.full(k, np.nan)
     high = np.full(k, np.nan)
+    undefined = {}
     for j in range(k):
-        r[j], p[j] = _scipy_corr(values[valid[:, j], j], h[valid[:, j]], method)
+        x, y = values[valid[:, j], j], h[valid[:, j]]
+        r[j], p[j] = _scipy_corr(x, y, method)
+        if np.isnan(r[j]) and not np.isnan(x).any() and not np.isnan(y).any():
+            undefined[frame.columns[j]] = _why_undefined(x, y)
+    _warn_undefined(undefined, stacklevel=5)
     # Bootstrap columns that share a validity mask together (usually all of them).
     masks, which = np.unique(valid.T, axis=0, return_inverse=True)
     for m, mask in enumerate(masks):
@@ -311,6 +397,8 @@ def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n
     used = ~np.isnan(per_group)
     n_groups = used.sum(axis=0)
     n_skipped = len(labels) - n_groups
+    _warn_undefined({frame.columns[j]: f"every one of the {len(labels)} groups has a constant side or fewer than 2 items"
+                     for j in range(k) if n_groups[j] == 0}, stacklevel=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         r = np.nanmean(per_group, axis=0)
@@ -416,6 +504,11 @@ def compare_metrics(
     DataFrame
         One row: ``n, r_a, r_b, r_ab, delta, ci_low, ci_high, statistic, p_val, test, method``.
 
+    Warns
+    -----
+    EvalkitWarning
+        When either correlation is undefined (constant ratings or scores): the row is NaN but for ``n``.
+
     Examples
     --------
     >>> from evalkit import correlate, datasets, tcva
@@ -432,8 +525,12 @@ def compare_metrics(
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     x, y, h = _three(a, b, human)
     n = len(h)
-    r_a, r_b, r_ab = (_scipy_corr(u, v, method)[0] for u, v in ((x, h), (y, h), (x, y)))
-    if test == "williams":
+    r_a, r_b, r_ab = (_scipy_corr(u, v, method, p_value=False)[0] for u, v in ((x, h), (y, h), (x, y)))
+    _warn_undefined({name: _why_undefined(u, v) for name, u, v in (("a", x, h), ("b", y, h)) if np.ptp(u) == 0 or np.ptp(v) == 0},
+                    stacklevel=3)
+    if np.isnan(r_a) or np.isnan(r_b):
+        statistic = p = low = high = np.nan
+    elif test == "williams":
         statistic, p = _williams(r_a, r_b, r_ab, n)
         low, high = _zou_ci(r_a, r_b, r_ab, n, confidence_level)
     else:
@@ -594,10 +691,10 @@ def select_temperature(
         best = int(np.nanargmax(r_train))
         pooled[test] = values[test, best]
         rows.append({"fold": f, "n_train": int(train.sum()), "n_test": int(test.sum()), "temperature": temps[best],
-                     "r_train": float(r_train[best]), "r_test": _scipy_corr(values[test, best], hv[test], method)[0]})
+                     "r_train": float(r_train[best]), "r_test": _scipy_corr(values[test, best], hv[test], method, p_value=False)[0]})
     r_all = _corr_lastaxis(values.T, hv, method)
     best = int(np.nanargmax(r_all))
     return TemperatureSelection(
         temperature=float(temps[best]), r_in_sample=float(r_all[best]),
-        r_out_of_fold=_scipy_corr(pooled, hv, method)[0], method=method, folds=pd.DataFrame(rows),
+        r_out_of_fold=_scipy_corr(pooled, hv, method, p_value=False)[0], method=method, folds=pd.DataFrame(rows),
     )

@@ -7,6 +7,7 @@ them at; evalkit ships none of those files.
 
 from __future__ import annotations
 
+import os
 import re
 from importlib import resources
 from pathlib import Path
@@ -18,7 +19,8 @@ from evalkit import verdicts as _verdicts
 from evalkit._io import read_json, read_json_lines
 from evalkit._validation import check_option
 
-__all__ = ["demo_path", "load_demo", "load_tcva_release", "load_tcva_baseline", "load_llmbar", "load_summeval", "load_usr"]
+__all__ = ["demo_path", "load_demo", "data_path", "load_tcva_release", "load_tcva_baseline", "load_llmbar", "load_summeval",
+           "load_usr"]
 
 _DEMOS = ("tcva", "judge", "fd")
 
@@ -39,6 +41,64 @@ def demo_path() -> Path:
     if source.is_dir():
         return source
     raise FileNotFoundError(f"evalkit's demo data was not found in {packaged} nor in {source}; reinstall evalkit.")
+
+
+def data_path(value, *, parameter: str, files=()) -> Path | None:
+    """Check a data-path parameter (e.g. a notebook's ``TCVA_DIR``): ``None`` means the data is not used.
+
+    A path that is given must exist and hold every entry of ``files``; otherwise the error names the
+    parameter, the value as given and the first file missing, so a run with a mistyped path fails instead
+    of silently skipping the section that needs the data.
+
+    Parameters
+    ----------
+    value : None, str or path-like
+        The parameter's value; relative paths are read from the current folder.
+    parameter : str
+        The parameter's name, for the message.
+    files : sequence of str, optional
+        Files (or glob patterns, each of which must match at least one file) expected inside ``value``,
+        which is then a folder. Without ``files``, ``value`` itself must be a file.
+
+    Returns
+    -------
+    Path or None
+
+    Raises
+    ------
+    FileNotFoundError
+        The path does not exist, is not the kind expected, or lacks one of ``files``.
+
+    Examples
+    --------
+    >>> from evalkit.datasets import data_path, demo_path
+    >>> data_path(None, parameter="TCVA_DIR") is None
+    True
+    >>> data_path(demo_path(), parameter="DEMO", files=["tcva_items.csv"]).name
+    'demo'
+    >>> data_path(demo_path(), parameter="DEMO", files=["results/*_tcva_scores.json"])
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: `DEMO`=... lacks results/*_tcva_scores.json (looked in .../demo).
+    """
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"`{parameter}` must be a path (str) or None; got {value!r} ({type(value).__name__}).")
+    path = Path(value).expanduser()
+    given = f"`{parameter}`={str(value)!r}"
+    if not path.exists():
+        raise FileNotFoundError(f"{given} does not exist (looked for {path.resolve()}).")
+    if not files:
+        if not path.is_file():
+            raise FileNotFoundError(f"{given} must be a file; {path.resolve()} is a folder.")
+        return path
+    if not path.is_dir():
+        raise FileNotFoundError(f"{given} must be a folder holding {list(files)}; {path.resolve()} is a file.")
+    for pattern in files:
+        if not any(path.glob(pattern)):
+            raise FileNotFoundError(f"{given} lacks {pattern} (looked in {path.resolve()}).")
+    return path
 
 
 def load_demo(name: str):

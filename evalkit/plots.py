@@ -14,6 +14,17 @@ from evalkit._validation import check_columns, check_dataframe
 __all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates", "length_bias", "fd_by_bin",
            "tier_share", "label_budget", "human_ceiling"]
 
+def _plain(value) -> str:
+    """A label taken from the data, shown as written: ``$`` would otherwise start matplotlib mathtext."""
+    return str(value).replace("$", r"\$")
+
+
+def _legend_above(ax, **kwargs) -> None:
+    """A legend in a row above the Axes, where it cannot cover a point, an interval or a whisker."""
+    kwargs.setdefault("ncols", max(1, len(ax.get_legend_handles_labels()[1])))
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False, **kwargs)
+
+
 _LEVEL_COLORS = dict(zip(_verdicts.LEVELS, ("#b2182b", "#ef8a62", "#fddbc7", "#92c5de", "#2166ac"), strict=True))
 
 
@@ -71,7 +82,7 @@ def temperature_sweep(corr_table: pd.DataFrame, *, baselines=None, label=None, s
     if show_p:
         top = ax.secondary_xaxis("top", functions=(lambda t: _tcva.temperature_to_p(t, check=False), _tcva.p_to_temperature))
         top.set_xlabel("power-mean exponent p(T)")
-    ax.legend(loc="best", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)  # off the band
     return ax
 
 
@@ -117,7 +128,7 @@ def verdict_distribution(verdicts: pd.DataFrame, *, by=None, ax=None, **kwargs):
     for level in _verdicts.LEVELS:
         ax.barh(y, shares[level].to_numpy(), left=left, color=_LEVEL_COLORS[level], label=level, **kwargs)
         left += shares[level].to_numpy()
-    ax.set_yticks(y, shares.index.tolist())
+    ax.set_yticks(y, [_plain(g) for g in shares.index])
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of claims")
     ax.legend(ncols=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False)
@@ -186,7 +197,7 @@ def calibration_rates(report, *, ax=None, **kwargs):
     ax.set_yticks(y, table.index.tolist())
     if "base_rate_agreement" in table.index:
         ax.axvline(report.base_rate_agreement, linestyle=":", color="grey", label="always-PASS agreement")
-        ax.legend(loc="lower right", fontsize="small")
+        _legend_above(ax)
     ax.set_xlim(min(0.0, float(np.nanmin(table["ci_low"]))) - 0.02, 1.02)
     pct = int(round(report.confidence_level * 100))
     ax.set_xlabel(f"value with {pct}% CI (n = {report.n})")
@@ -223,14 +234,14 @@ def length_bias(table: pd.DataFrame, *, ax=None, **kwargs):
     kwargs.setdefault("s", 12)
     kwargs.setdefault("alpha", 0.6)
     for name, group in table.groupby("length_bin", observed=True, sort=True):
-        ax.scatter(group["n_tokens"], group["fd_raw"], label=str(name), **kwargs)
+        ax.scatter(group["n_tokens"], group["fd_raw"], label=_plain(name), **kwargs)
     bias = _bias(table)
     before, after = bias.loc["fd_raw"], bias.loc["fd_star"]
     ax.set_title(f"length vs FD: r = {before['r']:.2f} (p = {before['p_val']:.2g}) raw; "
                  f"r = {after['r']:.2f} (p = {after['p_val']:.2g}) FD*", fontsize="medium")
     ax.set_xlabel("tokens")
     ax.set_ylabel("FD_raw (sum of prob_fact per token)")
-    ax.legend(title="length bin", fontsize="small")
+    ax.legend(title="length bin", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return ax
 
 
@@ -261,11 +272,11 @@ def fd_by_bin(table: pd.DataFrame, *, column: str = "fd_raw", by: str = "source"
         for box in parts["boxes"]:
             box.set_facecolor(f"C{j}")
             box.set_alpha(0.7)
-        parts["boxes"][0].set_label(str(tier))
-    ax.set_xticks(range(len(bins)), [str(b) for b in bins])
+        parts["boxes"][0].set_label(_plain(tier))
+    ax.set_xticks(range(len(bins)), [_plain(b) for b in bins])
     ax.set_xlabel("length bin")
     ax.set_ylabel(column)
-    ax.legend(fontsize="small")
+    _legend_above(ax)
     return ax
 
 
@@ -298,9 +309,9 @@ def tier_share(metrics: pd.DataFrame, *, ax=None, **kwargs):
     left = np.zeros(len(shares))
     y = np.arange(len(shares))
     for j, column in enumerate(share_columns):
-        ax.barh(y, shares[column].to_numpy(), left=left, color=f"C{j}", label=column.removeprefix("share_"), **kwargs)
+        ax.barh(y, shares[column].to_numpy(), left=left, color=f"C{j}", label=_plain(column.removeprefix("share_")), **kwargs)
         left += shares[column].to_numpy()
-    ax.set_yticks(y, shares.index.tolist())
+    ax.set_yticks(y, [_plain(c) for c in shares.index])
     ax.set_xlim(0, 1)
     ax.set_xlabel("mean share of the top k")
     ax.legend(fontsize="small", ncols=len(share_columns), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)

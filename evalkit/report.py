@@ -3,21 +3,29 @@
 Parameters reach a notebook through its ``parameters``-tagged cell: a new cell that assigns the given
 values is inserted right after it (the papermill convention), and only in notebooks whose parameters cell
 assigns that name. Values are read as Python literals when they parse as one (``ast.literal_eval``, never
-``eval``), else as strings.
+``eval``), else as strings. A notebook runs in its own folder, so a relative path in a value is read from
+there; the notebooks check the data paths they are given and fail naming the parameter and the missing file.
+
+Pages are self-contained: no script is fetched from a CDN (require.js, MathJax, Mermaid and the widget
+manager are left out, and no widget state is stored), so a page opened from a file with no network looks
+the same and requests nothing. Widgets show the static snapshot they carry. The index lists every page in
+the output folder: the notebooks of this run with their status, and pages left by earlier runs marked so.
 """
 
 from __future__ import annotations
 
 import ast
 import html
+import os
 import re
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit._version import __version__
 
-__all__ = ["NotebookResult", "find_notebooks", "parse_params", "run_notebook", "build_report"]
+__all__ = ["NotebookResult", "find_notebooks", "parse_params", "float_format", "run_notebook", "build_report"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +36,7 @@ class NotebookResult:
     html: Path
     seconds: float
     error: str | None = None
-    cell: int | None = None  # 1-based position of the failing cell in the notebook
+    cell: int | None = None  # execution count of the failing cell: the page shows it as In [cell]
     title: str = ""
 
     @property
@@ -37,7 +45,7 @@ class NotebookResult:
 
 
 def find_notebooks(folder=None) -> list[Path]:
-    """The report's notebooks: ``./notebooks/*.ipynb`` when run from a source tree, else the packaged copies.
+    """The notebooks in ``folder``; by default ``./notebooks/*.ipynb`` in a source tree, else the packaged copies.
 
     Examples
     --------
@@ -75,6 +83,35 @@ def parse_params(pairs) -> dict:
     return params
 
 
+def float_format(decimals: int = 3):
+    """The report's one number format for tables, as a pandas ``display.float_format``.
+
+    Every float shows ``decimals`` places, so an estimate and its confidence interval line up at the same
+    precision (0.800 beside 0.490, not 0.8 beside 0.490162); a value too small for that many places (a
+    p-value) shows two significant digits. Integers are not floats and print as integers.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.report import float_format
+    >>> fmt = float_format(3)
+    >>> [fmt(v) for v in (0.8, 0.490162, 4.77e-74, 0.0, -0.0196)]
+    ['0.800', '0.490', '4.8e-74', '0.000', '-0.020']
+    >>> pd.set_option("display.float_format", float_format(3))  # in a notebook: every table from here on
+    >>> pd.reset_option("display.float_format")
+    """
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"`decimals` must be a non-negative integer; got {decimals!r}.")
+    smallest = 0.5 * 10.0 ** -decimals
+
+    def fmt(value) -> str:
+        if value != 0 and abs(value) < smallest:
+            return f"{value:.2g}"
+        return f"{value:.{decimals}f}"
+
+    return fmt
+
+
 def _parameter_names(cell_source: str) -> set[str]:
     tree = ast.parse(cell_source)
     return {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
@@ -97,12 +134,44 @@ def _inject(nb, params: dict) -> set[str]:
 
 
 def _static_widgets(nb) -> None:
-    """Drop live-widget views that carry a static snapshot: a static page has no kernel to drive them."""
+    """Drop live-widget views that carry a static snapshot, and any widget state: a static page has no kernel."""
+    nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             if "application/vnd.jupyter.widget-view+json" in data and "text/html" in data:
                 del data["application/vnd.jupyter.widget-view+json"]
+
+
+# JupyterLab's page template without the scripts it would fetch from CDNs (require.js, MathJax, Mermaid,
+# the widget manager): evalkit's pages need none of them, and a page must look the same offline.
+_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{% block jupyter_widgets %}{% endblock jupyter_widgets %}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{% block extra_css %}<style>.jp-OutputArea-output {overflow-x: auto}</style>{% endblock extra_css %}
+"""
+
+
+def _exporter():
+    import jinja2
+    from nbconvert import HTMLExporter
+
+    return HTMLExporter(template_name="lab", extra_loaders=[jinja2.DictLoader({"evalkit.html.j2": _TEMPLATE})],
+                        template_file="evalkit.html.j2")
+
+
+def _kernel_manager(kernel_name: str, stderr_path: Path):
+    """A kernel over IPC sockets where the platform has them (TCP without encryption is what the kernel
+    warns about); its own stderr goes to a file, so kernel noise stays out of the progress lines."""
+    from jupyter_client.manager import KernelManager
+
+    km = KernelManager(kernel_name=kernel_name)
+    if os.name == "posix":
+        km.transport = "ipc"
+        km.ip = str(stderr_path.with_suffix(".ipc"))
+    return km
 
 
 def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name: str = "python3") -> NotebookResult:
@@ -119,46 +188,67 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
     >>> result = run_notebook(folder / "broken.ipynb", folder)
     >>> result.ok, result.cell, result.error
     (False, 1, 'ZeroDivisionError: division by zero')
+    >>> "cdn" in result.html.read_text().lower()
+    False
     """
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
-    from nbconvert import HTMLExporter
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    injected = bool(_inject(nb, params or {}))
+    _inject(nb, params or {})
     # Widget state is not stored: a static report cannot run widget JavaScript offline, so evalkit's widgets
     # show their static HTML snapshot there instead (see _static_widgets).
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     error, cell = None, None
-    try:
-        client.execute()
-    except CellExecutionError as exc:
-        failing = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"
-                        and any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
-        if failing is not None:
-            # 1-based position in the notebook as written (the injected parameters cell is not counted).
-            params_at = next(i for i, c in enumerate(nb.cells) if "injected-parameters" in c.metadata.get("tags", [])) if injected else None
-            cell = failing + 1 - (1 if injected and params_at < failing else 0)
-        error = f"{exc.ename}: {exc.evalue}" if getattr(exc, "ename", None) else str(exc).strip().splitlines()[-1]
+    with tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch) / "kernel.log"
+        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
+                                km=_kernel_manager(kernel_name, log), resources={"metadata": {"path": str(path.parent)}})
+        try:
+            # Figures go to the page whatever backend the calling environment chose (MPLBACKEND=Agg in a
+            # test run or on a server would otherwise draw them nowhere).
+            env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+            with log.open("w") as stderr:
+                client.execute(stderr=stderr, env=env)
+        except CellExecutionError as exc:
+            failing = next((c for c in nb.cells if c.cell_type == "code"
+                            and any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
+            cell = failing.get("execution_count") if failing is not None else None  # the page's In [cell]
+            error = f"{exc.ename}: {exc.evalue}" if getattr(exc, "ename", None) else str(exc).strip().splitlines()[-1]
+        except DeadKernelError as exc:
+            tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+            error = f"the kernel died ({exc}){': ' + ' | '.join(tail) if tail else ''}"
     seconds = time.perf_counter() - start
     _static_widgets(nb)
     out = Path(out_dir) / f"{path.stem}.html"
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     out.write_text(body, encoding="utf-8")
     title = next((re.sub(r"\\(.)", r"\1", line.lstrip("#").strip()) for c in nb.cells if c.cell_type == "markdown"
                   for line in c.source.splitlines() if line.startswith("#")), path.stem)  # markdown escapes removed
     return NotebookResult(notebook=path, html=out, seconds=seconds, error=error, cell=cell, title=title)
 
 
+def _page_title(page: Path) -> str:
+    match = re.search(r"<h1[^>]*>(.*?)</h1>", page.read_text(encoding="utf-8", errors="replace"), re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).replace("\u00b6", "").strip() if match else ""
+
+
 def _index(results: list[NotebookResult], out_dir: Path, params: dict) -> Path:
     rows = "".join(
         f"<tr><td><a href='{html.escape(r.html.name)}'>{html.escape(r.notebook.stem)}</a></td><td>{html.escape(r.title)}</td>"
-        f"<td>{'ok' if r.ok else 'FAILED in cell ' + html.escape(str(r.cell)) + ': ' + html.escape(r.error)}</td>"
+        f"<td>{'ok' if r.ok else 'FAILED in cell In [' + html.escape(str(r.cell)) + ']: ' + html.escape(r.error)}</td>"
         f"<td>{r.seconds:.1f} s</td></tr>"
         for r in results)
+    # Pages in the folder that this run did not write (an earlier run of other notebooks): listed, marked.
+    written = {r.html.name for r in results}
+    earlier = sorted(p for p in out_dir.glob("*.html") if p.name != "index.html" and p.name not in written)
+    rows += "".join(
+        f"<tr><td><a href='{html.escape(p.name)}'>{html.escape(p.stem)}</a></td><td>{html.escape(_page_title(p))}</td>"
+        f"<td>not run this time (page written {html.escape(time.strftime('%Y-%m-%d %H:%M', time.localtime(p.stat().st_mtime)))})"
+        "</td><td></td></tr>"
+        for p in earlier)
     shown = "".join(f"<li><code>{html.escape(k)} = {html.escape(repr(v))}</code></li>" for k, v in params.items())
     style = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:.4em .8em;text-align:left}th{background:#f3f3f3}")
@@ -174,6 +264,10 @@ def _index(results: list[NotebookResult], out_dir: Path, params: dict) -> Path:
 
 def build_report(notebooks=None, out_dir="report", *, params=None, timeout: int = 1200, echo=print) -> list[NotebookResult]:
     """Run every notebook, write its HTML and an ``index.html`` into ``out_dir``; report progress with ``echo``.
+
+    ``notebooks`` lists notebook files or folders (a folder stands for the ``*.ipynb`` files in it); the
+    default is :func:`find_notebooks`. The index lists every page in ``out_dir``, including pages an
+    earlier run left there (marked "not run this time").
 
     Raises
     ------
@@ -196,10 +290,19 @@ def build_report(notebooks=None, out_dir="report", *, params=None, timeout: int 
     """
     import nbformat
 
-    paths = [Path(p) for p in notebooks] if notebooks else find_notebooks()
-    missing = [str(p) for p in paths if not p.is_file()]
-    if missing:
-        raise FileNotFoundError(f"notebook(s) not found: {missing}.")
+    paths = []
+    for given in notebooks or []:
+        given = Path(given)
+        if given.is_dir():
+            found = sorted(given.glob("*.ipynb"))
+            if not found:
+                raise FileNotFoundError(f"the folder {str(given)!r} given in `notebooks` holds no .ipynb file.")
+            paths.extend(found)
+        elif given.is_file():
+            paths.append(given)
+        else:
+            raise FileNotFoundError(f"notebook {str(given)!r} not found (give notebook files or folders).")
+    paths = paths or find_notebooks()
     params = dict(params or {})
     declared = set()
     for p in paths:
@@ -216,7 +319,7 @@ def build_report(notebooks=None, out_dir="report", *, params=None, timeout: int 
     for i, p in enumerate(paths, start=1):
         echo(f"[{i}/{len(paths)}] {p.name} ...", end=" ", flush=True)
         result = run_notebook(p, out_dir, params=params, timeout=timeout)
-        echo(f"ok ({result.seconds:.1f} s)" if result.ok else f"FAILED in cell {result.cell} ({result.seconds:.1f} s)")
+        echo(f"ok ({result.seconds:.1f} s)" if result.ok else f"FAILED in cell In [{result.cell}] ({result.seconds:.1f} s)")
         results.append(result)
     index = _index(results, out_dir, params)
     echo(f"report written to {index}")

@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 CONDITIONS = ("cosine", "bm25", "hybrid")
+BM25_METHODS = ("robertson", "atire", "bm25l", "bm25+", "lucene")
 RUN_COLUMNS = ["query_id", "condition", "rank", "doc_id", "score"]
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 # Common English function words (bm25s's English list plus a few), used for keywords and LSA.
@@ -113,10 +114,15 @@ def _fd_rescaled(fd, documents) -> np.ndarray:
     values = fd["fd_star"] if isinstance(fd, pd.DataFrame) else fd
     if not isinstance(values, pd.Series):
         raise TypeError(f"`fd` must be a Series indexed by doc_id or a table with 'fd_star'; got {type(fd).__name__}.")
+    if not pd.api.types.is_numeric_dtype(values):
+        raise TypeError(f"`fd` must hold numbers (FD* per doc_id); got dtype {values.dtype}.")
     aligned = values.reindex(documents["doc_id"].to_numpy())
     if aligned.isna().any():
         missing = documents["doc_id"].to_numpy()[aligned.isna().to_numpy()][:5].tolist()
         raise ValueError(f"`fd` has no FD* for doc_id(s) {missing}; the hybrid needs one for every document.")
+    if not np.isfinite(aligned.to_numpy(dtype=float)).all():
+        infinite = documents["doc_id"].to_numpy()[~np.isfinite(aligned.to_numpy(dtype=float))][:5].tolist()
+        raise ValueError(f"`fd` has an infinite FD* for doc_id(s) {infinite}; the min-max rescaling needs finite values.")
     lo, hi = float(aligned.min()), float(aligned.max())
     return np.zeros(len(aligned)) if hi == lo else ((aligned - lo) / (hi - lo)).to_numpy(dtype=float)
 
@@ -150,10 +156,24 @@ def search(documents: pd.DataFrame, queries: pd.DataFrame, *, condition: str, k:
     k1, b, method, stopwords
         Passed to :class:`bm25s.BM25` and :func:`bm25s.tokenize`.
 
+    Every option is checked whatever the condition, so a wrong value fails even where the condition does
+    not use it (one set of options can then serve all three conditions).
+
     Returns
     -------
     DataFrame
         The runs table ``query_id, condition, rank, doc_id, score`` (rank 1 = best).
+
+    Warns
+    -----
+    EvalkitWarning
+        BM25 queries with no token left after tokenization (empty, or only stopwords): they score 0 for
+        every document, so their ranking is corpus order.
+
+    Raises
+    ------
+    ValueError
+        An option out of range, BM25 over documents whose text is empty for all of them, or an infinite FD*.
 
     Examples
     --------
@@ -170,6 +190,16 @@ def search(documents: pd.DataFrame, queries: pd.DataFrame, *, condition: str, k:
     k = check_number(k, "k", low=1, integer=True)
     if k > len(documents):
         raise ValueError(f"`k`={k} is larger than the corpus ({len(documents)} documents).")
+    # Options are checked whatever the condition: a typo must not pass because this condition ignores it.
+    candidates = check_number(candidates, "candidates", low=1, integer=True)
+    alpha = check_number(alpha, "alpha", low=0.0, high=1.0)
+    check_number(k1, "k1", low=0.0)
+    check_number(b, "b", low=0.0, high=1.0)
+    check_option(method, BM25_METHODS, "method")
+    if fd is not None and not isinstance(fd, (pd.Series, pd.DataFrame)):
+        raise TypeError(f"`fd` must be a Series indexed by doc_id or a table with 'fd_star'; got {type(fd).__name__}.")
+    if embed is not None and not callable(embed):
+        raise TypeError(f"`embed` must be a callable (list of str -> 2-D array); got {type(embed).__name__}.")
     if condition == "bm25":
         return _bm25(documents, queries, k=k, k1=k1, b=b, method=method, stopwords=stopwords)
     if embed is not None:
@@ -186,8 +216,8 @@ def search(documents: pd.DataFrame, queries: pd.DataFrame, *, condition: str, k:
     if condition == "cosine":
         idx, scores = _cosine_top(docs, qs, k)
         return _runs(queries, documents, idx, scores, "cosine")
-    candidates = check_number(candidates, "candidates", low=k, integer=True)
-    alpha = check_number(alpha, "alpha", low=0.0, high=1.0)
+    if candidates < k:
+        raise ValueError(f"`candidates` must be at least `k`={k} for the hybrid; got {candidates}.")
     fd_scaled = _fd_rescaled(fd, documents).astype(np.float32)
     cand_idx, cand_cos = _cosine_top(docs, qs, min(candidates, len(documents)))
     combined = alpha * cand_cos + (1 - alpha) * fd_scaled[cand_idx]
@@ -201,6 +231,9 @@ def _bm25(documents, queries, *, k, k1, b, method, stopwords) -> pd.DataFrame:
     check_columns(documents, ["text"], "documents")
     check_columns(queries, ["text"], "queries")
     corpus_tokens = bm25s.tokenize(documents["text"].fillna("").tolist(), stopwords=stopwords, show_progress=False)
+    if not corpus_tokens.vocab or not any(len(doc) for doc in corpus_tokens.ids):
+        raise ValueError("`documents` has no word to index: every text is empty (or only stopwords), so BM25 "
+                         "cannot score anything.")
     retriever = bm25s.BM25(k1=k1, b=b, method=method)
     retriever.index(corpus_tokens, show_progress=False)
     query_tokens = bm25s.tokenize(queries["text"].fillna("").tolist(), stopwords=stopwords, return_ids=False,
@@ -210,8 +243,13 @@ def _bm25(documents, queries, *, k, k1, b, method, stopwords) -> pd.DataFrame:
     # ties broken by corpus order so ranks are reproducible.
     idx = np.empty((len(queries), k), dtype=np.int64)
     scores = np.empty((len(queries), k), dtype=np.float64)
+    empty = [q for q, tokens in zip(queries["query_id"], query_tokens, strict=True) if not tokens]
+    if empty:
+        warnings.warn(f"{len(empty)} query(ies) have no token left after tokenization (empty or only stopwords), "
+                      f"e.g. query_id {empty[:3]}: they score 0 for every document and are ranked in corpus order.",
+                      EvalkitWarning, stacklevel=3)
     for row, tokens in enumerate(query_tokens):
-        all_scores = retriever.get_scores(tokens)
+        all_scores = retriever.get_scores(tokens) if tokens else np.zeros(len(documents))
         nonzero = np.flatnonzero(all_scores > 0)
         if len(nonzero) >= k:
             top, top_scores = _top_k(all_scores[nonzero][None, :], k)
@@ -475,6 +513,9 @@ def lsa_embeddings(doc_texts, *others, dim: int = 128):
     """
     dim = check_number(dim, "dim", low=1, integer=True)
     doc_texts = list(doc_texts)
+    if len(doc_texts) < 2:
+        raise ValueError(f"`doc_texts` must hold at least 2 documents: a truncated SVD of {len(doc_texts)} "
+                         "document(s) has no dimension to keep.")
     tokenized = [[w for w in _WORD.findall(str(t).lower()) if w not in _STOP] for t in doc_texts]
     vocab = {w: i for i, w in enumerate(sorted({w for doc in tokenized for w in doc}))}
     if len(vocab) < 2:

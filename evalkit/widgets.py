@@ -408,7 +408,9 @@ class SweepExplorer(_StaticFallback, widgets.VBox):
         fig.tight_layout()
         self.figure.value = _png(fig)
         self.movers_view.value = (f"<p><b>largest rank changes between T = {self.temperature:g} and T = {self.compare_to:g}</b></p>"
-                                  + self.movers.to_html(float_format=lambda v: f"{v:.2f}"))
+                                  + self.movers.to_html(formatters={  # ranks as written: 57, 52.5
+                                      "rank_at_T": "{:g}".format, "rank_at_compare": "{:g}".format,
+                                      "rank_change": "{:+g}".format, "human": "{:.2f}".format}))
 
 
 class FDBinExplorer(_StaticFallback, widgets.VBox):

@@ -202,3 +202,63 @@ def test_select_temperature_is_honest(random_verdicts, rng):
     assert "out of fold" in repr(sel)
     with pytest.raises(ValueError, match="needs at least 40 rated items"):
         correlate.select_temperature(table, human.iloc[:30], temperatures=[0.5], items=items, folds=20)
+
+
+def test_constant_or_missing_human_ratings_warn_or_raise(rated):
+    scores, human, _ = rated
+    with pytest.warns(EvalkitWarning, match=r"human ratings are constant \(3 for all 80 items\)"):
+        out = correlate.correlate(scores, human * 0 + 3, n_resamples=0)
+    assert out["r"].isna().all() and out["p_val"].isna().all() and (out["n"] == 80).all()
+    constant_column = scores.assign(**{"flat": 0.5})
+    with pytest.warns(EvalkitWarning, match=r"'flat': the scores are constant"):
+        out = correlate.correlate(constant_column, human, n_resamples=0)
+    assert np.isnan(out.loc["flat", "r"]) and out.drop(index="flat")["r"].notna().all()
+    with pytest.raises(ValueError, match=r"`human` has no rating for any of the 80 aligned items \(all NaN\)"):
+        correlate.correlate(scores, human * np.nan, n_resamples=0)
+    with pytest.warns(EvalkitWarning, match="human ratings are constant"):
+        res = correlate.compare_metrics(scores[0.1], scores[0.5], human * 0 + 3)
+    assert res.loc[0, "n"] == 80 and res[["r_a", "r_b", "statistic", "p_val", "ci_low", "ci_high"]].isna().all(axis=None)
+    with pytest.warns(EvalkitWarning, match="every one of the 8 groups"):
+        correlate.correlate(scores, human * 0 + 3, level="summary", by=rated[2], n_resamples=0)
+
+
+def test_string_ratings_are_refused_naming_the_parameter(rated):
+    scores, human, _ = rated
+    labels = human.round().map({1: "bad", 2: "poor", 3: "fair", 4: "good", 5: "great"}).fillna("great")
+    with pytest.raises(TypeError, match=r"`human` must hold numbers; got \w+ values such as \["):
+        correlate.correlate(scores, labels, n_resamples=0)
+    with pytest.raises(TypeError, match="`human` must hold numbers"):
+        correlate.compare_metrics(scores[0.1], scores[0.5], labels)
+    with pytest.raises(TypeError, match=r"`scores\[0.5\]` must hold numbers"):
+        correlate.correlate(scores.assign(**{"0.5": "x"}).rename(columns={"0.5": 0.5}).drop(columns=[0.1, 0.9]), human)
+    # Numbers stored as text are read as numbers.
+    as_text = correlate.correlate(scores, human.astype(str), n_resamples=0)
+    pd.testing.assert_frame_equal(as_text, correlate.correlate(scores, human, n_resamples=0))
+
+
+@pytest.mark.parametrize("method", ["spearman", "kendall", "pearson"])
+def test_small_n_p_values_are_exact_permutation_p_values(method):
+    # Four perfectly ranked items: the asymptotic formula says p = 0; the exact two-sided p is 2 / 4!.
+    human = pd.Series([1.0, 2.0, 3.0, 4.0], index=list("abcd"))
+    scores = pd.Series([0.1, 0.2, 0.4, 0.9], index=list("abcd"), name="m")
+    out = correlate.correlate(scores, human, method=method, n_resamples=0).iloc[0]
+    assert out["r"] == pytest.approx(1.0 if method != "pearson" else stats.pearsonr(scores, human).statistic)
+    if method != "pearson":
+        assert out["p_val"] == pytest.approx(2 / 24, rel=1e-12)
+    # Against scipy's own tools on a noisier sample of 6 (6! = 720 pairings).
+    rng = np.random.default_rng(3)
+    h = pd.Series(rng.normal(size=6), index=range(6))
+    s = pd.Series(h.to_numpy() + rng.normal(size=6), index=range(6), name="m")
+    got = correlate.correlate(s, h, method=method, n_resamples=0).iloc[0]["p_val"]
+    if method == "kendall":
+        ref = stats.kendalltau(s, h, method="exact").pvalue  # no ties: scipy's exact null distribution
+    else:
+        func = SCIPY[method]
+        ref = stats.permutation_test((s.to_numpy(),), lambda x: func(x, h.to_numpy()).statistic,
+                                     permutation_type="pairings", n_resamples=np.inf).pvalue
+    assert got == pytest.approx(ref, rel=1e-9)
+    # From 10 items on, scipy's usual p-value.
+    h10 = pd.Series(rng.normal(size=10), index=range(10))
+    s10 = pd.Series(h10.to_numpy() + rng.normal(size=10), index=range(10), name="m")
+    assert correlate.correlate(s10, h10, method=method, n_resamples=0).iloc[0]["p_val"] == pytest.approx(
+        SCIPY[method](s10, h10).pvalue, rel=1e-12)

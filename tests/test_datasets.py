@@ -80,3 +80,20 @@ def test_load_summeval_errors(tmp_path):
     (tmp_path / "ctc_summeval_metric_scores.json").write_text('{"d1": {"src": "x"}}')
     with pytest.raises(ValueError, match="document 'd1' has no 'hypos'"):
         datasets.load_summeval(tmp_path / "ctc_summeval_metric_scores.json")
+
+
+def test_data_path_names_the_parameter_and_the_missing_file(tmp_path):
+    assert datasets.data_path(None, parameter="TCVA_DIR") is None
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "a_tcva_scores.json").write_text("[]")
+    assert datasets.data_path(str(tmp_path), parameter="TCVA_DIR", files=["results/*_tcva_scores.json"]) == tmp_path
+    with pytest.raises(FileNotFoundError, match=r"`TCVA_DIR`=.* lacks results/b_ragas_scores.json"):
+        datasets.data_path(tmp_path, parameter="TCVA_DIR", files=["results/*_tcva_scores.json", "results/b_ragas_scores.json"])
+    with pytest.raises(FileNotFoundError, match=r"`TCVA_DIR`='/nonexistent/tcva' does not exist"):
+        datasets.data_path("/nonexistent/tcva", parameter="TCVA_DIR", files=["x"])
+    with pytest.raises(FileNotFoundError, match=r"`HEALTHFC_CSV`=.* must be a file"):
+        datasets.data_path(tmp_path, parameter="HEALTHFC_CSV")
+    with pytest.raises(FileNotFoundError, match=r"`TCVA_DIR`=.* must be a folder"):
+        datasets.data_path(tmp_path / "results" / "a_tcva_scores.json", parameter="TCVA_DIR", files=["x"])
+    with pytest.raises(TypeError, match="`TCVA_DIR` must be a path"):
+        datasets.data_path(3, parameter="TCVA_DIR")

@@ -12,8 +12,6 @@ from evalkit import report  # noqa: E402
 from tests.conftest import SHARED_DATA  # noqa: E402
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
-# Real-data parameters passed when ../shared/data is present (the notebooks default them to None).
-REAL_DATA = {"04_few_labels.ipynb": {"SUMMEVAL_DIR": SHARED_DATA / "summeval"}}
 
 
 def test_there_are_notebooks():
@@ -31,11 +29,21 @@ def test_committed_without_outputs_and_parameterised(path):
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
 
 
+def real_data_params() -> dict:
+    """The notebooks' data-path parameters, pointed at ../shared/data where those data sets exist."""
+    paths = {"LLMBAR_DIR": SHARED_DATA / "llmbar", "TCVA_DIR": SHARED_DATA / "tcva",
+             "HEALTHFC_CSV": SHARED_DATA / "healthfc" / "Datensatz.csv", "SUMMEVAL_DIR": SHARED_DATA / "summeval",
+             "USR_DIR": SHARED_DATA / "usr"}
+    return {name: str(path) for name, path in paths.items() if path.exists()}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes(path, tmp_path):
-    params = {name: str(folder) for name, folder in REAL_DATA.get(path.name, {}).items() if folder.is_dir()}
-    result = report.run_notebook(path, tmp_path, params=params)
+    params = real_data_params()
+    result = report.run_notebook(path, tmp_path, params=params)  # each takes the ones it declares
     assert result.ok, f"{path.name} failed in cell {result.cell}: {result.error}"
     assert result.html.exists() and result.html.stat().st_size > 10_000
     assert not (path.parent / "labels").exists(), "report mode must not write labels into the repository"
+    page = result.html.read_text()
+    assert not [name for name in params if f"skipped: <code>{name}</code>" in page], "a data section was skipped"

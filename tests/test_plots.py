@@ -96,3 +96,50 @@ def test_tier_share_stacks_means():
     np.testing.assert_allclose(widths, [0.3, 1.0, 0.7, 0.0])
     with pytest.raises(KeyError, match="share_<tier>"):
         plots.tier_share(metrics.drop(columns=["share_x", "share_y"]))
+
+
+def legend_clear_of_data(ax):
+    """The legend's box lies above the Axes' box, so it covers no point, interval or whisker."""
+    ax.figure.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    return legend.y0 >= ax.get_window_extent().y1 - 1e-6
+
+
+def test_legends_stay_off_the_data():
+    from evalkit import calibrate, density
+
+    judge = pd.Series(["PASS"] * 6 + ["FAIL"] * 4, index=range(10))
+    human = pd.Series(["PASS"] * 5 + ["FAIL"] * 5, index=range(10))
+    fig, ax = plt.subplots()
+    assert legend_clear_of_data(plots.calibration_rates(calibrate.calibrate(judge, human), ax=ax))
+    corpus = datasets.load_demo("fd")
+    fig, ax = plt.subplots()
+    assert legend_clear_of_data(plots.fd_by_bin(density.fd_star(corpus["claims"], corpus["documents"]), ax=ax))
+
+
+def test_labels_from_the_data_are_shown_as_written():
+    from evalkit import density
+
+    corpus = datasets.load_demo("fd")
+    documents = corpus["documents"].replace({"source": {"trial": r"$\frac$ trial"}})
+    table = density.fd_star(corpus["claims"], documents)
+    fig, axes = plt.subplots(1, 3)
+    plots.fd_by_bin(table, ax=axes[0])
+    plots.length_bias(table, ax=axes[1])
+    metrics = pd.DataFrame({"condition": ["$x$"], "share_$a$": [1.0]})
+    plots.tier_share(metrics, ax=axes[2])
+    fig.canvas.draw()  # mathtext would fail here on an unfinished \frac
+    labels = [t.get_text() for t in axes[0].get_legend().get_texts()]
+    assert r"\$\frac\$ trial" in labels
+    assert [t.get_text() for t in axes[2].get_yticklabels()] == [r"\$x\$"]
+
+
+def test_length_bias_and_sweep_legends_sit_beside_the_axes(corr_table):
+    from evalkit import density
+
+    corpus = datasets.load_demo("fd")
+    fig, axes = plt.subplots(1, 2)
+    for ax in (plots.length_bias(density.fd_star(corpus["claims"], corpus["documents"]), ax=axes[0]),
+               plots.temperature_sweep(corr_table, ax=axes[1])):
+        fig.canvas.draw()
+        assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1 - 1e-6

@@ -1,5 +1,6 @@
 """`evalkit report`: parameters, progress, HTML output and failures that name the notebook and cell."""
 
+import re
 import subprocess
 import sys
 
@@ -7,6 +8,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat", reason='needs the \'report\' extra: pip install "evalkit[report]"')
 
+import evalkit  # noqa: E402
 from evalkit import cli, report  # noqa: E402
 
 
@@ -46,11 +48,15 @@ def test_failure_names_notebook_and_cell(tmp_path, capsys):
     status = cli.main(["report", "--out", str(tmp_path / "out"), "--notebooks", str(good), str(bad), "--param", "X=2"])
     assert status == 1
     captured = capsys.readouterr()
-    assert "bad.ipynb failed in cell 4: RuntimeError: <b>boom</b>" in captured.err
-    assert "[2/2] bad.ipynb ... FAILED in cell 4" in captured.out
+    assert "bad.ipynb failed in cell In [4]: RuntimeError: <b>boom</b>" in captured.err
+    assert "[2/2] bad.ipynb ... FAILED in cell In [4]" in captured.out
     index = (tmp_path / "out" / "index.html").read_text()
     assert "&lt;b&gt;boom&lt;/b&gt;" in index and "<b>boom</b>" not in index
     assert (tmp_path / "out" / "bad.html").exists(), "the partial notebook is written too, to debug it"
+    # The number printed is the one the page shows beside the failing cell.
+    page = (tmp_path / "out" / "bad.html").read_text()
+    prompts = re.findall(r"In\s\[(\d+)\]", page[:page.index('<span class="k">raise')])
+    assert prompts[-1] == "4"
 
 
 def test_unknown_parameter_is_refused(tmp_path, capsys):
@@ -74,3 +80,81 @@ def test_widgets_appear_as_static_snapshots(tmp_path):
     page = result.html.read_text()
     assert "0 / 1 labelled" in page and "&lt;i&gt;o&lt;/i&gt;" in page
     assert not (tmp_path / "l.jsonl").exists()
+
+
+def run_cli(*args, cwd=None, prelude=""):
+    code = f"import sys\n{prelude}\nfrom evalkit.cli import main\nsys.exit(main({list(args)!r}))"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd)
+
+
+def test_folder_argument_runs_its_notebooks_and_index_lists_every_page(tmp_path, capsys):
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    notebook(folder / "a.ipynb", "print('a')")
+    notebook(folder / "b.ipynb", "print('b')")
+    out = tmp_path / "out"
+    assert cli.main(["report", "--out", str(out), "--notebooks", str(folder)]) == 0
+    assert "[2/2] b.ipynb ... ok" in capsys.readouterr().out
+    # A later run of one notebook keeps the other page in the index, marked as from an earlier run.
+    assert cli.main(["report", "--out", str(out), "--notebooks", str(folder / "b.ipynb")]) == 0
+    index = (out / "index.html").read_text()
+    assert "href='a.html'" in index and "href='b.html'" in index
+    row_a = re.search(r"<tr><td><a href='a.html'>.*?</tr>", index).group(0)
+    assert "not run this time" in row_a and "<td>t</td>" in row_a
+    assert "not run this time" not in re.search(r"<tr><td><a href='b.html'>.*?</tr>", index).group(0)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main(["report", "--out", str(out), "--notebooks", str(empty)]) == 2
+    assert "holds no .ipynb file" in capsys.readouterr().err
+
+
+def test_usage_errors_version_and_missing_extra(tmp_path):
+    typo = run_cli("report", "--outt", "x")
+    assert typo.returncode == 2
+    assert "usage: evalkit report" in typo.stderr and "unrecognized arguments: --outt x" in typo.stderr
+    version = run_cli("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"evalkit {evalkit.__version__}"
+    # Installed without the 'report' extra: one line that names it, no traceback.
+    missing = run_cli("report", "--out", str(tmp_path / "o"), prelude="sys.modules['nbformat'] = None")
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [
+        "evalkit report: needs the 'report' extra (missing nbformat): pip install 'evalkit[report]'"]
+    assert not (tmp_path / "o").exists()
+
+
+def test_kernel_noise_stays_out_of_the_progress_lines(tmp_path):
+    nb = notebook(tmp_path / "a.ipynb", "import sys\nprint('to the page', file=sys.stderr)")
+    result = run_cli("report", "--out", str(tmp_path / "out"), "--notebooks", str(nb))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("[1/1] a.ipynb ... ok (") and lines[1].startswith("report written to")
+    assert len(lines) == 2 and result.stderr == ""
+    assert "to the page" in (tmp_path / "out" / "a.html").read_text()
+
+
+def test_pages_fetch_nothing_and_store_no_widget_state(tmp_path):
+    pytest.importorskip("ipywidgets")
+    nb = notebook(tmp_path / "w.ipynb", "import ipywidgets\nipywidgets.IntSlider(3)")
+    result = report.run_notebook(nb, tmp_path)
+    assert result.ok
+    page = result.html.read_text()
+    assert re.findall(r"<script[^>]*\bsrc=", page) == []
+    assert re.findall(r"<link[^>]*\bhref=", page) == []
+    assert not re.search(r"https?://(?!www\.w3\.org)", " ".join(re.findall(r"<script.*?</script>", page, re.S)))
+    assert "widget-state+json" not in page
+
+
+def test_figures_reach_the_page_whatever_the_callers_backend(tmp_path, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = notebook(tmp_path / "fig.ipynb", "import matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 4]);")
+    result = report.run_notebook(nb, tmp_path)
+    assert result.ok
+    assert len(re.findall(r"<img[^>]*src=\"data:image/png;base64,", result.html.read_text())) == 1
+
+
+def test_float_format():
+    fmt = report.float_format(4)
+    assert [fmt(v) for v in (0.8, 0.12345, 0.00012, 0.00004, float("nan"))] == ["0.8000", "0.1235", "0.0001", "4e-05", "nan"]
+    for bad in (-1, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="`decimals` must be a non-negative integer"):
+            report.float_format(bad)

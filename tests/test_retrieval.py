@@ -129,7 +129,7 @@ def test_compare_conditions_warnings_and_ties():
         ({"condition": "hybrid", "doc_embeddings": np.ones((600, 4)), "query_embeddings": np.ones((50, 4)),
           "fd": pd.Series({"d000": 1.0})}, ValueError, r"no FD\* for doc_id"),
         ({"condition": "hybrid", "k": 30, "doc_embeddings": np.ones((600, 4)), "query_embeddings": np.ones((50, 4)),
-          "fd": pd.Series(dtype=float)}, ValueError, r"`candidates` must be in \[30"),
+          "fd": pd.Series(dtype=float)}, ValueError, r"`candidates` must be at least `k`=30 for the hybrid; got 20"),
     ],
 )
 def test_search_bad_input(corpus, kwargs, error, message):
@@ -169,3 +169,53 @@ def test_lsa_embeddings_rank_related_text_first():
     doc_v, query_v = retrieval.lsa_embeddings(docs, ["does magnesium lower pressure"], dim=2)
     assert np.argmax(doc_v @ query_v[0]) == 0
     np.testing.assert_allclose(np.linalg.norm(doc_v, axis=1), 1.0)
+
+
+def test_options_are_checked_whatever_the_condition():
+    docs = pd.DataFrame({"doc_id": ["a", "b", "c"], "text": ["cats purr", "dogs bark", "birds sing"]})
+    queries = pd.DataFrame({"query_id": ["q"], "text": ["cats"]})
+    with pytest.raises(ValueError, match=r"`alpha` must be in \[0.0, 1.0\]; got 7"):
+        retrieval.search(docs, queries, condition="bm25", k=2, alpha=7)
+    with pytest.raises(TypeError, match="`fd` must be a Series indexed by doc_id"):
+        retrieval.search(docs, queries, condition="bm25", k=2, fd="nonsense")
+    with pytest.raises(ValueError, match=r"`candidates` must be in \[1, None\]; got -3"):
+        retrieval.search(docs, queries, condition="bm25", k=2, candidates=-3)
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        retrieval.search(docs, queries, condition="cosine", k=2, method="okapi", doc_embeddings=np.eye(3),
+                         query_embeddings=np.eye(3)[:1])
+    with pytest.raises(ValueError, match="`candidates` must be at least `k`=3 for the hybrid; got 2"):
+        retrieval.search(docs, queries, condition="hybrid", k=3, candidates=2, fd=pd.Series([1.0, 2.0, 3.0], index=list("abc")),
+                         doc_embeddings=np.eye(3), query_embeddings=np.eye(3)[:1])
+    # Valid options that a condition does not use are accepted (one options dict serves every condition).
+    runs = retrieval.search(docs, queries, condition="bm25", k=2, alpha=0.3, candidates=5, fd=pd.Series([1.0, 2.0, 3.0], index=list("abc")))
+    assert runs["doc_id"].tolist()[0] == "a"
+
+
+def test_bm25_empty_queries_and_empty_corpus():
+    docs = pd.DataFrame({"doc_id": ["a", "b", "c"], "text": ["cats purr", "dogs bark", "birds sing"]})
+    queries = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "text": ["the", "", "dogs"]})
+    with pytest.warns(EvalkitWarning, match=r"2 query\(ies\) have no token .* query_id \['q1', 'q2'\]"):
+        runs = retrieval.search(docs, queries, condition="bm25", k=2)
+    empty = runs[runs["query_id"].isin(["q1", "q2"])]
+    assert empty["score"].eq(0).all() and empty["doc_id"].tolist() == ["a", "b", "a", "b"]
+    assert runs[runs["query_id"] == "q3"]["doc_id"].iloc[0] == "b"
+    with pytest.raises(ValueError, match="`documents` has no word to index"):
+        retrieval.search(docs.assign(text=["", "the", None]), queries.iloc[2:], condition="bm25", k=2)
+
+
+def test_infinite_fd_star_is_refused():
+    docs = pd.DataFrame({"doc_id": ["a", "b", "c"]})
+    queries = pd.DataFrame({"query_id": ["q"]})
+    fd = pd.Series([1.0, np.inf, 0.5], index=["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"`fd` has an infinite FD\* for doc_id\(s\) \['b'\]"):
+        retrieval.search(docs, queries, condition="hybrid", k=3, fd=fd, doc_embeddings=np.eye(3), query_embeddings=np.eye(3)[:1])
+    with pytest.raises(TypeError, match="`fd` must hold numbers"):
+        retrieval.search(docs, queries, condition="hybrid", k=3, fd=fd.astype(str), doc_embeddings=np.eye(3),
+                         query_embeddings=np.eye(3)[:1])
+
+
+def test_lsa_embeddings_needs_two_documents():
+    with pytest.raises(ValueError, match="`doc_texts` must hold at least 2 documents"):
+        retrieval.lsa_embeddings(["cats purr softly"], ["cats"])
+    docs, queries = retrieval.lsa_embeddings(["cats purr softly", "dogs bark loudly"], ["cats"])
+    assert docs.shape == (2, 1) and queries.shape == (1, 1)

@@ -1,6 +1,7 @@
 """Widgets driven from Python: set values, click buttons, inspect children and the labels file."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -190,6 +191,8 @@ def test_sweep_explorer():
     change = scores[0.95].rank(ascending=False) - scores[0.1].rank(ascending=False)
     assert movers["rank_change"].abs().tolist() == sorted(change.abs(), reverse=True)[:5]
     assert "rank_change" in explorer.movers_view.value
+    ranks = re.findall(r"<th>[^<]*</th>\s*<td>([^<]*)</td>\s*<td>([^<]*)</td>\s*<td>([^<]*)</td>", explorer.movers_view.value)
+    assert len(ranks) == 5 and not any(r.endswith((".0", ".00")) for row in ranks for r in row)  # 57, not 57.00
 
 
 def test_sweep_explorer_bad_input():
@@ -230,3 +233,12 @@ def test_static_snapshot_for_exported_reports(tmp_path):
     assert "data:image/png;base64," in bundle["text/html"] and "rank_change" in bundle["text/html"]
     lab_bundle = Labeller(CASES, tmp_path / "l.jsonl")._repr_mimebundle_()
     assert "0 / 4 labelled" in lab_bundle["text/html"] and "&lt;script&gt;" in lab_bundle["text/html"]
+
+
+def test_fd_bin_explorer_with_mathtext_in_a_tier_name():
+    corpus = datasets.load_demo("fd")
+    documents = corpus["documents"].replace({"source": {"trial": r"$\frac$"}})
+    explorer = FDBinExplorer(density.fd_star(corpus["claims"], documents))
+    assert explorer.figure.value and "tier spread" in explorer.summary.value
+    explorer.weights[r"$\frac$"].value = 1.5
+    assert explorer.authority[r"$\frac$"] == 1.5
