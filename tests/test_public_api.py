@@ -125,6 +125,7 @@ ELSEWHERE = {
     "labels.append_label": "test_floor.py::test_label_storage_without_widgets",
     "labels.latest_labels": "test_floor.py::test_label_storage_without_widgets",
     "models.ParseError": "an exception",
+    "models.ReplyError": "an exception",
     "models.call_and_parse": "test_floor.py::test_call_and_parse_engine",
     "models.model_identity": "test_floor.py::test_call_and_parse_engine",
 }
