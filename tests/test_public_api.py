@@ -42,7 +42,7 @@ TAKES_JUDGE = {
 ELSEWHERE = {
     "calibrate.CalibrationReport": "a result container",
     "calibrate.cohen_kappa": "test_calibrate_compare.py::test_cohen_kappa_reference",
-    "calibrate.corrected_pass_rate": "test_calibrate_compare.py::test_corrected_pass_rate_refuses_a_chance_judge",
+    "calibrate.corrected_pass_rate": "test_calibrate_compare.py::test_corrected_pass_rate_warns_on_a_chance_judge",
     "compare.PairedComparison": "a result container",
     "cases.read_cases": "test_cases_checks.py::test_read_jsonl_errors_name_file_and_line",
     "cases.sample_cases": "test_cases_checks.py::test_sample_cases_bad_input",
