@@ -66,10 +66,12 @@ def as_pass(values: pd.Series, name: str, *, levels=DEFAULT_LEVELS, pass_levels=
         label = str(value).strip()
         if label in passing:
             decided[i] = True
-        elif failing is None or label in failing:
+        elif failing is not None and label in failing:
             decided[i] = False
         elif label.upper() in DEFAULT_LEVELS:
             decided[i] = label.upper() == "PASS"
+        elif failing is None:
+            decided[i] = False
         else:
             key = values.index[int(np.flatnonzero(codes == i)[0])]
             expected = [*passing, *sorted(failing)]

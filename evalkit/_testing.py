@@ -67,6 +67,8 @@ class ChatServer:
         ``script(prompt, attempt) -> str | Fail | Hang``; ``attempt`` counts from 1 per distinct prompt.
     latency : float, default 0.0
         Seconds added before every answer.
+    port : int, default 0
+        The port to listen on (0: any free port), e.g. to bring a server back where clients expect it.
 
     Attributes
     ----------
@@ -78,9 +80,10 @@ class ChatServer:
         The most requests that were being answered at the same time.
     """
 
-    def __init__(self, script: Callable, *, latency: float = 0.0):
+    def __init__(self, script: Callable, *, latency: float = 0.0, port: int = 0):
         self.script = script
         self.latency = latency
+        self.port = port
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -98,7 +101,7 @@ class ChatServer:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._server = self._loop.run_until_complete(
-            asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=1024))
+            asyncio.start_server(self._connection, "127.0.0.1", self.port, backlog=1024, reuse_address=True))
         self._ready.set()
         self._loop.run_forever()
         self._loop.close()

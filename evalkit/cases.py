@@ -73,7 +73,7 @@ def read_cases(path, *, id_column: str = "case_id", format: str | None = None, e
         starts = _csv_record_lines(path, text)
         table = pd.read_csv(io.StringIO(text), dtype={id_column: str}, keep_default_na=False, na_values=[""])
         for column in table.columns:
-            if column != id_column and table[column].dtype == object:
+            if column != id_column and (table[column].dtype == object or pd.api.types.is_string_dtype(table[column])):
                 table[column] = table[column].fillna("")  # an empty field is an empty text, not a missing one
         line_of = lambda pos: f"record {pos + 1} (line {starts[pos + 1]})"  # noqa: E731 - record 0 is the header
     else:
