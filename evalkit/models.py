@@ -205,9 +205,10 @@ class OpenAIChat:
 
         per_client = 8
         limits = httpx.Limits(max_connections=per_client, max_keepalive_connections=per_client)
-        self._clients = [openai.OpenAI(api_key=self._key or "unused", base_url=self._base_url, max_retries=0,
-                                       http_client=httpx.Client(limits=limits, timeout=self.timeout))
-                         for _ in range(-(-concurrency // per_client))]
+        have = getattr(self, "_clients", [])  # kept: a pool only grows, and no open connection is dropped
+        self._clients = have + [openai.OpenAI(api_key=self._key or "unused", base_url=self._base_url, max_retries=0,
+                                              http_client=httpx.Client(limits=limits, timeout=self.timeout))
+                                for _ in range(-(-concurrency // per_client) - len(have))]
         self._pool_size = concurrency
         self._assigned = 0
 
