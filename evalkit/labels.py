@@ -102,10 +102,16 @@ class LabelWriter:
         False once closed, or once a newer writer on the same file in this process took over (re-running
         a notebook cell replaces the old labeller instead of locking it out).
 
+    Notes
+    -----
+    The lock is taken on opening; when the file's folder does not exist yet, nothing is created until the
+    first record, and the lock is taken then.
+
     Raises
     ------
     LabelsLockedError
-        Another process holds the file; the message names its labeller, process id, host and since when.
+        Another process holds the file; the message names its labeller, process id, host and since when
+        (on opening, or at the first record when the folder did not exist yet).
 
     Examples
     --------
@@ -126,35 +132,41 @@ class LabelWriter:
         self.labeller = labeller
         self.session = session or new_session_id()
         self.torn = None
-        self.open = False
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        key = str(self.path.resolve())
-        previous = _HELD.get(key)
+        self._fd = None
+        self._key = str(self.path.resolve())
+        previous = _HELD.get(self._key)
         if previous is not None:
             previous.close()  # the same process opens the file again: the newer writer takes over
-        self._fd = None
-        if fcntl is not None:
-            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                holder = os.read(fd, 4096).decode("utf-8", "replace")
-                os.close(fd)
-                raise LabelsLockedError(f"{self.path} is open for writing by {_describe(holder)}; close that labeller "
-                                        "(or stop its kernel) first, or label into a file of your own.") from None
-            info = {"labeller": labeller, "pid": os.getpid(), "host": socket.gethostname(), "session": self.session,
-                    "since": datetime.now(UTC).isoformat(timespec="seconds")}
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(info).encode("utf-8"), 0)
-            self._fd = fd
         self.open = True
-        _HELD[key] = self
-        self._key = key
+        _HELD[self._key] = self
+        if self.path.parent.is_dir():  # else nothing is created (no folder, no lock file) before the first record
+            try:
+                self._lock()
+            except LabelsLockedError:
+                self.close()
+                raise
         self.torn = _repair_tail(self.path)
         if self.torn is not None:
             warnings.warn(f"{self.path}: the last line was cut short by an interrupted write ({len(self.torn)} "
                           f"characters: {self.torn[:40]!r}); it was moved to {self.path.name}.torn and is not a label.",
                           EvalkitWarning, stacklevel=2)
+
+    def _lock(self) -> None:
+        if fcntl is None or self._fd is not None:
+            return
+        fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 4096).decode("utf-8", "replace")
+            os.close(fd)
+            raise LabelsLockedError(f"{self.path} is open for writing by {_describe(holder)}; close that labeller "
+                                    "(or stop its kernel) first, or label into a file of your own.") from None
+        info = {"labeller": self.labeller, "pid": os.getpid(), "host": socket.gethostname(), "session": self.session,
+                "since": datetime.now(UTC).isoformat(timespec="seconds")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode("utf-8"), 0)
+        self._fd = fd
 
     def __repr__(self) -> str:
         return f"LabelWriter({str(self.path)!r}, labeller={self.labeller!r}, open={self.open})"
@@ -164,6 +176,9 @@ class LabelWriter:
         if not self.open:
             raise LabelsLockedError(f"this writer of {self.path} is closed (a newer one in this process took over, "
                                     "or it was closed); labels go through the open one.")
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock()
         append_label(self.path, record)
 
     def close(self) -> None:

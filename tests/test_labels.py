@@ -88,3 +88,15 @@ def test_torn_last_line_is_moved_aside_and_a_whole_one_is_finished(tmp_path):
 def test_session_ids_are_unique():
     ids = {labels.new_session_id() for _ in range(1000)}
     assert len(ids) == 1000
+
+
+def test_nothing_is_created_before_the_first_record_in_a_new_folder(tmp_path):
+    path = tmp_path / "labels" / "new.jsonl"
+    writer = labels.LabelWriter(path, labeller="ann")
+    assert not path.parent.exists()  # opening a labeller in report mode writes nothing
+    writer.append({"case_id": "a", "label": "PASS", "labeller": "ann"})  # creates the folder and locks the file
+    second = subprocess.run([sys.executable, "-c", f"from evalkit.labels import LabelWriter; LabelWriter({str(path)!r}, "
+                             "labeller='bob')"], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert second.returncode != 0 and f"labeller 'ann' (process {os.getpid()}" in second.stderr
+    writer.close()
