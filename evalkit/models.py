@@ -21,6 +21,7 @@ import socket
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._validation import check_number
+from evalkit._validation import EvalkitWarning, check_number
 
 __all__ = [
     "Reply",
@@ -180,6 +181,8 @@ class OpenAIChat:
         self.model_id = model
         self.params = {"temperature": temperature, "max_tokens": max_tokens, "system": system}
         self.timeout = check_number(timeout, "timeout", low=0.0)
+        if self.timeout == 0:
+            raise ValueError("`timeout` must be a positive number of seconds; got 0.")
         self._key = key
         self._base_url = base_url
         self._pool_size = 0
@@ -196,7 +199,7 @@ class OpenAIChat:
 
         The connections are split over one client per 8 of them, each thread keeping to one client:
         the HTTP client's connection pool scans all its connections under one lock on every request, so
-        small pools cost less CPU per call at high concurrency (measured in ``benchmarks/bench_judge.py``).
+        small pools cost less CPU per call at high concurrency.
         """
         if concurrency <= self._pool_size:
             return
@@ -256,10 +259,10 @@ def _read_body(http_response, deadline: float, timeout: float) -> bytes:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no complete reply within the {timeout:g} s deadline")
         return b"".join(chunks)
-    except httpx.HTTPError:
+    except httpx.TransportError as exc:
         if time.monotonic() >= deadline:
             raise TimeoutError(f"no complete reply within the {timeout:g} s deadline") from None
-        raise
+        raise ConnectionError(f"the connection broke while reading the reply ({type(exc).__name__}: {exc})") from None
     finally:
         if entry is not None:
             _DEADLINES.disarm(entry)
@@ -480,6 +483,8 @@ def model_identity(model, *, model_id: str | None = None, params: Mapping | None
 
 def _as_reply(value) -> Reply:
     if isinstance(value, Reply):
+        if not isinstance(value.text, str):
+            raise TypeError(f"a model's Reply.text must be str; got {type(value.text).__name__}.")
         return value
     if isinstance(value, str):
         return Reply(value)
@@ -675,7 +680,12 @@ def call_many(
         def save() -> None:
             nonlocal last_save
             if cache is not None and unsaved:
-                cache.put_many(unsaved)
+                try:
+                    cache.put_many(unsaved)
+                except sqlite3.Error as exc:  # the answers are still in this run's table
+                    warnings.warn(f"could not store {len(unsaved)} answers in the cache {cache.path} ({exc}); they "
+                                  "are in this run's results, and a re-run would ask for them again.", EvalkitWarning,
+                                  stacklevel=3)
             unsaved.clear()
             last_save = time.monotonic()
 

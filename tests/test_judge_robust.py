@@ -6,6 +6,7 @@ Everything runs against the real chat-completions server on 127.0.0.1 (evalkit._
 import email.utils
 import json
 import socket
+import sqlite3
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -156,10 +157,20 @@ def test_key_echoed_by_the_server_is_redacted(tmp_path, monkeypatch):
 def test_a_cache_write_failure_does_not_lose_the_run(tmp_path):
     cache = models.CallCache(tmp_path / "calls.sqlite")
     cache.put_many([(models.CallCache.key("m", {}, "old"), "m", models.Reply("PASS"))])
-    calls = models.call_many(pd.Series({"a": "old", "b": "new"}), lambda p: "FAIL", model_id="m", cache=cache,
-                             progress=False)
-    assert calls["text"].tolist() == ["PASS", "FAIL"] and calls["cached"].tolist() == [True, False]
-    assert cache.get(models.CallCache.key("m", {}, "new")) == models.Reply("FAIL")
+    other = sqlite3.connect(tmp_path / "calls.sqlite", timeout=0)
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock for the whole run
+    try:
+        with pytest.warns(EvalkitWarning, match="could not store 2 answers in the cache.*database is locked"):
+            calls = models.call_many(pd.Series({"a": "old", "b": "new", "c": "newer"}), lambda p: "FAIL", model_id="m",
+                                     cache=cache, progress=False)
+    finally:
+        other.rollback()
+        other.close()
+    assert calls["text"].tolist() == ["PASS", "FAIL", "FAIL"] and calls["cached"].tolist() == [True, False, False]
+    assert cache.get(models.CallCache.key("m", {}, "new")) is None  # not stored: a re-run asks again
+    bad = models.call_many(pd.Series(["x"]), lambda p: models.Reply({"verdict": "PASS"}), model_id="m", cache=cache,
+                           progress=False)
+    assert bad.loc[0, "error"] == "TypeError: a model's Reply.text must be str; got dict."
 
 
 def test_missing_field_is_refused_before_any_call(tmp_path):
