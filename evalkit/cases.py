@@ -7,6 +7,7 @@ raises an error naming the file and the line.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 from pathlib import Path
@@ -60,6 +61,10 @@ def read_cases(path, *, id_column: str = "case_id", format: str | None = None, e
     1      c2  Capital of France?  Paris
     """
     path = Path(path)
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise ValueError(f"`encoding` must be a text encoding Python knows, e.g. 'utf-8' or 'latin-1'; got {encoding!r}.") from None
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file.")
     fmt = format or {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet",

@@ -208,6 +208,8 @@ def test_read_cases_encoding_and_csv_records(tmp_path):
     ragged.write_text('case_id,output\na,"x\ny"\nb,1,2\n')
     with pytest.raises(ValueError, match=r"ragged.csv: record 2 \(line 4\) has 3 fields; the header has 2"):
         cases.read_cases(ragged)
+    with pytest.raises(ValueError, match="`encoding` must be a text encoding.*got 'klingon'"):
+        cases.read_cases(latin, encoding="klingon")
     empty = tmp_path / "empty.csv"
     empty.write_text("case_id,output,score\na,,1.5\nb,x,\n")
     table = cases.read_cases(empty)
@@ -343,3 +345,16 @@ def test_jsonl_round_trips_any_text(tmp_path, separator):
     back = judge.load_results(judge.save_results(res, tmp_path / "run.jsonl"))
     assert back["raw"].tolist() == [text, "plain"] and back.loc[0, "reason"] == separator
     assert json.loads((tmp_path / "run.jsonl").read_text(encoding="utf-8").split("\n")[0])["__metadata__"]["n_rows"] == 2
+
+
+def test_call_options_bad_input():
+    prompts = pd.Series(["x"])
+    for option, value, error in (("backoff", -1.0, ValueError), ("max_backoff", "1", TypeError),
+                                 ("max_unreachable", 0, ValueError), ("max_unreachable", 2.5, TypeError)):
+        with pytest.raises(error, match=f"`{option}`"):
+            models.call_many(prompts, lambda p: "y", model_id="m", **{option: value})
+    with pytest.raises(ValueError, match="`timeout` must be a positive"):
+        models.OpenAIChat("m", base_url="http://127.0.0.1:9/v1", timeout=0)
+    with pytest.raises(ValueError, match="`max_unreachable`"):
+        judge.run_judge(pd.DataFrame({"case_id": ["a"], "output": ["x"]}), RUBRIC, lambda p: "PASS", model_id="m",
+                        max_unreachable=0)
