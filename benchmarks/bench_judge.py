@@ -132,10 +132,10 @@ def main() -> None:
                                       "output": [f"answer number {i} of repetition {rep}" for i in range(n)]})
                 prompts = [judge.UNSUPPORTED_CLAIMS.render(row) for row in cases.to_dict("records")]
                 for concurrency in args.concurrency:
-                    for name, run in (("evalkit", lambda c=concurrency: run_evalkit(url, cases, c, folder)[:2]),
-                                      ("bare", lambda c=concurrency: run_bare(url, prompts, c)),
-                                      ("lean", lambda c=concurrency: run_lean(url, prompts, c))):
-                        wall, cpu = run()
+                    for name, run in (("evalkit", lambda c, t, _: run_evalkit(url, t, c, folder)[:2]),
+                                      ("bare", lambda c, _, p: run_bare(url, p, c)),
+                                      ("lean", lambda c, _, p: run_lean(url, p, c))):
+                        wall, cpu = run(concurrency, cases, prompts)
                         if rep >= 0:
                             times.setdefault((name, concurrency), []).append((wall, cpu))
             before = served()
