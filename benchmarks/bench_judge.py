@@ -1,19 +1,33 @@
-"""Benchmark: a judge run against the local chat-completions server with a fixed latency.
+"""Benchmark: a judge run against the local chat-completions server, beside the bare official client.
 
-Run on demand: ``python benchmarks/bench_judge.py [--calls 2000 --concurrency 32 --latency 0.05]``.
-The server runs in its own process (as a real server would), so its threads do not share the client's
-interpreter lock. Prints the wall time beside the bound ``calls x latency / concurrency`` and a second
-run from the cache, which must make no call.
+Run on demand: ``python benchmarks/bench_judge.py [--calls 2000 --concurrency 32 128 --latency 0.05 --repeats 3]``.
+
+The server runs in its own process (as a real server would), so it does not share the client's interpreter
+lock. After a warm-up, every repetition runs, at each concurrency and in the same order, three clients on the
+same prompts: evalkit's ``run_judge`` (with a fresh call cache, as a real run has), the bare official
+``openai`` client in as many threads (connection pool sized to the concurrency: the baseline), and a leaner
+HTTP path (``http.client`` in as many threads, one keep-alive connection each: what skipping the official
+client would gain). Medians of the paired repetitions are quoted with their range, beside two limits: the
+latency bound ``calls x latency / concurrency`` and the CPU bound ``calls x the bare client's CPU per call``
+(the interpreter runs one thread's Python at a time, so the client's own CPU work does not spread over
+cores). A last run re-reads every answer from the cache and must make no call.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import multiprocessing as mp
+import os
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlparse
 
+import numpy as np
 import pandas as pd
 
 from evalkit import judge, models
@@ -24,49 +38,147 @@ def answer(prompt: str, attempt: int) -> str:
     return "PASS\nSupported." if hash(prompt) % 4 else "FAIL\nUnsupported."
 
 
-def serve(latency: float, urls: mp.Queue, stop: mp.Event) -> None:
+def serve(latency: float, requests: mp.Queue, urls: mp.Queue, stop: mp.Event) -> None:
     with ChatServer(answer, latency=latency) as server:
-        urls.put((server.url, None))
-        stop.wait()
-        urls.put((None, server.requests))
+        urls.put(server.url)
+        while not stop.wait(0.05):
+            while not requests.empty():
+                requests.get()
+                urls.put(server.requests)
+
+
+def cpu_seconds() -> float:
+    usage = os.times()
+    return usage.user + usage.system
+
+
+def run_evalkit(url: str, cases: pd.DataFrame, concurrency: int, folder: Path) -> tuple[float, float, pd.DataFrame]:
+    cache = models.CallCache(folder / f"calls-{time.monotonic_ns()}.sqlite")
+    model = models.OpenAIChat("bench-judge", base_url=url)
+    start, cpu = time.perf_counter(), cpu_seconds()
+    res = judge.run_judge(cases, judge.UNSUPPORTED_CLAIMS, model, cache=cache, concurrency=concurrency, progress=False)
+    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    if res["error"].notna().any():
+        raise RuntimeError(f"evalkit run had errors: {res['error'].dropna().iloc[0]}")
+    return wall, cpu, res
+
+
+def run_bare(url: str, prompts: list[str], concurrency: int) -> tuple[float, float]:
+    import httpx
+    import openai
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    client = openai.OpenAI(api_key="unused", base_url=url, max_retries=0, http_client=httpx.Client(limits=limits))
+
+    def one(prompt: str) -> str:
+        response = client.chat.completions.create(model="bench-judge", messages=[{"role": "user", "content": prompt}],
+                                                  temperature=0.0)
+        return response.choices[0].message.content
+
+    start, cpu = time.perf_counter(), cpu_seconds()
+    with ThreadPoolExecutor(concurrency) as pool:
+        texts = list(pool.map(one, prompts))
+    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    client.close()
+    assert all(texts)
+    return wall, cpu
+
+
+def run_lean(url: str, prompts: list[str], concurrency: int) -> tuple[float, float]:
+    parts = urlparse(url)
+    local = threading.local()
+
+    def one(prompt: str) -> str:
+        if not hasattr(local, "conn"):
+            local.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        body = json.dumps({"model": "bench-judge", "messages": [{"role": "user", "content": prompt}], "temperature": 0.0})
+        local.conn.request("POST", parts.path + "/chat/completions", body, {"Content-Type": "application/json"})
+        return json.loads(local.conn.getresponse().read())["choices"][0]["message"]["content"]
+
+    start, cpu = time.perf_counter(), cpu_seconds()
+    with ThreadPoolExecutor(concurrency) as pool:
+        texts = list(pool.map(one, prompts))
+    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    assert all(texts)
+    return wall, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128])
     parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    urls, stop = mp.Queue(), mp.Event()
-    process = mp.Process(target=serve, args=(args.latency, urls, stop), daemon=True)
+    requests, urls, stop = mp.Queue(), mp.Queue(), mp.Event()
+    process = mp.Process(target=serve, args=(args.latency, requests, urls, stop), daemon=True)
     process.start()
-    url, _ = urls.get(timeout=30)
-    cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(args.calls)], "input": "q", "source": "s",
-                          "output": [f"answer number {i}" for i in range(args.calls)]})
+    url = urls.get(timeout=30)
+
+    def served() -> int:
+        requests.put(None)
+        return urls.get(timeout=30)
+
+    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores; {args.calls} calls, "
+          f"server latency {args.latency * 1000:.0f} ms, {args.repeats} paired repetitions after a warm-up")
+    times: dict = {}
     try:
         with tempfile.TemporaryDirectory() as folder:
-            cache = models.CallCache(Path(folder) / "calls.sqlite")
+            folder = Path(folder)
+            for rep in range(-1, args.repeats):  # rep -1 is the warm-up, on a tenth of the calls
+                n = max(50, args.calls // 10) if rep < 0 else args.calls
+                cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(n)], "input": "q", "source": "s",
+                                      "output": [f"answer number {i} of repetition {rep}" for i in range(n)]})
+                prompts = [judge.UNSUPPORTED_CLAIMS.render(row) for row in cases.to_dict("records")]
+                for concurrency in args.concurrency:
+                    for name, run in (("evalkit", lambda c, t, _: run_evalkit(url, t, c, folder)[:2]),
+                                      ("bare", lambda c, _, p: run_bare(url, p, c)),
+                                      ("lean", lambda c, _, p: run_lean(url, p, c))):
+                        wall, cpu = run(concurrency, cases, prompts)
+                        if rep >= 0:
+                            times.setdefault((name, concurrency), []).append((wall, cpu))
+            before = served()
+            cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(args.calls)], "input": "q", "source": "s",
+                                  "output": [f"answer number {i} of repetition 0" for i in range(args.calls)]})
+            cache = models.CallCache(folder / "resume.sqlite")
             model = models.OpenAIChat("bench-judge", base_url=url)
+            judge.run_judge(cases, judge.UNSUPPORTED_CLAIMS, model, cache=cache, concurrency=32, progress=False)
+            first = served() - before
             start = time.perf_counter()
-            first = judge.run_judge(cases, judge.UNSUPPORTED_CLAIMS, model, cache=cache,
-                                    concurrency=args.concurrency, progress=False)
-            wall = time.perf_counter() - start
-            start = time.perf_counter()
-            second = judge.run_judge(cases, judge.UNSUPPORTED_CLAIMS, model, cache=cache,
-                                     concurrency=args.concurrency, progress=False)
+            again = judge.run_judge(cases, judge.UNSUPPORTED_CLAIMS, model, cache=cache, concurrency=32, progress=False)
             cached_wall = time.perf_counter() - start
+            second = served() - before - first
     finally:
         stop.set()
-        _, served = urls.get(timeout=30)
         process.join(timeout=30)
 
-    bound = args.calls * args.latency / args.concurrency
-    print(f"{args.calls} calls, concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms")
-    print(f"first run   {wall:7.2f} s   bound {bound:.2f} s   ratio {wall / bound:.2f}x  (target <= 1.5x); "
-          f"errors {int(first['error'].notna().sum())}")
-    print(f"cached run  {cached_wall:7.2f} s   cached rows {int(second['cached'].sum())}/{len(second)}; "
-          f"server saw {served} requests in all ({served - args.calls} during the cached run)")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    fmt = lambda values: f"{np.median(values):6.2f} s [{min(values):.2f}-{max(values):.2f}]"  # noqa: E731
+    walls = {key: [w for w, _ in value] for key, value in times.items()}
+    for concurrency in args.concurrency:
+        bare_cpu = np.median([c for _, c in times[("bare", concurrency)]]) / args.calls
+        lean_cpu = np.median([c for _, c in times[("lean", concurrency)]]) / args.calls
+        evalkit_cpu = np.median([c for _, c in times[("evalkit", concurrency)]]) / args.calls
+        latency_bound = args.calls * args.latency / concurrency
+        cpu_bound = args.calls * bare_cpu
+        ratios = [e / b for e, b in zip(walls[("evalkit", concurrency)], walls[("bare", concurrency)], strict=True)]
+        print(f"\nconcurrency {concurrency}: latency bound {latency_bound:.2f} s; CPU bound of the bare client "
+              f"{cpu_bound:.2f} s ({bare_cpu * 1000:.2f} ms CPU per call)")
+        print(f"  evalkit run_judge   {fmt(walls[('evalkit', concurrency)])}   CPU {evalkit_cpu * 1000:.2f} ms per call")
+        print(f"  bare openai client  {fmt(walls[('bare', concurrency)])}   CPU {bare_cpu * 1000:.2f} ms per call")
+        print(f"  lean http.client    {fmt(walls[('lean', concurrency)])}   CPU {lean_cpu * 1000:.2f} ms per call")
+        print(f"  evalkit / bare: median of paired ratios {np.median(ratios):.3f}x [{min(ratios):.3f}-{max(ratios):.3f}] "
+              "(target <= 1.05x); bare / latency bound "
+              f"{np.median(walls[('bare', concurrency)]) / latency_bound:.2f}x; lean / bare "
+              f"{np.median(walls[('lean', concurrency)]) / np.median(walls[('bare', concurrency)]):.2f}x")
+    if len(args.concurrency) > 1:
+        low, high = min(args.concurrency), max(args.concurrency)
+        paired = [h / lo for h, lo in zip(walls[("evalkit", high)], walls[("evalkit", low)], strict=True)]
+        print(f"\nevalkit at {high} / at {low}: median {np.median(paired):.3f}x [{min(paired):.3f}-{max(paired):.3f}] "
+              "(target <= 1.0x)")
+    print(f"cached re-run: {cached_wall:.2f} s, {int(again['cached'].sum())}/{len(again)} rows from the cache, "
+          f"{second} server requests (first run {first})")
 
 
 if __name__ == "__main__":

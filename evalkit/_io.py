@@ -8,6 +8,8 @@ names the file and the line. Private floor: imports nothing from evalkit.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 
@@ -47,6 +49,14 @@ def read_json_lines(path, *, encoding: str = "utf-8", torn_tail: bool = False) -
     return records, torn
 
 
+def read_text(path, *, encoding: str = "utf-8") -> str:
+    """A whole text file; a decoding error names the file, the line and the column."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file.")
+    return _decode(path.read_bytes(), path, encoding)
+
+
 def read_json(path, *, encoding: str = "utf-8"):
     """Read a whole JSON document; a syntax error names the file, line and column."""
     path = Path(path)
@@ -57,3 +67,31 @@ def read_json(path, *, encoding: str = "utf-8"):
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
+
+
+def write_atomic(path, write) -> Path:
+    """Write a file so that it is either the old file or the complete new one, never a torn mix.
+
+    ``write(tmp_path)`` writes a temporary file in the same folder; it is fsynced, renamed over ``path``
+    (``os.replace``, atomic on one file system) and the folder is fsynced so the rename itself is durable.
+    A failure removes the temporary file and leaves ``path`` as it was.
+    """
+    path = Path(path)
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(handle)
+    tmp = Path(tmp)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the file from the rest of the team
+        with tmp.open("rb+") as written:
+            os.fsync(written.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+    return path

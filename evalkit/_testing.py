@@ -3,7 +3,8 @@
 It speaks the OpenAI chat-completions protocol over real HTTP/1.1 (keep-alive), so the official client,
 retries, timeouts and concurrency are exercised end to end. A *script* decides each answer from the prompt
 and from how many times that prompt was asked before: return a string (the answer), a :class:`Fail` (an
-HTTP error status) or a :class:`Hang` (wait before answering, to provoke a client timeout).
+HTTP error status, optionally with Retry-After), a :class:`Hang` (wait before answering, to provoke a client
+timeout), a :class:`Trickle` (send the body slowly) or a :class:`Raw` (any body at all: malformed replies).
 
 The server is asyncio-based and runs in a background thread: waiting (latency, hangs) costs no thread, so
 it keeps up with many concurrent clients, as a production server would. The standard library has no
@@ -29,6 +30,24 @@ class Fail:
 
     status: int
     message: str = "scripted failure"
+    retry_after: str | None = None
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Answer with exactly this body, status and content type (a malformed or odd reply)."""
+
+    body: bytes | str
+    status: int = 200
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class Trickle:
+    """Answer ``text``, sending the body one byte every ``interval`` seconds."""
+
+    text: str
+    interval: float
 
 
 @dataclass(frozen=True)
@@ -48,6 +67,8 @@ class ChatServer:
         ``script(prompt, attempt) -> str | Fail | Hang``; ``attempt`` counts from 1 per distinct prompt.
     latency : float, default 0.0
         Seconds added before every answer.
+    port : int, default 0
+        The port to listen on (0: any free port), e.g. to bring a server back where clients expect it.
 
     Attributes
     ----------
@@ -59,9 +80,10 @@ class ChatServer:
         The most requests that were being answered at the same time.
     """
 
-    def __init__(self, script: Callable, *, latency: float = 0.0):
+    def __init__(self, script: Callable, *, latency: float = 0.0, port: int = 0):
         self.script = script
         self.latency = latency
+        self.port = port
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -79,7 +101,7 @@ class ChatServer:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._server = self._loop.run_until_complete(
-            asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=1024))
+            asyncio.start_server(self._connection, "127.0.0.1", self.port, backlog=1024, reuse_address=True))
         self._ready.set()
         self._loop.run_forever()
         self._loop.close()
@@ -97,16 +119,33 @@ class ChatServer:
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 path = request_line.split()[1].decode() if len(request_line.split()) > 1 else ""
                 status, payload = await self._answer(path, body)
-                data = json.dumps(payload).encode()
-                writer.write(f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
-                             f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+                extra, interval, content_type = "", 0.0, "application/json"
+                if isinstance(payload, Raw):
+                    data = payload.body.encode("utf-8", "surrogatepass") if isinstance(payload.body, str) else payload.body
+                    content_type = payload.content_type
+                else:
+                    if isinstance(payload, Trickle):
+                        interval, payload = payload.interval, self._completion(payload.text)
+                    elif isinstance(payload, Fail):
+                        extra = f"Retry-After: {payload.retry_after}\r\n" if payload.retry_after is not None else ""
+                        payload = {"error": {"message": payload.message, "type": "scripted"}}
+                    data = json.dumps(payload).encode()
+                writer.write(f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {content_type}\r\n"
+                             f"{extra}Content-Length: {len(data)}\r\n\r\n".encode())
+                if interval:
+                    for i in range(len(data)):
+                        writer.write(data[i:i + 1])
+                        await writer.drain()
+                        await asyncio.sleep(interval)
+                else:
+                    writer.write(data)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass  # client went away, or the server is shutting down: end this connection quietly
         finally:
             writer.close()
 
-    async def _answer(self, path: str, body: bytes) -> tuple[int, dict]:
+    async def _answer(self, path: str, body: bytes) -> tuple[int, object]:
         if not path.endswith("/chat/completions"):
             return 404, {"error": {"message": f"no route {path}"}}
         request = json.loads(body or b"{}")
@@ -125,12 +164,19 @@ class ChatServer:
         finally:
             self.in_flight -= 1
         if isinstance(answer, Fail):
-            return answer.status, {"error": {"message": answer.message, "type": "scripted"}}
+            return answer.status, answer
+        if isinstance(answer, Raw):
+            return answer.status, answer
+        if isinstance(answer, Trickle):
+            return 200, answer
+        return 200, self._completion(answer, prompt, request.get("model", "scripted"))
+
+    def _completion(self, answer, prompt: str = "", model: str = "scripted") -> dict:
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(str(answer).split())}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        return 200, {
+        return {
             "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
-            "model": request.get("model", "scripted"),
+            "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
             "usage": usage,
         }

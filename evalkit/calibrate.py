@@ -4,6 +4,10 @@ Every function takes the judge's verdicts either as a results table (``case_id``
 and model) or as a Series of verdicts indexed by case id, and human labels as a Series of ``PASS``/``FAIL``
 strings or booleans (True = PASS) indexed by case id. Judge and humans are aligned by case id; cases
 without a human label, and judge error rows (no verdict), are left out and counted.
+
+Rubrics with other levels (e.g. GOOD / OK / BAD) are reduced to pass / fail by their pass levels: the
+rubric's, carried in a results table's ``attrs["rubric"]``, or ``pass_levels=`` (needed for a Series of
+other levels). Human labels may use the same levels, PASS/FAIL or booleans.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit._coerce import as_pass, judge_verdicts
+from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit._stats import wilson_interval, z_value
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_rng, check_unique_index
 from evalkit.labels import latest_labels
@@ -32,12 +36,13 @@ __all__ = [
 ]
 
 
-def _pairs(judge, human) -> tuple[pd.DataFrame, int]:
-    j = as_pass(judge_verdicts(judge), "judge")
+def _pairs(judge, human, pass_levels=None) -> tuple[pd.DataFrame, int]:
+    levels, passing = verdict_levels(judge, pass_levels=pass_levels)
+    j = as_pass(judge_verdicts(judge), "judge", levels=levels, pass_levels=passing)
     if not isinstance(human, pd.Series):
         raise TypeError(f"`human` must be a Series of PASS/FAIL labels indexed by case id; got {type(human).__name__}.")
     check_unique_index(human.index, "human")
-    h = as_pass(human, "human")
+    h = as_pass(human, "human", levels=levels, pass_levels=passing)
     common = j.index.intersection(h.index, sort=False)
     if len(common) == 0:
         raise ValueError("the judge's case ids and the human labels share no case id; first ids: "
@@ -167,7 +172,7 @@ class CalibrationReport:
                 + self.table.to_html(float_format=lambda v: f"{v:.3f}"))
 
 
-def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95) -> CalibrationReport:
+def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, pass_levels=None) -> CalibrationReport:
     """Measure a judge against human labels.
 
     Parameters
@@ -175,8 +180,10 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95) -> Cal
     judge : DataFrame or Series
         A results table for one rubric and model, or verdicts indexed by case id.
     human : Series
-        PASS/FAIL strings or booleans (True = PASS), indexed by case id.
+        PASS/FAIL strings or booleans (True = PASS), or the rubric's levels, indexed by case id.
     confidence_level : float, default 0.95
+    pass_levels : sequence of str, optional
+        The verdicts that count as a pass (default: the rubric's from ``judge.attrs``, else PASS).
 
     Returns
     -------
@@ -193,7 +200,7 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95) -> Cal
     (1, 2, 0.667, 0.667)
     """
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
-    pairs, excluded = _pairs(judge, human)
+    pairs, excluded = _pairs(judge, human, pass_levels)
     h_fail, j_fail = ~pairs["human"].to_numpy(), ~pairs["judge"].to_numpy()
     n = len(pairs)
     tp = int((h_fail & j_fail).sum())
@@ -226,8 +233,9 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95) -> Cal
     )
 
 
-def disagreements(results: pd.DataFrame, human: pd.Series, *, cases: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The cases where judge and human disagree, with both labels, the output and the judge's reasoning.
+def disagreements(results: pd.DataFrame, human: pd.Series, *, cases: pd.DataFrame | None = None,
+                  pass_levels=None) -> pd.DataFrame:
+    """The cases where judge and human disagree on pass / fail, with both labels, the output and the judge's reasoning.
 
     This is the set to re-run after every rubric change.
 
@@ -238,11 +246,14 @@ def disagreements(results: pd.DataFrame, human: pd.Series, *, cases: pd.DataFram
     human : Series
     cases : DataFrame, optional
         Cases table whose columns (``input``, ``output``...) are joined in by ``case_id``.
+    pass_levels : sequence of str, optional
+        As in :func:`calibrate`; two pass levels (GOOD and OK) do not disagree.
 
     Returns
     -------
     DataFrame
-        ``case_id, human, judge, parsed, reason, raw`` plus the case columns.
+        ``case_id, human, judge, parsed, reason, raw`` plus the case columns; ``human`` and ``judge`` are
+        the labels as given (booleans shown as PASS / FAIL).
 
     Examples
     --------
@@ -256,11 +267,15 @@ def disagreements(results: pd.DataFrame, human: pd.Series, *, cases: pd.DataFram
     """
     results = check_dataframe(results, "results")
     check_columns(results, ["case_id", "verdict"], "results")
-    pairs, _ = _pairs(results, human)
+    pairs, _ = _pairs(results, human, pass_levels)
     differ = pairs[pairs["human"] != pairs["judge"]]
+    shown = lambda labels, passed: [  # noqa: E731 - the label as given; booleans as PASS / FAIL
+        ("PASS" if p else "FAIL") if isinstance(v, (bool, np.bool_)) or pd.isna(v) else str(v)
+        for v, p in zip(labels, passed, strict=True)]
+    verdicts = judge_verdicts(results, "results")
     out = pd.DataFrame({"case_id": differ.index.to_numpy(),
-                        "human": np.where(differ["human"], "PASS", "FAIL"),
-                        "judge": np.where(differ["judge"], "PASS", "FAIL")})
+                        "human": shown(human.loc[differ.index].to_numpy(dtype=object), differ["human"]),
+                        "judge": shown(verdicts.loc[differ.index].to_numpy(dtype=object), differ["judge"])})
     extra = [c for c in ("parsed", "reason", "raw") if c in results.columns]
     out = out.merge(results[["case_id", *extra]], on="case_id", how="left")
     if cases is not None:
@@ -271,13 +286,18 @@ def disagreements(results: pd.DataFrame, human: pd.Series, *, cases: pd.DataFram
 
 
 def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level: float = 0.95,
-                        n_resamples: int = 4000, rng=None) -> pd.DataFrame:
+                        n_resamples: int = 4000, rng=None, pass_levels=None) -> pd.DataFrame:
     """The pass rate corrected for the judge's measured error rates (Rogan-Gladen), with a bootstrap CI.
 
     With ``sensitivity = P(judge PASS | human PASS)`` and ``specificity = P(judge FAIL | human FAIL)``
     from the calibration set, the corrected rate is ``(observed + specificity - 1) / (sensitivity +
-    specificity - 1)``, clipped to [0, 1]. The percentile interval resamples both the run's verdicts and
-    the calibration set, so it carries the uncertainty of the calibration too.
+    specificity - 1)``. The percentile interval resamples both the run's verdicts and the calibration set,
+    so it carries the uncertainty of the calibration too.
+
+    Nothing is clipped: an estimate outside [0, 1] means the calibration's error rates do not fit this
+    run (other data, or too few labels), and an :class:`EvalkitWarning` says so; clipping would report a
+    confident 1.0 [1.0, 1.0] instead. A judge no better than chance on the calibration set (sensitivity
+    + specificity <= 1) cannot be corrected for: a warning, and NaN estimate and interval.
 
     Parameters
     ----------
@@ -288,6 +308,8 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     confidence_level : float, default 0.95
     n_resamples : int, default 4000
     rng : None, int or numpy.random.Generator
+    pass_levels : sequence of str, optional
+        The run's verdicts that count as a pass (default: the rubric's from ``results.attrs``, else PASS).
 
     Returns
     -------
@@ -308,7 +330,8 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     if not isinstance(report, CalibrationReport):
         raise TypeError(f"`report` must be a CalibrationReport (from calibrate); got {type(report).__name__}.")
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
-    run = as_pass(judge_verdicts(results, "results"), "results").dropna().astype(bool)
+    levels, passing = verdict_levels(results, pass_levels=pass_levels)
+    run = as_pass(judge_verdicts(results, "results"), "results", levels=levels, pass_levels=passing).dropna().astype(bool)
     if run.empty:
         raise ValueError("`results` has no verdict to correct.")
     n_run, observed = len(run), float(run.mean())
@@ -322,12 +345,21 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
         with np.errstate(divide="ignore", invalid="ignore"):  # a resample without PASS or FAIL is dropped below
             se = c[..., 0] / (c[..., 0] + c[..., 1])
             sp = c[..., 2] / (c[..., 2] + c[..., 3])
-            return np.clip((obs + sp - 1) / (se + sp - 1), 0.0, 1.0), se, sp
+            return (obs + sp - 1) / (se + sp - 1), se, sp
 
     corrected, se, sp = correct(observed, cells.astype(float))
+    row = {"n_run": n_run, "observed": observed, "corrected": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+           "sensitivity": float(se), "specificity": float(sp), "n_calibration": int(cells.sum())}
     if se + sp - 1 <= 0:
-        raise ValueError(f"the judge is no better than chance on the calibration set (sensitivity {se:.2f} + "
-                         f"specificity {sp:.2f} <= 1); its pass rate cannot be corrected.")
+        warnings.warn(f"the judge is no better than chance on the calibration set (sensitivity {se:.2f} + "
+                      f"specificity {sp:.2f} <= 1); its pass rate cannot be corrected (NaN).", EvalkitWarning,
+                      stacklevel=2)
+        return pd.DataFrame([row])
+    if not 0.0 <= corrected <= 1.0:
+        warnings.warn(f"the corrected pass rate {corrected:.3f} is outside [0, 1]: the judge's error rates on the "
+                      f"calibration set (sensitivity {se:.2f}, specificity {sp:.2f}, n = {int(cells.sum())}) do not "
+                      f"fit this run (observed {observed:.3f}); reported unclipped. Label more cases like this run's.",
+                      EvalkitWarning, stacklevel=2)
     gen = check_rng(rng)
     obs_star = gen.binomial(n_run, observed, size=n_resamples) / n_run
     cells_star = gen.multinomial(cells.sum(), cells / cells.sum(), size=n_resamples).astype(float)
@@ -335,9 +367,8 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     boot = boot[np.isfinite(boot) & (se_star + sp_star - 1 > 0)]
     alpha = (1 - confidence_level) / 2
     low, high = np.quantile(boot, [alpha, 1 - alpha]) if len(boot) else (np.nan, np.nan)
-    return pd.DataFrame([{"n_run": n_run, "observed": observed, "corrected": float(corrected), "ci_low": float(low),
-                          "ci_high": float(high), "sensitivity": float(se), "specificity": float(sp),
-                          "n_calibration": int(cells.sum())}])
+    row.update(corrected=float(corrected), ci_low=float(low), ci_high=float(high))
+    return pd.DataFrame([row])
 
 
 def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: int = 5,

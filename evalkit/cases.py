@@ -7,18 +7,21 @@ raises an error naming the file and the line.
 
 from __future__ import annotations
 
+import codecs
+import csv
+import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from evalkit._io import read_json_lines
+from evalkit._io import read_json_lines, read_text
 from evalkit._validation import check_columns, check_dataframe, check_number, check_rng
 
 __all__ = ["read_cases", "sample_cases"]
 
 
-def read_cases(path, *, id_column: str = "case_id", format: str | None = None) -> pd.DataFrame:
+def read_cases(path, *, id_column: str = "case_id", format: str | None = None, encoding: str = "utf-8") -> pd.DataFrame:
     """Read cases from a JSONL, CSV or Parquet file.
 
     Parameters
@@ -28,17 +31,23 @@ def read_cases(path, *, id_column: str = "case_id", format: str | None = None) -
         The column holding the unique case id; it is renamed to ``case_id`` and read as text.
     format : {"jsonl", "csv", "parquet"}, optional
         Default: from the file extension (``.jsonl``/``.ndjson``, ``.csv``, ``.parquet``/``.pq``).
+    encoding : str, default "utf-8"
+        Text encoding of a JSONL or CSV file.
 
     Returns
     -------
     DataFrame
-        One row per case, in file order, with a ``case_id`` column of strings.
+        One row per case, in file order, with a ``case_id`` column of strings. A JSONL record without
+        some field has it missing (NaN); ``attrs["source"]`` keeps the file and those records' lines, so
+        :func:`evalkit.judge.run_judge` can name them. An empty CSV field of a text column is an empty
+        string.
 
     Raises
     ------
     ValueError
-        A line that is not a JSON object (file and line number named), a missing or empty id, a
-        repeated id (both lines named), an unknown format.
+        A line that is not a JSON object or not valid text in ``encoding`` (file and line number named),
+        a CSV record with the wrong number of fields (record and its first line named), a missing or
+        empty id, a repeated id (both lines named), an unknown format.
 
     Examples
     --------
@@ -52,6 +61,10 @@ def read_cases(path, *, id_column: str = "case_id", format: str | None = None) -
     1      c2  Capital of France?  Paris
     """
     path = Path(path)
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise ValueError(f"`encoding` must be a text encoding Python knows, e.g. 'utf-8' or 'latin-1'; got {encoding!r}.") from None
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file.")
     fmt = format or {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet",
@@ -59,10 +72,15 @@ def read_cases(path, *, id_column: str = "case_id", format: str | None = None) -
     if fmt not in ("jsonl", "csv", "parquet"):
         raise ValueError(f"{path}: cannot tell the format from {path.suffix!r}; pass format='jsonl', 'csv' or 'parquet'.")
     if fmt == "jsonl":
-        return _read_jsonl(path, id_column)
+        return _read_jsonl(path, id_column, encoding)
     if fmt == "csv":
-        table = pd.read_csv(path, dtype={id_column: str}, keep_default_na=False, na_values=[""])
-        line_of = lambda pos: f"line {pos + 2}"  # noqa: E731 - header is line 1
+        text = read_text(path, encoding=encoding)
+        starts = _csv_record_lines(path, text)
+        table = pd.read_csv(io.StringIO(text), dtype={id_column: str}, keep_default_na=False, na_values=[""])
+        for column in table.columns:
+            if column != id_column and (table[column].dtype == object or pd.api.types.is_string_dtype(table[column])):
+                table[column] = table[column].fillna("")  # an empty field is an empty text, not a missing one
+        line_of = lambda pos: f"record {pos + 1} (line {starts[pos + 1]})"  # noqa: E731 - record 0 is the header
     else:
         table = pd.read_parquet(path)
         line_of = lambda pos: f"row {pos}"  # noqa: E731
@@ -77,9 +95,30 @@ def read_cases(path, *, id_column: str = "case_id", format: str | None = None) -
     return table.rename(columns={id_column: "case_id"})
 
 
-def _read_jsonl(path: Path, id_column: str) -> pd.DataFrame:
+def _csv_record_lines(path: Path, text: str) -> list[int]:
+    """The first physical line of every CSV record (fields may hold newlines); a ragged record is refused."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    starts, width, previous_end = [], None, 0
+    try:
+        for row in reader:
+            start = previous_end + 1
+            previous_end = reader.line_num
+            if not row:
+                continue
+            starts.append(start)
+            if width is None:
+                width = len(row)
+            elif len(row) != width:
+                raise ValueError(f"{path}: record {len(starts) - 1} (line {start}) has {len(row)} fields; the header "
+                                 f"has {width}.")
+    except csv.Error as exc:
+        raise ValueError(f"{path}: record {len(starts)} (line {previous_end + 1}) is not valid CSV ({exc}).") from None
+    return starts
+
+
+def _read_jsonl(path: Path, id_column: str, encoding: str = "utf-8") -> pd.DataFrame:
     records, lines = [], []
-    for number, record in read_json_lines(path)[0]:
+    for number, record in read_json_lines(path, encoding=encoding)[0]:
         if not isinstance(record, dict):
             raise ValueError(f"{path}, line {number}: expected a JSON object; got {type(record).__name__}.")
         value = record.get(id_column)
@@ -93,7 +132,11 @@ def _read_jsonl(path: Path, id_column: str) -> pd.DataFrame:
         raise ValueError(f"{path}: the file holds no case.")
     _check_duplicates(path, table[id_column], lambda pos: f"line {lines[pos]}")
     columns = [id_column] + [c for c in table.columns if c != id_column]
-    return table[columns].rename(columns={id_column: "case_id"})
+    table = table[columns].rename(columns={id_column: "case_id"})
+    incomplete = np.flatnonzero([len(record) < len(columns) for record in records])
+    table.attrs["source"] = {"path": str(path),
+                             "lines": {records[i][id_column]: lines[i] for i in incomplete}}  # records lacking a field
+    return table
 
 
 def _check_duplicates(path: Path, ids: pd.Series, line_of) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit._coerce import judge_verdicts
+from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit.calibrate import cohen_kappa
 
 __all__ = ["PairedComparison", "paired"]
@@ -26,13 +25,14 @@ class PairedComparison:
     table : DataFrame
         Counts of verdict pairs (rows: run a, columns: run b); 2 x 2 for PASS/FAIL.
     p_value : float
-        Exact McNemar test (two-sided binomial test on the discordant pairs) for two levels; NaN otherwise.
+        Exact McNemar test (two-sided binomial test on the cases that went from pass to fail or back),
+        with the rubric's pass levels deciding what passes.
     flips : DataFrame
         The cases whose verdict changed: ``case_id, a, b`` and, from results tables, ``reason_a, reason_b``.
     agreement, kappa : float
         Share of unchanged verdicts and Cohen's kappa between the runs.
     rate_a, rate_b : float
-        Share of PASS in each run (NaN when PASS is not a level).
+        Share of passing verdicts in each run.
     """
 
     n: int
@@ -53,7 +53,7 @@ class PairedComparison:
         return f"<p>{html.escape(repr(self))}</p>" + self.table.to_html()
 
 
-def paired(a, b, *, labels=("PASS", "FAIL")) -> PairedComparison:
+def paired(a, b, *, labels=None, pass_levels=None) -> PairedComparison:
     """Compare two runs on the same cases, aligned by case id.
 
     Parameters
@@ -61,8 +61,11 @@ def paired(a, b, *, labels=("PASS", "FAIL")) -> PairedComparison:
     a, b : DataFrame or Series
         Results tables (one rubric and model each) or verdicts indexed by case id. Cases missing from
         either run, and error rows, are left out.
-    labels : sequence, default ("PASS", "FAIL")
-        The verdict levels, in table order; other values found are appended.
+    labels : sequence, optional
+        The verdict levels, in table order (default: the rubric's from ``a.attrs``, else PASS, FAIL);
+        other values found are appended.
+    pass_levels : sequence of str, optional
+        The verdicts that count as a pass (default: the rubric's from ``a.attrs``, else PASS).
 
     Returns
     -------
@@ -78,6 +81,12 @@ def paired(a, b, *, labels=("PASS", "FAIL")) -> PairedComparison:
     >>> len(res.flips), round(res.p_value, 4)
     (6, 0.0312)
     """
+    levels_a, passing = verdict_levels(a, levels=labels, pass_levels=pass_levels)
+    levels_b, passing_b = verdict_levels(b, levels=labels, pass_levels=pass_levels)
+    if set(passing) != set(passing_b):
+        raise ValueError(f"the runs count different verdicts as a pass ({list(passing)} in a, {list(passing_b)} in "
+                         "b); pass `pass_levels=` to compare them on one definition.")
+    labels = labels if labels is not None else (levels_a or ("PASS", "FAIL"))
     va, vb = judge_verdicts(a, "a"), judge_verdicts(b, "b")
     common = va.index.intersection(vb.index, sort=False)
     both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]}).dropna()
@@ -86,19 +95,19 @@ def paired(a, b, *, labels=("PASS", "FAIL")) -> PairedComparison:
     levels = list(labels) + sorted({*both["a"], *both["b"]} - set(labels), key=str)
     table = pd.crosstab(pd.Categorical(both["a"], levels), pd.Categorical(both["b"], levels), dropna=False,
                         rownames=["a"], colnames=["b"])
-    p_value = np.nan
-    if len(levels) == 2:
-        discordant_ab, discordant_ba = int(table.iloc[0, 1]), int(table.iloc[1, 0])
-        total = discordant_ab + discordant_ba
-        p_value = 1.0 if total == 0 else float(stats.binomtest(discordant_ab, total, 0.5).pvalue)
+    pass_a = as_pass(both["a"], "a", levels=levels_a, pass_levels=passing).to_numpy(dtype=bool)
+    pass_b = as_pass(both["b"], "b", levels=levels_b, pass_levels=passing).to_numpy(dtype=bool)
+    discordant_ab, discordant_ba = int((pass_a & ~pass_b).sum()), int((~pass_a & pass_b).sum())
+    total = discordant_ab + discordant_ba
+    p_value = 1.0 if total == 0 else float(stats.binomtest(discordant_ab, total, 0.5).pvalue)
     changed = both[both["a"] != both["b"]]
     flips = pd.DataFrame({"case_id": changed.index.to_numpy(), "a": changed["a"].to_numpy(), "b": changed["b"].to_numpy()})
     for name, run in (("a", a), ("b", b)):
         if isinstance(run, pd.DataFrame) and "reason" in run.columns:
             flips[f"reason_{name}"] = run.set_index("case_id")["reason"].reindex(flips["case_id"]).to_numpy()
-    rate = (lambda s: float((s == "PASS").mean())) if "PASS" in levels else (lambda s: np.nan)
     return PairedComparison(
         n=len(both), table=table, p_value=p_value, agreement=float((both["a"] == both["b"]).mean()),
-        kappa=cohen_kappa(both["a"].to_numpy(), both["b"].to_numpy()), rate_a=rate(both["a"]), rate_b=rate(both["b"]),
+        kappa=cohen_kappa(both["a"].to_numpy(), both["b"].to_numpy()), rate_a=float(pass_a.mean()),
+        rate_b=float(pass_b.mean()),
         flips=flips,
     )

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit._coerce import as_pass
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -54,17 +55,11 @@ def _as_scores(values, name: str) -> pd.Series:
         raise TypeError(f"`{name}` must be a pandas Series indexed by case id; got {type(values).__name__}.")
     if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
         return values.astype(float)
-    items = values.to_numpy(dtype=object)
-    missing = pd.isna(items)
-    flags = np.fromiter((isinstance(v, (bool, np.bool_)) for v in items), dtype=bool, count=len(items))
-    text = np.where(flags, np.where(items.astype(bool), "PASS", "FAIL"), items).astype(str)
-    text = np.char.upper(np.char.strip(text))
-    bad = ~missing & (text != "PASS") & (text != "FAIL")
-    if bad.any():
-        key = values.index[bad][0]
-        raise ValueError(f"`{name}` for case {key!r} is {values.loc[key]!r}; expected a number, PASS/FAIL or a "
-                         "boolean (True = PASS).")
-    return pd.Series(np.where(missing, np.nan, (text == "PASS").astype(float)), index=values.index, name=values.name)
+    try:
+        passed = as_pass(values, name)  # PASS/FAIL (any case) or booleans; anything else is refused
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("expected one of ['PASS', 'FAIL'], PASS/FAIL", "expected a number, PASS/FAIL")) from None
+    return pd.Series(passed.to_numpy(dtype=float, na_value=np.nan), index=values.index, name=values.name)
 
 
 def _methods(method) -> list[str]:

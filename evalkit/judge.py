@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from evalkit import models as _models
-from evalkit._io import read_json_lines
+from evalkit._coerce import as_pass, verdict_levels
+from evalkit._io import read_json_lines, write_atomic
 from evalkit._stats import wilson_interval
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_unique_column
 from evalkit._version import __version__
@@ -66,6 +67,10 @@ def parse_verdict(text, levels=("PASS", "FAIL"), *, fail_level: str | None = Non
     return (first, True) if first in levels else (fail_level, False)
 
 
+def _is_missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
+
+
 def _reason(text) -> str:
     return text.split("\n", 1)[1].strip() if isinstance(text, str) and "\n" in text else ""
 
@@ -87,6 +92,9 @@ class Rubric:
     levels : tuple of str, default ("PASS", "FAIL")
     fail_level : str, default "FAIL"
         The verdict given to an unparseable answer.
+    pass_levels : tuple of str, optional
+        The levels that count as a pass in :func:`pass_rate`, calibration and comparisons (default: every
+        level but ``fail_level``). They do not change a verdict, so they are not part of ``version``.
 
     Attributes
     ----------
@@ -108,6 +116,8 @@ class Rubric:
     Answer PASS or FAIL.
     >>> len(rubric.version)
     12
+    >>> Rubric("tone", "The reply is polite.", "{output}", levels=("GOOD", "OK", "BAD"), fail_level="BAD").pass_levels
+    ('GOOD', 'OK')
     """
 
     name: str
@@ -115,6 +125,7 @@ class Rubric:
     template: str
     levels: tuple[str, ...] = ("PASS", "FAIL")
     fail_level: str = "FAIL"
+    pass_levels: tuple[str, ...] | None = None
     fields: tuple[str, ...] = field(init=False)
 
     def __post_init__(self):
@@ -125,6 +136,16 @@ class Rubric:
             raise ValueError("each verdict level must be a non-empty single line without surrounding spaces.")
         if self.fail_level not in self.levels:
             raise ValueError(f"`fail_level` must be one of {list(self.levels)}; got {self.fail_level!r}.")
+        if self.pass_levels is None:
+            object.__setattr__(self, "pass_levels", tuple(lvl for lvl in self.levels if lvl != self.fail_level))
+        if isinstance(self.pass_levels, str):
+            raise TypeError(f"`pass_levels` must be a tuple of levels, e.g. ({self.pass_levels!r},); "
+                            f"got the string {self.pass_levels!r}.")
+        object.__setattr__(self, "pass_levels", tuple(self.pass_levels))
+        unknown = [lvl for lvl in self.pass_levels if lvl not in self.levels]
+        if unknown or not self.pass_levels or self.fail_level in self.pass_levels:
+            raise ValueError(f"`pass_levels` must be a non-empty subset of {list(self.levels)} without the fail level "
+                             f"{self.fail_level!r}; got {list(self.pass_levels)}.")
         try:
             names = [f for _, f, _, _ in string.Formatter().parse(self.template) if f is not None]
         except ValueError as exc:
@@ -140,14 +161,20 @@ class Rubric:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
     def render(self, case) -> str:
-        """The prompt for one case (a mapping or a row with the template's fields)."""
+        """The prompt for one case (a mapping or a row with the template's fields).
+
+        A field that is absent or missing (None, NaN) is refused: the model would otherwise grade an empty
+        text. An empty string is a value like any other.
+        """
         values = {"criterion": self.criterion, "levels": " or ".join(self.levels)}
         for name in self.fields:
             try:
                 value = case[name]
             except (KeyError, IndexError):
                 raise KeyError(f"rubric {self.name!r} needs the case field {name!r}.") from None
-            values[name] = "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+            if _is_missing(value):
+                raise ValueError(f"rubric {self.name!r} needs the case field {name!r}; this case has no value for it.")
+            values[name] = str(value)
         return self.template.format_map(values)
 
     def parse(self, text) -> tuple[str, bool]:
@@ -183,9 +210,23 @@ def _case_table(cases) -> pd.DataFrame:
 
 
 def _prompts(cases, rubric) -> tuple[pd.DataFrame, pd.Series]:
+    """Every case's prompt; a case without a field the rubric renders is refused before any call."""
     cases = _case_table(cases)
     if not isinstance(rubric, Rubric):
         raise TypeError(f"`rubric` must be a Rubric; got {type(rubric).__name__}.")
+    for name in rubric.fields:
+        if name not in cases.columns:
+            raise KeyError(f"rubric {rubric.name!r} needs the case field {name!r}; `cases` has columns "
+                           f"{list(map(str, cases.columns))}.")
+        missing = cases[name].map(_is_missing).to_numpy(dtype=bool)
+        if missing.any():
+            case_id = cases["case_id"].to_numpy()[missing][0]
+            source = cases.attrs.get("source") or {}
+            line = (source.get("lines") or {}).get(str(case_id))
+            where = f" ({source.get('path')}, line {line})" if line else ""
+            raise ValueError(f"case {case_id!r}{where} has no {name!r}, which rubric {rubric.name!r} renders "
+                             f"({int(missing.sum())} case(s) in all); give it a value (an empty string is fine) "
+                             "or leave the case out. No call was made.")
     return cases, pd.Series([rubric.render(row) for row in cases.to_dict("records")], index=cases["case_id"].to_numpy())
 
 
@@ -221,6 +262,9 @@ def run_judge(
     cache: _models.CallCache | None = None,
     concurrency: int = 8,
     max_retries: int = 4,
+    backoff: float = 0.5,
+    max_backoff: float = 30.0,
+    max_unreachable: int = 20,
     progress: bool = True,
 ) -> pd.DataFrame:
     """Judge every case with one rubric and keep the full record.
@@ -228,7 +272,9 @@ def run_judge(
     Parameters
     ----------
     cases : DataFrame
-        ``case_id`` and the fields the rubric's template uses.
+        ``case_id`` and the fields the rubric's template uses. A case without one of them (absent from its
+        JSONL record, or missing) is refused before any call, naming the case, the field and the file line
+        when the cases came from :func:`evalkit.cases.read_cases`.
     rubric : Rubric
     model : callable
         ``prompt -> str`` or ``prompt -> Reply`` (see :mod:`evalkit.models`).
@@ -236,8 +282,10 @@ def run_judge(
         Default: ``model.model_id``; required with a cache when the model has none.
     cache : CallCache, optional
         Re-running with the same cache resumes: finished cases come from it with zero calls.
-    concurrency, max_retries, progress
-        See :func:`evalkit.models.call_many`. :func:`plan` counts the calls a run would make, without making any.
+    concurrency, max_retries, backoff, max_backoff, max_unreachable, progress
+        See :func:`evalkit.models.call_many`: a reply of any shape becomes an error row rather than an
+        exception, and a run that cannot reach the server stops and marks the cases it did not try.
+        :func:`plan` counts the calls a run would make, without making any.
 
     Returns
     -------
@@ -245,7 +293,8 @@ def run_judge(
         One row per case: ``case_id, rubric, rubric_version, model, verdict, parsed, raw, reason, error,
         latency_s, cached, created_at``. ``verdict`` is categorical over the rubric's levels and missing
         only when the call failed (then ``error`` says why). ``df.attrs`` holds ``evalkit_version``, the
-        rubric (criterion, template, levels), the model id and parameters, and the usage summary.
+        rubric (criterion, template, levels, fail and pass levels), the model id and parameters, the usage
+        summary, ``n_surrogates_replaced`` and ``stopped`` (see :func:`evalkit.models.call_many`).
 
     Examples
     --------
@@ -263,7 +312,8 @@ def run_judge(
     cases, prompts = _prompts(cases, rubric)
     mid, params = _models.model_identity(model, model_id=model_id, cache=cache)
     calls = _models.call_many(prompts, model, model_id=mid, cache=cache, concurrency=concurrency,
-                              max_retries=max_retries, progress=progress, description=f"judge {rubric.name}")
+                              max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
+                              max_unreachable=max_unreachable, progress=progress, description=f"judge {rubric.name}")
     texts = [t if isinstance(t, str) else None for t in calls["text"].astype(object)]
     parsed = [rubric.parse(t) if t is not None else (None, False) for t in texts]
     results = pd.DataFrame({
@@ -285,11 +335,17 @@ def run_judge(
         "evalkit_version": __version__,
         "rubric": {"name": rubric.name, "version": rubric.version, "criterion": rubric.criterion,
                    "template": rubric.template, "levels": list(rubric.levels), "fail_level": rubric.fail_level,
-                   "parser": PARSER_VERSION},
+                   "pass_levels": list(rubric.pass_levels), "parser": PARSER_VERSION},
         "model": {"id": mid, "params": params},
         "usage": _models.usage_summary(calls).iloc[0].to_dict(),
+        "n_surrogates_replaced": calls.attrs["n_surrogates_replaced"],
+        "stopped": calls.attrs["stopped"],
     })
-    if results["error"].notna().any():
+    if calls.attrs["stopped"]:
+        warnings.warn(f"the server was unreachable ({max_unreachable} consecutive connection failures or timeouts): "
+                      f"the run stopped; {int(results['error'].str.startswith('not attempted').sum())} case(s) were not "
+                      "attempted. Re-run with the same cache to resume.", EvalkitWarning, stacklevel=2)
+    elif results["error"].notna().any():
         warnings.warn(f"{int(results['error'].notna().sum())} of {len(results)} judge calls failed after retries; "
                       "they are error rows with no verdict (see the 'error' column).", EvalkitWarning, stacklevel=2)
     return results
@@ -297,7 +353,7 @@ def run_judge(
 
 def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, confidence_level: float = 0.95,
               unparseable_alert: float = 0.05, baseline: pd.DataFrame | None = None,
-              max_jump: float = 0.05) -> pd.DataFrame:
+              max_jump: float = 0.05, pass_levels=None) -> pd.DataFrame:
     """Pass rate with its Wilson CI, reported beside the unparseable, code-check and error counts.
 
     Parameters
@@ -314,6 +370,10 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
         An earlier results table: warn when the unparseable rate exceeds the baseline's by more than
         ``max_jump``.
     max_jump : float, default 0.05
+    pass_levels : sequence of str, optional
+        The verdicts that count as a pass. Default: the rubric's (``results.attrs["rubric"]``, as
+        :func:`run_judge` and :func:`load_results` give it), else ``("PASS",)``; a verdict that is none of
+        the rubric's levels is refused rather than counted as a fail.
 
     Returns
     -------
@@ -345,6 +405,7 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
             missing = results["case_id"].to_numpy()[status.isna().to_numpy()][:3].tolist()
             raise ValueError(f"`checks` has no row for case(s) {missing}; run the checks on every judged output.")
         check_failed = pd.Series(~status.to_numpy(dtype=bool), index=results.index)
+    levels, passing = verdict_levels(results, pass_levels=pass_levels)
     rows = []
     base_rate = None
     if baseline is not None:
@@ -352,7 +413,8 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True):
         ok = group["error"].isna()
         judged = group[ok]
-        passed = (judged["verdict"].astype(object) == "PASS") & ~check_failed[judged.index]
+        passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).astype(bool)
+        passed &= ~check_failed[judged.index]
         n_judged, n_pass = len(judged), int(passed.sum())
         n_unparseable = int((~judged["parsed"]).sum())
         rate = n_unparseable / n_judged if n_judged else np.nan
@@ -373,7 +435,10 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
 def save_results(results: pd.DataFrame, path) -> Path:
     """Save a results table with its metadata (``df.attrs``) to Parquet or JSONL (by extension).
 
-    JSONL files start with one ``{"__metadata__": {...}}`` line, then one object per row.
+    The file is written whole or not at all: a temporary file in the same folder is fsynced and renamed
+    over ``path``, so a process killed mid-save leaves the previous file intact. JSONL files start with one
+    ``{"__metadata__": {...}}`` line (which also records the number of rows), then one object per row; any
+    text round-trips (lines are split on ``\\n`` only, so U+2028 and friends stay inside their text).
 
     Examples
     --------
@@ -387,13 +452,17 @@ def save_results(results: pd.DataFrame, path) -> Path:
     """
     path = Path(path)
     results = check_dataframe(results, "results")
-    if path.suffix.lower() in (".parquet", ".pq"):
-        results.to_parquet(path, index=False)  # pandas keeps df.attrs in the Parquet metadata
-    elif path.suffix.lower() in (".jsonl", ".ndjson"):
-        with path.open("w", encoding="utf-8") as handle:
-            handle.write(json.dumps({"__metadata__": results.attrs}, default=str) + "\n")
-            handle.write(results.astype(object).where(results.notna(), None).to_json(orient="records", lines=True,
-                                                                                          force_ascii=False))
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        table = results.copy()
+        table.attrs = {**results.attrs, "n_rows": len(results)}
+        write_atomic(path, lambda tmp: table.to_parquet(tmp, index=False))  # pandas keeps attrs in the metadata
+    elif suffix in (".jsonl", ".ndjson"):
+        meta = json.dumps({"__metadata__": {**results.attrs, "n_rows": len(results)}}, default=str, ensure_ascii=False)
+        rows = results.astype(object).where(results.notna(), None).to_json(orient="records", lines=True,
+                                                                           force_ascii=False)
+        text = meta + "\n" + rows + ("" if not rows or rows.endswith("\n") else "\n")
+        write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     else:
         raise ValueError(f"{path}: use a .parquet or .jsonl file name.")
     return path
@@ -401,6 +470,9 @@ def save_results(results: pd.DataFrame, path) -> Path:
 
 def load_results(path) -> pd.DataFrame:
     """Load a results table saved by :func:`save_results`, restoring ``df.attrs`` and the verdict levels.
+
+    An empty file, or one with fewer rows than its metadata records (a truncated copy), is refused with
+    a message rather than read as a short table.
 
     Examples
     --------
@@ -413,19 +485,29 @@ def load_results(path) -> pd.DataFrame:
     ['PASS', 'FAIL']
     """
     path = Path(path)
-    if path.suffix.lower() in (".parquet", ".pq"):
-        table = pd.read_parquet(path)
-    elif path.suffix.lower() in (".jsonl", ".ndjson"):
+    suffix = path.suffix.lower()
+    if suffix not in (".parquet", ".pq", ".jsonl", ".ndjson"):
+        raise ValueError(f"{path}: use a .parquet or .jsonl file name.")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file.")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path}: the file is empty (0 bytes), not a results table; was the save interrupted?")
+    if suffix in (".parquet", ".pq"):
+        try:
+            table = pd.read_parquet(path)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file
+            raise ValueError(f"{path}: not a complete Parquet file ({type(exc).__name__}: {exc}).") from None
+    else:
         lines = read_json_lines(path)[0]
         meta = {}
         if lines and isinstance(lines[0][1], dict) and set(lines[0][1]) == {"__metadata__"}:
             meta = lines[0][1]["__metadata__"]
             lines = lines[1:]
-        records = [record for _, record in lines]
-        table = pd.DataFrame.from_records(records)
+        table = pd.DataFrame.from_records([record for _, record in lines])
         table.attrs.update(meta)
-    else:
-        raise ValueError(f"{path}: use a .parquet or .jsonl file name.")
+    expected = table.attrs.pop("n_rows", None)
+    if expected is not None and expected != len(table):
+        raise ValueError(f"{path}: holds {len(table)} rows but was saved with {expected}; the file is truncated.")
     levels = (table.attrs.get("rubric") or {}).get("levels")
     if levels and "verdict" in table.columns:
         table["verdict"] = pd.Categorical(table["verdict"], categories=levels)

@@ -4,21 +4,37 @@ A labels file is append-only JSONL, one record per action: ``case_id, label, lab
 position, rubric_version, note, mode, session``. ``labeller`` names the annotator, so several annotators
 can share one file or keep one file each (:func:`read_labels` takes several paths). An undo is a record
 with no label; a re-label (``mode="relabel"``) is kept apart from first labels. :class:`evalkit.widgets.Labeller`
-writes these files; :func:`evalkit.calibrate.calibrate` and :func:`evalkit.calibrate.self_agreement` read them
-through :func:`latest_labels`.
+writes these files through a :class:`LabelWriter`; :func:`evalkit.calibrate.calibrate` and
+:func:`evalkit.calibrate.self_agreement` read them through :func:`latest_labels`.
+
+One writer at a time: a :class:`LabelWriter` holds an advisory lock (``flock`` on ``<file>.lock``) while
+it is open; the operating system releases it when the process dies, however it dies. Opening a writer
+also repairs what a killed process may have left: a torn last line is moved to ``<file>.torn`` so the next
+record starts on a fresh line.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
+import uuid
+import warnings
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
 from evalkit._io import read_json_lines
+from evalkit._validation import EvalkitWarning
 
-__all__ = ["LABEL_FIELDS", "append_label", "read_labels", "latest_labels"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory lock, one writer is up to the user
+    fcntl = None
+
+__all__ = ["LABEL_FIELDS", "LabelWriter", "LabelsLockedError", "new_session_id", "append_label", "read_labels",
+           "latest_labels"]
 
 LABEL_FIELDS = ["case_id", "label", "labeller", "timestamp", "position", "rubric_version", "note", "mode", "session"]
 
@@ -44,6 +60,184 @@ def append_label(path, record: dict) -> None:
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
+
+
+class LabelsLockedError(RuntimeError):
+    """Another writer holds the labels file (the message names it: labeller, process, host, since when)."""
+
+
+def new_session_id() -> str:
+    """A unique, time-ordered session id: UTC time to the second, then 12 random hex digits (uuid4).
+
+    Examples
+    --------
+    >>> from evalkit.labels import new_session_id
+    >>> a, b = new_session_id(), new_session_id()
+    >>> a != b and len(a) == len("20261130T170000-0123456789ab")
+    True
+    """
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
+
+
+_HELD: dict[str, LabelWriter] = {}  # the open writer of each file in this process
+
+
+class LabelWriter:
+    """The one writer of a labels file: locks it, repairs a torn last line, appends records durably.
+
+    Parameters
+    ----------
+    path : str or Path
+        The labels file (created on the first record).
+    labeller : str
+        Who writes (the annotator's name, stored with every record by the caller).
+    session : str, optional
+        Default: :func:`new_session_id`.
+
+    Attributes
+    ----------
+    torn : str or None
+        The fragment of a torn last line found on opening (moved to ``<file>.torn``), else None.
+    open : bool
+        False once closed, or once a newer writer on the same file in this process took over (re-running
+        a notebook cell replaces the old labeller instead of locking it out).
+
+    Notes
+    -----
+    The lock is taken on opening; when the file's folder does not exist yet, nothing is created until the
+    first record, and the lock is taken then.
+
+    Raises
+    ------
+    LabelsLockedError
+        Another process holds the file; the message names its labeller, process id, host and since when
+        (on opening, or at the first record when the folder did not exist yet).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from evalkit.labels import LabelWriter, LabelsLockedError, read_labels
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "labels.jsonl"
+    >>> writer = LabelWriter(path, labeller="ann")
+    >>> writer.append({"case_id": "a", "label": "PASS", "labeller": "ann"})
+    >>> writer.close()
+    >>> read_labels(path)["label"].tolist()
+    ['PASS']
+    """
+
+    def __init__(self, path, *, labeller: str, session: str | None = None):
+        if not isinstance(labeller, str) or not labeller:
+            raise TypeError(f"`labeller` must be a non-empty string (the annotator's name); got {labeller!r}.")
+        self.path = Path(path)
+        self.labeller = labeller
+        self.session = session or new_session_id()
+        self.torn = None
+        self._fd = None
+        self._key = str(self.path.resolve())
+        previous = _HELD.get(self._key)
+        if previous is not None:
+            previous.close()  # the same process opens the file again: the newer writer takes over
+        self.open = True
+        _HELD[self._key] = self
+        if self.path.parent.is_dir():  # else nothing is created (no folder, no lock file) before the first record
+            try:
+                self._lock()
+            except LabelsLockedError:
+                self.close()
+                raise
+        self.torn = _repair_tail(self.path)
+        if self.torn is not None:
+            warnings.warn(f"{self.path}: the last line was cut short by an interrupted write ({len(self.torn)} "
+                          f"characters: {self.torn[:40]!r}); it was moved to {self.path.name}.torn and is not a label.",
+                          EvalkitWarning, stacklevel=2)
+
+    def _lock(self) -> None:
+        if fcntl is None or self._fd is not None:
+            return
+        fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 4096).decode("utf-8", "replace")
+            os.close(fd)
+            raise LabelsLockedError(f"{self.path} is open for writing by {_describe(holder)}; close that labeller "
+                                    "(or stop its kernel) first, or label into a file of your own.") from None
+        info = {"labeller": self.labeller, "pid": os.getpid(), "host": socket.gethostname(), "session": self.session,
+                "since": datetime.now(UTC).isoformat(timespec="seconds")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode("utf-8"), 0)
+        self._fd = fd
+
+    def __repr__(self) -> str:
+        return f"LabelWriter({str(self.path)!r}, labeller={self.labeller!r}, open={self.open})"
+
+    def append(self, record: dict) -> None:
+        """Append one record durably (see :func:`append_label`); refused once the writer is closed."""
+        if not self.open:
+            raise LabelsLockedError(f"this writer of {self.path} is closed (a newer one in this process took over, "
+                                    "or it was closed); labels go through the open one.")
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock()
+        append_label(self.path, record)
+
+    def close(self) -> None:
+        """Release the lock (idempotent)."""
+        if not self.open:
+            return
+        self.open = False
+        if _HELD.get(self._key) is self:
+            del _HELD[self._key]
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> LabelWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _describe(holder: str) -> str:
+    try:
+        info = json.loads(holder)
+        return (f"labeller {info['labeller']!r} (process {info['pid']} on {info['host']}, since "
+                f"{info['since']}, session {info['session']})")
+    except (ValueError, KeyError, TypeError):
+        return "another process"
+
+
+def _repair_tail(path: Path) -> str | None:
+    """Make the file end on a complete line: finish a whole record, move a torn fragment to ``<file>.torn``."""
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    with path.open("rb+") as handle:
+        handle.seek(-1, os.SEEK_END)
+        if handle.read(1) == b"\n":
+            return None
+        size = handle.seek(0, os.SEEK_END)
+        start = max(0, size - (1 << 20))  # the last MiB holds the last line, unless that line is longer
+        handle.seek(start)
+        tail = handle.read()
+        if start and b"\n" not in tail:
+            start, tail = 0, (handle.seek(0), handle.read())[1]
+        cut = tail.rfind(b"\n") + 1
+        fragment = tail[cut:]
+        try:
+            json.loads(fragment)  # the record is whole; only its newline is missing
+            handle.write(b"\n")
+            fragment = None
+        except ValueError:
+            with open(f"{path}.torn", "ab") as side:
+                side.write(fragment + b"\n")
+                side.flush()
+                os.fsync(side.fileno())
+            handle.truncate(start + cut)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return None if fragment is None else fragment.decode("utf-8", "replace")
 
 
 def read_labels(path) -> pd.DataFrame:

@@ -11,13 +11,17 @@ an environment variable and is never stored, printed or written to the cache.
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
+import heapq
 import json
 import os
 import random
+import socket
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -27,11 +31,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._validation import check_columns, check_dataframe, check_number
+from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number
 
 __all__ = [
     "Reply",
     "TransientError",
+    "ReplyError",
     "OpenAIChat",
     "Replay",
     "CallCache",
@@ -60,11 +65,70 @@ class Reply:
 
 
 class TransientError(RuntimeError):
-    """Raise from a model callable to mark a failure worth retrying (rate limit, timeout, 5xx)."""
+    """Raise from a model callable to mark a failure worth retrying (rate limit, timeout, 5xx).
+
+    ``retry_after`` (seconds) asks :func:`call_many` to wait at least that long before the retry.
+    """
+
+    def __init__(self, message: str = "", *, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ParseError(ValueError):
     """A model answer did not follow the required format (raised by parsers, caught by :func:`call_and_parse`)."""
+
+
+class ReplyError(RuntimeError):
+    """A server answered, but the reply holds no usable answer (no choices, no message, content that is not text)."""
+
+
+class _Deadlines:
+    """One watchdog thread that shuts down a socket whose request outlived its deadline.
+
+    A blocked ``recv`` wakes up when its socket is shut down, so a server trickling its body cannot hold a
+    call past the deadline; cheaper than a timer thread per request (deadlines are armed in time order,
+    so the watchdog is woken only when a deadline earlier than all others is armed).
+    """
+
+    def __init__(self):
+        self._heap: list = []
+        self._wake = threading.Condition()
+        self._thread = None
+        self._count = 0
+
+    def arm(self, deadline: float, sock) -> list:
+        entry = [deadline, 0, sock]
+        with self._wake:
+            self._count += 1
+            entry[1] = self._count
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="evalkit-deadlines", daemon=True)
+                self._thread.start()
+            heapq.heappush(self._heap, entry)
+            if self._heap[0] is entry:
+                self._wake.notify()
+        return entry
+
+    @staticmethod
+    def disarm(entry: list) -> None:
+        entry[2] = None  # popped later by the watchdog, without waking it now
+
+    def _watch(self) -> None:
+        with self._wake:
+            while True:
+                now = time.monotonic()
+                while self._heap and self._heap[0][0] <= now:
+                    sock = heapq.heappop(self._heap)[2]
+                    if sock is not None:
+                        try:
+                            sock.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass  # already closed
+                self._wake.wait(self._heap[0][0] - now if self._heap else None)
+
+
+_DEADLINES = _Deadlines()
 
 
 class OpenAIChat:
@@ -84,7 +148,16 @@ class OpenAIChat:
     system : str, optional
         A system message sent before every prompt.
     timeout : float, default 60.0
-        Seconds per request; retries are handled by :func:`call_many`, not by the client.
+        Wall-clock deadline in seconds for each request, from sending it to the last byte of the reply (a
+        server trickling its body is cut off at the deadline); retries are handled by :func:`call_many`.
+
+    Notes
+    -----
+    The reply body is read as JSON by evalkit, not by the client's response models: any shape a server
+    sends (no ``choices``, no ``message``, content that is not text, an HTML page) raises
+    :class:`ReplyError` with a plain message, which :func:`call_many` turns into an error row.
+    :meth:`size_pool` sizes the connection pool to the concurrency, and :meth:`redact` removes the key
+    from any text (``call_many`` applies it to every error it stores).
 
     Examples
     --------
@@ -103,7 +176,7 @@ class OpenAIChat:
                  temperature: float = 0.0, max_tokens: int | None = None, system: str | None = None,
                  timeout: float = 60.0):
         try:
-            import openai
+            import openai  # noqa: F401
         except ImportError:  # pragma: no cover - exercised only without the extra
             raise ImportError('OpenAIChat needs the openai client: pip install "evalkit[openai]"') from None
         key = os.environ.get(api_key_env)
@@ -111,12 +184,56 @@ class OpenAIChat:
             raise ValueError(f"set the environment variable {api_key_env} (the API key is never passed as an argument).")
         self.model_id = model
         self.params = {"temperature": temperature, "max_tokens": max_tokens, "system": system}
-        self._client = openai.OpenAI(api_key=key or "unused", base_url=base_url, max_retries=0, timeout=timeout)
+        self.timeout = check_number(timeout, "timeout", low=0.0)
+        if self.timeout == 0:
+            raise ValueError("`timeout` must be a positive number of seconds; got 0.")
+        self._key = key
         self._base_url = base_url
+        self._pool_size = 0
+        self._thread = threading.local()
+        self._lock = threading.Lock()
+        self.size_pool(8)
 
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
         return f"OpenAIChat({self.model_id!r}{where}, params={self.params})"
+
+    def size_pool(self, concurrency: int) -> None:
+        """Keep at least ``concurrency`` connections open (called by :func:`call_many` before a run).
+
+        The connections are split over one client per 8 of them, each thread keeping to one client:
+        the HTTP client's connection pool scans all its connections under one lock on every request, so
+        small pools cost less CPU per call at high concurrency.
+        """
+        if concurrency <= self._pool_size:
+            return
+        import httpx
+        import openai
+
+        per_client = 8
+        limits = httpx.Limits(max_connections=per_client, max_keepalive_connections=per_client)
+        have = getattr(self, "_clients", [])  # kept: a pool only grows, and no open connection is dropped
+        self._clients = have + [openai.OpenAI(api_key=self._key or "unused", base_url=self._base_url, max_retries=0,
+                                              http_client=httpx.Client(limits=limits, timeout=self.timeout))
+                                for _ in range(-(-concurrency // per_client) - len(have))]
+        self._pool_size = concurrency
+        self._assigned = 0
+
+    @property
+    def _client(self):
+        """The client of the calling thread (threads are dealt to the clients in turn)."""
+        clients = self._clients
+        mine = getattr(self._thread, "client", None)
+        if mine is None or mine[0] is not clients:
+            with self._lock:
+                self._assigned += 1
+                mine = (clients, clients[self._assigned % len(clients)])
+            self._thread.client = mine
+        return mine[1]
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key replaced by ``[redacted]`` (a server may echo the key in an error)."""
+        return text.replace(self._key, "[redacted]") if self._key and len(self._key) >= 8 else text
 
     def __call__(self, prompt: str) -> Reply:
         messages = ([{"role": "system", "content": self.params["system"]}] if self.params["system"] else [])
@@ -124,13 +241,61 @@ class OpenAIChat:
         kwargs = {"temperature": self.params["temperature"]}
         if self.params["max_tokens"] is not None:
             kwargs["max_tokens"] = self.params["max_tokens"]
-        response = self._client.chat.completions.create(model=self.model_id, messages=messages, **kwargs)
-        usage = response.usage
-        return Reply(
-            text=response.choices[0].message.content or "",
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-        )
+        deadline = time.monotonic() + self.timeout
+        create = self._client.chat.completions.with_streaming_response.create
+        with create(model=self.model_id, messages=messages, timeout=self.timeout, **kwargs) as response:
+            body = _read_body(response.http_response, deadline, self.timeout)
+            content_type = response.http_response.headers.get("content-type", "")
+        return _reply_from_body(body, content_type)
+
+
+def _read_body(http_response, deadline: float, timeout: float) -> bytes:
+    """The whole body of a streamed response, or TimeoutError once the wall-clock deadline has passed."""
+    import httpx
+
+    stream = http_response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    entry = _DEADLINES.arm(deadline, sock) if sock is not None else None
+    try:
+        chunks = []
+        for chunk in http_response.iter_bytes():
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no complete reply within the {timeout:g} s deadline")
+        return b"".join(chunks)
+    except httpx.TransportError as exc:
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"no complete reply within the {timeout:g} s deadline") from None
+        raise ConnectionError(f"the connection broke while reading the reply ({type(exc).__name__}: {exc})") from None
+    finally:
+        if entry is not None:
+            _DEADLINES.disarm(entry)
+
+
+def _reply_from_body(body: bytes, content_type: str) -> Reply:
+    """A chat-completions body as a Reply; any other shape raises ReplyError with a plain message."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise ReplyError(f"the server's reply is not JSON ({content_type or 'no content type'}, "
+                         f"{len(body)} bytes)") from None
+    if not isinstance(data, dict):
+        raise ReplyError(f"the server's reply is a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ReplyError("the server returned no choices")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise ReplyError("the server's first choice has no message")
+    content = message.get("content")
+    if content is None:
+        refusal = message.get("refusal")
+        raise ReplyError(f"the model refused: {refusal}" if isinstance(refusal, str) else "the message has no content")
+    if not isinstance(content, str):
+        raise ReplyError(f"content is not text (a JSON {type(content).__name__})")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    count = lambda name: usage.get(name) if type(usage.get(name)) is int else None  # noqa: E731
+    return Reply(text=content, prompt_tokens=count("prompt_tokens"), completion_tokens=count("completion_tokens"))
 
 
 class Replay:
@@ -172,11 +337,55 @@ def _is_transient(exc: BaseException) -> bool:
     return False
 
 
+def _is_unreachable(exc: BaseException) -> bool:
+    """A failure to reach the server at all (connection refused or dropped, no reply in time)."""
+    if isinstance(exc, (TimeoutError, ConnectionError)):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, openai.APIConnectionError)  # includes APITimeoutError
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait (Retry-After in seconds or as an HTTP date, or retry-after-ms)."""
+    if isinstance(exc, TransientError):
+        return exc.retry_after
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    try:
+        if headers.get("retry-after-ms") is not None:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None  # unreadable header: fall back to the backoff
+
+
+def _clean_text(text: str) -> tuple[str, int]:
+    """Replace lone surrogates (valid in JSON, not in UTF-8) by U+FFFD; return the text and how many."""
+    try:
+        text.encode("utf-8")
+        return text, 0
+    except UnicodeEncodeError:
+        chars = ["\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text]
+        return "".join(chars), sum(ch == "\ufffd" for ch in chars) - text.count("\ufffd")
+
+
 class CallCache:
     """An on-disk cache of model answers (SQLite), keyed by model id, parameters and prompt.
 
     Only successful answers are stored, so a re-run retries what failed and re-uses the rest. Safe to
-    share between threads of one process.
+    share between threads of one process. :meth:`put_many` writes many answers in one transaction (what
+    :func:`call_many` does, a batch at a time); each committed batch survives a killed process.
 
     Examples
     --------
@@ -226,6 +435,21 @@ class CallCache:
                 (key, model_id, reply.text, reply.prompt_tokens, reply.completion_tokens, _now()),
             )
 
+    def put_many(self, rows) -> None:
+        """Store ``(key, model_id, reply)`` triples in one transaction."""
+        now = _now()
+        values = [(key, model_id, r.text, r.prompt_tokens, r.completion_tokens, now) for key, model_id, r in rows]
+        if not values:
+            return
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?)", values)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
     def __len__(self) -> int:
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
@@ -267,6 +491,8 @@ def model_identity(model, *, model_id: str | None = None, params: Mapping | None
 
 def _as_reply(value) -> Reply:
     if isinstance(value, Reply):
+        if not isinstance(value.text, str):
+            raise TypeError(f"a model's Reply.text must be str; got {type(value.text).__name__}.")
         return value
     if isinstance(value, str):
         return Reply(value)
@@ -331,6 +557,7 @@ def call_many(
     max_retries: int = 4,
     backoff: float = 0.5,
     max_backoff: float = 30.0,
+    max_unreachable: int = 20,
     progress: bool = True,
     description: str = "model calls",
 ) -> pd.DataFrame:
@@ -341,19 +568,29 @@ def call_many(
     prompts : Series of str
         Indexed by whatever identifies each prompt (case id, item id); identical prompts are called once.
     model : callable
-        ``prompt -> str`` or ``prompt -> Reply``.
+        ``prompt -> str`` or ``prompt -> Reply``. When it has a ``size_pool(n)`` method it is called with
+        ``concurrency`` first, and a ``redact(text)`` method is applied to every error text stored.
     model_id : str, optional
         Identifies the model in the cache (default: ``model.model_id``).
     params : mapping, optional
         Extra parameters that change the answer (merged with ``model.params``); part of the cache key.
     cache : CallCache, optional
-        Answers found there are not requested again (``cached=True``, zero calls).
+        Answers found there are not requested again (``cached=True``, zero calls). New answers are
+        written in batches (one transaction per batch of up to 256 answers, at least once a second).
     concurrency : int, default 8
         Calls in flight at once (threads).
     max_retries : int, default 4
         Retries after a transient failure (timeout, connection error, 408/409/429, 5xx, or
         :class:`TransientError`), with exponential backoff and full jitter: the k-th wait is uniform in
-        ``[0, min(max_backoff, backoff * 2**k)]`` seconds. Other errors are not retried.
+        ``[0, min(max_backoff, backoff * 2**k)]`` seconds, or what the server asked in Retry-After when
+        that is longer (capped at ``max_backoff``). Other errors are not retried.
+    backoff, max_backoff : float, default 0.5 and 30.0
+        Seconds, as above.
+    max_unreachable : int, default 20
+        After this many consecutive attempts that could not reach the server (connection refused or
+        dropped, or no reply in time; any reply from the server resets the count), the run stops calling:
+        the calls in flight end, and every prompt not tried yet becomes an error row ``"not attempted:
+        server unreachable"``. Errors are not cached, so a re-run resumes with them.
     progress : bool, default True
         Show a ``tqdm.auto`` progress bar.
 
@@ -363,7 +600,10 @@ def call_many(
         Indexed like ``prompts``: ``text`` (missing on failure), ``error`` (the last exception, or missing),
         ``latency_s`` (of the successful call; 0 when cached), ``cached`` (True when the answer came from the
         cache or from an identical prompt earlier in the same run), ``attempts``, ``prompt_tokens``,
-        ``completion_tokens``, ``created_at``. A failure is a row, never an exception.
+        ``completion_tokens``, ``created_at``. A failure is a row, never an exception: nothing a model or
+        server returns stops the run or loses the answers already received. Text is valid UTF-8: lone
+        surrogates are replaced by U+FFFD and counted in ``attrs["n_surrogates_replaced"]``;
+        ``attrs["stopped"]`` says whether the run stopped early because the server was unreachable.
 
     Examples
     --------
@@ -376,7 +616,12 @@ def call_many(
     _check_prompts(prompts)
     concurrency = check_number(concurrency, "concurrency", low=1, integer=True)
     max_retries = check_number(max_retries, "max_retries", low=0, integer=True)
+    backoff = check_number(backoff, "backoff", low=0.0)
+    max_backoff = check_number(max_backoff, "max_backoff", low=0.0)
+    max_unreachable = check_number(max_unreachable, "max_unreachable", low=1, integer=True)
     mid, merged = model_identity(model, model_id=model_id, params=params, cache=cache)
+    redact = getattr(model, "redact", None)
+    redact = redact if callable(redact) else (lambda text: text)
 
     unique = list(pd.unique(prompts.to_numpy()))
     results: dict[str, dict] = {}
@@ -392,38 +637,91 @@ def call_many(
             pending.append((prompt, key))
 
     jitter = random.Random()
+    stop = threading.Event()  # set once the server looks unreachable (or the run was interrupted)
+    unreachable = threading.Event()
+    streak = [0]  # consecutive attempts that did not reach the server
+    streak_lock = threading.Lock()
+    replaced = [0]
 
-    def one(prompt: str, key: str) -> dict:
+    def failure(text: str, attempts: int, latency: float) -> dict:
+        return {"text": None, "error": redact(text), "latency_s": latency, "cached": False, "attempts": attempts,
+                "prompt_tokens": None, "completion_tokens": None, "created_at": _now()}
+
+    def one(prompt: str) -> tuple[dict, Reply | None]:
         attempts = 0
         while True:
+            if stop.is_set():
+                return failure(f"not attempted: server unreachable ({max_unreachable} consecutive connection "
+                               "failures or timeouts)", attempts, 0.0), None
             attempts += 1
             start = time.perf_counter()
             try:
                 reply = _as_reply(model(prompt))
+                text, n_replaced = _clean_text(reply.text)
             except Exception as exc:  # noqa: BLE001 - every failure becomes an error row
-                if _is_transient(exc) and attempts <= max_retries:
-                    time.sleep(jitter.uniform(0, min(max_backoff, backoff * 2 ** (attempts - 1))))
-                    continue
-                return {"text": None, "error": f"{type(exc).__name__}: {exc}", "latency_s": time.perf_counter() - start,
-                        "cached": False, "attempts": attempts, "prompt_tokens": None, "completion_tokens": None,
-                        "created_at": _now()}
+                latency = time.perf_counter() - start
+                with streak_lock:
+                    streak[0] = streak[0] + 1 if _is_unreachable(exc) else 0
+                    if streak[0] >= max_unreachable:
+                        unreachable.set()
+                        stop.set()
+                if _is_transient(exc) and attempts <= max_retries and not stop.is_set():
+                    wait = jitter.uniform(0, min(max_backoff, backoff * 2 ** (attempts - 1)))
+                    asked = _retry_after(exc)
+                    stop.wait(min(max_backoff, max(wait, asked)) if asked is not None else wait)
+                    if not stop.is_set():
+                        continue
+                return failure(f"{type(exc).__name__}: {exc}", attempts, latency), None
             latency = time.perf_counter() - start
-            if cache is not None:
-                cache.put(key, mid, reply)
-            return {"text": reply.text, "error": None, "latency_s": latency, "cached": False, "attempts": attempts,
+            with streak_lock:
+                streak[0] = 0
+            if n_replaced:
+                with streak_lock:
+                    replaced[0] += n_replaced
+                reply = Reply(text, reply.prompt_tokens, reply.completion_tokens)
+            return {"text": text, "error": None, "latency_s": latency, "cached": False, "attempts": attempts,
                     "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                    "created_at": _now()}
+                    "created_at": _now()}, reply
 
     if pending:
         from tqdm.auto import tqdm
 
+        size_pool = getattr(model, "size_pool", None)
+        if callable(size_pool):
+            size_pool(min(concurrency, len(pending)))
+        unsaved: list = []
+        last_save = time.monotonic()
+
+        def save() -> None:
+            nonlocal last_save
+            if cache is not None and unsaved:
+                try:
+                    cache.put_many(unsaved)
+                except sqlite3.Error as exc:  # the answers are still in this run's table
+                    warnings.warn(f"could not store {len(unsaved)} answers in the cache {cache.path} ({exc}); they "
+                                  "are in this run's results, and a re-run would ask for them again.", EvalkitWarning,
+                                  stacklevel=3)
+            unsaved.clear()
+            last_save = time.monotonic()
+
         bar = tqdm(total=len(pending), desc=description, disable=not progress, leave=False)
-        with ThreadPoolExecutor(max_workers=min(concurrency, len(pending))) as pool:
-            futures = {pool.submit(one, prompt, key): prompt for prompt, key in pending}
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                bar.update(1)
-        bar.close()
+        try:
+            with ThreadPoolExecutor(max_workers=min(concurrency, len(pending))) as pool:
+                futures = {pool.submit(one, prompt): (prompt, key) for prompt, key in pending}
+                try:
+                    for future in as_completed(futures):
+                        prompt, key = futures[future]
+                        results[prompt], reply = future.result()
+                        if reply is not None:
+                            unsaved.append((key, mid, reply))
+                            if len(unsaved) >= 256 or time.monotonic() - last_save >= 1.0:
+                                save()
+                        bar.update(1)
+                finally:
+                    stop.set()  # an interrupted run does not start the calls still queued
+        finally:
+            save()  # every answer received is kept, even when the run is interrupted
+            bar.close()
 
     rows, seen = [], set()
     for prompt in prompts:
@@ -441,6 +739,8 @@ def call_many(
     table.attrs["model"] = mid
     table.attrs["params"] = merged
     table.attrs["n_calls"] = int(table.loc[~table["cached"], "attempts"].sum()) if len(table) else 0
+    table.attrs["n_surrogates_replaced"] = replaced[0]
+    table.attrs["stopped"] = unreachable.is_set()
     return table
 
 

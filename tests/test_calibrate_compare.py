@@ -128,11 +128,13 @@ def test_corrected_pass_rate_rogan_gladen(labelled, rng):
     assert row["ci_high"] - row["ci_low"] > high - low
 
 
-def test_corrected_pass_rate_refuses_a_chance_judge():
+def test_corrected_pass_rate_warns_on_a_chance_judge():
     human = pd.Series(["PASS", "PASS", "FAIL", "FAIL"])
     judge = pd.Series(["PASS", "FAIL", "PASS", "FAIL"])
-    with pytest.raises(ValueError, match="no better than chance"):
-        calibrate.corrected_pass_rate(pd.Series(["PASS"]), calibrate.calibrate(judge, human))
+    with pytest.warns(EvalkitWarning, match="no better than chance"):
+        row = calibrate.corrected_pass_rate(pd.Series(["PASS"]), calibrate.calibrate(judge, human)).iloc[0]
+    assert np.isnan(row["corrected"]) and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
+    assert (row["sensitivity"], row["specificity"]) == (0.5, 0.5)
     with pytest.raises(TypeError, match="CalibrationReport"):
         calibrate.corrected_pass_rate(pd.Series(["PASS"]), {"agreement": 1})
 
@@ -186,3 +188,15 @@ def test_demo_judge_end_to_end():
     assert r2.fail_recall > r1.fail_recall
     assert (~runs["v1"]["parsed"]).sum() > 0
     assert compare.paired(runs["v1"], runs["v2"]).n == 100
+
+
+def test_corrected_pass_rate_outside_unit_interval_is_not_clipped():
+    # The case: an all-PASS run of 20, a judge with sensitivity 8/15 and specificity 3/5 on 20 labels.
+    human = pd.Series(["PASS"] * 15 + ["FAIL"] * 5, index=range(20))
+    judge = pd.Series(["PASS"] * 8 + ["FAIL"] * 7 + ["FAIL"] * 3 + ["PASS"] * 2, index=range(20))
+    report = calibrate.calibrate(judge, human)
+    with pytest.warns(EvalkitWarning, match="outside \\[0, 1\\].*reported unclipped"):
+        row = calibrate.corrected_pass_rate(pd.Series(["PASS"] * 20), report, rng=0).iloc[0]
+    assert row["sensitivity"] == pytest.approx(8 / 15) and row["specificity"] == pytest.approx(3 / 5)
+    assert row["corrected"] == pytest.approx((1 + 3 / 5 - 1) / (8 / 15 + 3 / 5 - 1))  # 4.5, not 1.0
+    assert row["ci_low"] < row["corrected"] < row["ci_high"]  # no zero-width interval

@@ -47,9 +47,9 @@ def test_read_jsonl_errors_name_file_and_line(tmp_path, text, message):
 
 
 def test_read_csv_errors(tmp_path):
-    with pytest.raises(ValueError, match=r"c.csv: case_id 'x' appears more than once \(line 2, line 4\)"):
+    with pytest.raises(ValueError, match=r"c.csv: case_id 'x' appears more than once \(record 1 \(line 2\), record 3 \(line 4\)\)"):
         cases.read_cases(write(tmp_path / "c.csv", "case_id,input\nx,1\ny,2\nx,3\n"))
-    with pytest.raises(ValueError, match="line 3 has no case_id"):
+    with pytest.raises(ValueError, match=r"record 2 \(line 3\) has no case_id"):
         cases.read_cases(write(tmp_path / "d.csv", "case_id,input\nx,1\n,2\n"))
     with pytest.raises(KeyError, match=r"no 'case_id' column; the columns are \['id', 'input'\]"):
         cases.read_cases(write(tmp_path / "e.csv", "id,input\nx,1\n"))

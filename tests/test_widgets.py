@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "evalkit[widgets]"')
 
-from evalkit import calibrate, datasets, density, tcva  # noqa: E402
+from evalkit import EvalkitWarning, calibrate, datasets, density, tcva  # noqa: E402
 from evalkit.labels import read_labels  # noqa: E402
 from evalkit.widgets import FDBinExplorer, Labeller, SweepExplorer  # noqa: E402
 
@@ -160,7 +160,15 @@ def test_killed_kernel_loses_nothing_but_the_partial_line(tmp_path):
     with path.open("a") as handle:
         handle.write('{"case_id": "c2", "lab')  # the process died mid-write
     assert read_labels(path)["case_id"].tolist() == ["c1"]
-    assert Labeller(CASES, path).current_case == "c2"
+    with pytest.warns(EvalkitWarning, match="cut short by an interrupted write.*moved to labels.jsonl.torn"):
+        again = Labeller(CASES, path)
+    assert again.current_case == "c2" and again.progress_text.value == "1 / 4"
+    assert (tmp_path / "labels.jsonl.torn").read_text() == '{"case_id": "c2", "lab\n'
+    again.label("FAIL")  # lands on a fresh line: counted, shown and read back
+    again.label("PASS")
+    assert again.labels().to_dict() == {"c1": "PASS", "c2": "FAIL", "c3": "PASS"}
+    assert again.progress_text.value == "3 / 4" and len(path.read_text().split("\n")) == 4
+    again.close()
     path.write_text('{"case_id": "c1"\n{"case_id": "c2", "label": "PASS"}\n')
     with pytest.raises(ValueError, match="line 1: not valid JSON"):
         read_labels(path)
@@ -242,3 +250,31 @@ def test_fd_bin_explorer_with_mathtext_in_a_tier_name():
     assert explorer.figure.value and "tier spread" in explorer.summary.value
     explorer.weights[r"$\frac$"].value = 1.5
     assert explorer.authority[r"$\frac$"] == 1.5
+
+
+def test_a_labeller_opened_again_takes_over_and_the_old_one_writes_nothing(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    old = Labeller(CASES, path, labeller="ann")
+    old.label("PASS")
+    new = Labeller(CASES, path, labeller="ann")  # the cell run again in the same kernel
+    assert new.session != old.session and new.current_case == "c2"
+    old.label("FAIL")  # c2 from the stale widget: refused on screen, not written
+    assert "not saved" in old.status.value and old.current_case == "c2" and old.progress_text.value == "1 / 4"
+    new.label("PASS")
+    assert new.labels().to_dict() == {"c1": "PASS", "c2": "PASS"}
+    new.close()
+
+
+def test_labeller_keeps_its_open_list_in_step(tmp_path, rng):
+    """Random clicks (label, skip, back, undo) against a from-scratch recount of the file after each one."""
+    cases = pd.DataFrame({"case_id": [f"k{i}" for i in range(30)], "input": "q", "output": "a"})
+    lab = Labeller(cases, tmp_path / "l.jsonl")
+    for _ in range(300):
+        action = rng.choice(["label", "label", "skip", "back", "undo"])
+        {"label": lambda: lab.label("PASS"), "skip": lab.skip, "back": lab.back, "undo": lab.undo}[action]()
+        done = set(lab.labels().index)
+        assert lab.progress.value == len(done)
+        assert lab._open == [i for i, c in enumerate(cases["case_id"]) if c not in done]
+        if action == "label" and lab.current_case is not None:
+            assert lab.current_case not in done
+    lab.close()
