@@ -61,7 +61,7 @@ class Reply:
 
     def __post_init__(self):
         if not isinstance(self.text, str):
-            raise TypeError(f"`text` must be str; got {type(self.text).__name__} (the model's answer is not text).")
+            raise TypeError(f"a model's Reply.text must be str; got {type(self.text).__name__}.")
 
 
 class TransientError(RuntimeError):
@@ -490,9 +490,7 @@ def model_identity(model, *, model_id: str | None = None, params: Mapping | None
 
 
 def _as_reply(value) -> Reply:
-    if isinstance(value, Reply):
-        if not isinstance(value.text, str):
-            raise TypeError(f"a model's Reply.text must be str; got {type(value.text).__name__}.")
+    if isinstance(value, Reply):  # a Reply checks its own text when it is made
         return value
     if isinstance(value, str):
         return Reply(value)
