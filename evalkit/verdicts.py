@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from evalkit import _dask
 from evalkit._validation import check_columns, check_dataframe, show
 
 __all__ = ["LEVELS", "VERDICT_DTYPE", "SCALES", "validate", "get_scale", "level_counts", "items_index"]
@@ -210,6 +211,12 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     DataFrame
         Index ``item_id``, one int64 column per level in :data:`LEVELS`, plus ``n_claims``.
 
+        A dask ``verdicts`` (e.g. ``dask.dataframe.read_parquet`` of a partitioned table) gives a lazy dask
+        DataFrame in one partition whose ``.compute()`` equals this function on the whole table: each
+        partition is counted here, the integer counts are summed per item across partitions and the items
+        keep their order of first appearance. Bad labels and unknown items raise when computed; a repeated
+        ``(item_id, claim_idx)`` pair is found only within a partition.
+
     Examples
     --------
     >>> import pandas as pd
@@ -222,6 +229,8 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     b           0      1        0       0      0         1
     c           0      0        0       0      0         0
     """
+    if _dask.is_dask(verdicts):
+        return _level_counts_dask(verdicts, items_index(items))
     table, codes, seen = _validate(verdicts)
     index = items_index(items)
     if index is None:
@@ -238,3 +247,31 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     out = pd.DataFrame(counts.astype(np.int64), index=index, columns=list(LEVELS))
     out["n_claims"] = counts.sum(axis=1)
     return out
+
+
+def _partition_counts(part: pd.DataFrame, partition_info=None) -> pd.DataFrame:
+    counts = level_counts(part).reset_index()
+    codes = pd.factorize(part["item_id"])[0]
+    counts[_dask.POSITION] = _dask.first_positions(codes, _dask.partition_number(partition_info))
+    return counts
+
+
+def _reindex_counts(counts: pd.DataFrame, index: pd.Index | None) -> pd.DataFrame:
+    counts = counts.drop(columns=_dask.POSITION).set_index("item_id").astype(np.int64)
+    if index is None:
+        return counts
+    unknown = counts.index.difference(index)
+    if len(unknown):
+        raise ValueError(f"`verdicts` has item_id(s) not in `items`: {unknown[:5].tolist()}; `items` must list every item.")
+    return counts.reindex(index, fill_value=0)
+
+
+def _level_counts_dask(verdicts, index: pd.Index | None):
+    """level_counts of a dask verdict table (see its docstring): a lazy one-partition dask DataFrame."""
+    _dask.require_columns(verdicts, ["item_id", "verdict"], "verdicts")
+    meta_counts = pd.DataFrame({"item_id": verdicts._meta["item_id"].iloc[:0],
+                                **{c: np.array([], dtype=np.int64) for c in (*LEVELS, "n_claims", _dask.POSITION)}})
+    per_partition = verdicts.map_partitions(_partition_counts, meta=meta_counts)
+    summed = _dask.ordered_sum(per_partition, "item_id", _dask.POSITION).reset_index()
+    meta = _reindex_counts(meta_counts, index)
+    return summed.map_partitions(_reindex_counts, index, meta=meta)

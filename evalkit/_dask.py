@@ -1,0 +1,166 @@
+"""Generic dask helpers for the functions that also take dask DataFrames (the optional ``dask`` extra).
+
+dask is imported lazily, only when a dask object is passed: ``import evalkit`` never imports it. The helpers
+keep the pandas path as the reference: the dask paths call the pandas functions on partitions (or on
+aggregated counts) and these helpers only move rows and keep their original order.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pandas as pd
+
+from evalkit._validation import check_columns
+
+#: Column holding a row's global position key (see :func:`with_position`).
+POSITION = "_evalkit_pos"
+_BUCKET = "_evalkit_bucket"
+_ROWS_PER_PARTITION = 2**40  # position key = partition number * 2**40 + row within the partition
+
+
+def is_dask(obj) -> bool:
+    """True for a dask DataFrame, Series or Index (without importing dask when it was never imported)."""
+    if "dask.dataframe" not in sys.modules:
+        return False
+    import dask.dataframe as dd
+
+    return isinstance(obj, (dd.DataFrame, dd.Series, dd.Index))
+
+
+def dataframe():
+    """Import and return ``dask.dataframe``, or say which extra to install."""
+    try:
+        import dask.dataframe as dd
+    except ImportError as error:  # pragma: no cover - the test environment has the extra
+        raise ImportError("dask input needs the dask extra: pip install 'evalkit[dask]'") from error
+    return dd
+
+
+def require_columns(frame, columns, name: str) -> None:
+    """Missing-column check on a dask or pandas frame (dask frames know their columns without computing)."""
+    check_columns(frame, columns, name)
+
+
+def as_dask(frame, npartitions: int = 1):
+    """A dask DataFrame as is; a pandas DataFrame wrapped in ``npartitions`` partitions."""
+    return frame if is_dask(frame) else dataframe().from_pandas(frame, npartitions=npartitions, sort=False)
+
+
+def _positions(part: pd.DataFrame, partition_info=None) -> pd.DataFrame:
+    number = 0 if partition_info is None else partition_info["number"]
+    return part.assign(**{POSITION: np.arange(len(part), dtype=np.int64) + np.int64(number) * _ROWS_PER_PARTITION})
+
+
+def with_position(frame):
+    """Add column :data:`POSITION`: a key that sorts the rows in their global order across partitions."""
+    meta = frame._meta.assign(**{POSITION: np.array([], dtype=np.int64)})
+    return frame.map_partitions(_positions, meta=meta)
+
+
+def first_positions(codes: np.ndarray, number: int) -> np.ndarray:
+    """Position key of the first row of each code ``0..k-1`` (codes numbered in order of first appearance)."""
+    first = np.flatnonzero(~pd.Index(codes).duplicated())
+    return first.astype(np.int64) + np.int64(number) * _ROWS_PER_PARTITION
+
+
+def partition_number(partition_info) -> int:
+    """The partition's number from dask's ``partition_info`` (0 when called on metadata)."""
+    return 0 if partition_info is None else int(partition_info["number"])
+
+
+def ordered_sum(frame, key: str, first: str):
+    """Sum every column of ``frame`` per ``key`` across partitions (a tree reduction into one partition).
+
+    ``first`` holds each group's position key (see :func:`first_positions`); the result keeps the minimum and
+    is sorted by it, so the groups come out in order of first appearance, as a pandas groupby with
+    ``sort=False`` over the whole table would give them. Integer sums are exact in any order.
+    """
+    aggregations = {column: "sum" for column in frame.columns if column not in (key, first)}
+    aggregations[first] = "min"
+    summed = frame.groupby(key, sort=False).agg(aggregations, split_out=1)
+    return summed.map_partitions(lambda part: part.sort_values(first, kind="stable"), meta=summed._meta)
+
+
+def co_partition(left, right, column: str, npartitions: int):
+    """Shuffle two frames so that equal values of ``column`` land in the same partition number of both.
+
+    Rows go to bucket ``hash(value) % npartitions``; both frames are shuffled on that integer bucket, so
+    the same hashing (the one dask's hash joins rely on) sends a bucket to the same partition in both.
+    """
+    def bucket(part):
+        values = pd.Series(part[column].to_numpy(dtype=object))
+        hashed = pd.util.hash_pandas_object(values, index=False).to_numpy()
+        return part.assign(**{_BUCKET: (hashed % np.uint64(npartitions)).astype(np.int64)})
+
+    out = []
+    for frame in (left, right):
+        meta = frame._meta.assign(**{_BUCKET: np.array([], dtype=np.int64)})
+        out.append(frame.map_partitions(bucket, meta=meta).shuffle(on=_BUCKET, npartitions=npartitions)
+                   .map_partitions(lambda part: part.drop(columns=_BUCKET), meta=frame._meta))
+    return tuple(out)
+
+
+def qcut_levels(bins: int) -> np.ndarray:
+    """The quantile levels ``pandas.qcut(x, bins)`` uses: ``linspace(0, 1, bins + 1)``, rounded up where the
+    level is not representable in base 2 (as pandas does since 3.0)."""
+    levels = np.linspace(0, 1, bins + 1)
+    np.putmask(levels, bins * levels != np.arange(bins + 1), np.nextafter(levels, 1))
+    return levels
+
+
+def quantiles_from_counts(value_counts: pd.Series, levels) -> np.ndarray:
+    """Exact ``numpy.quantile(values, levels)`` (method "linear") from a value count of ``values``.
+
+    A dask column's quantiles are approximate; a value count is one exact reduction, and for integer-valued
+    columns (token counts) it is small. numpy needs the whole array in memory, so its linear interpolation
+    (Hyndman & Fan's method 7) is redone here step by step: virtual index ``(n - 1) * q``, its floor and the
+    next order statistic (both clamped to the array), and numpy's two-sided lerp.
+
+    Parameters
+    ----------
+    value_counts : Series
+        Count (> 0) of each distinct non-missing value, indexed by the values (any order).
+    levels : array_like of float
+        Quantile levels in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit._dask import quantiles_from_counts
+    >>> values = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
+    >>> counts = pd.Series(values).value_counts()
+    >>> bool(np.array_equal(quantiles_from_counts(counts, [0, 1 / 3, 0.5, 1]), np.quantile(values, [0, 1 / 3, 0.5, 1])))
+    True
+    """
+    counts = value_counts.sort_index()
+    values = counts.index.to_numpy(dtype=float)
+    ends = np.cumsum(counts.to_numpy(dtype=np.int64))  # order statistics [ends[i-1], ends[i]) equal values[i]
+    n = int(ends[-1])
+    q = np.asarray(levels, dtype=float)
+    virtual = (n - 1) * q
+    previous = np.floor(virtual)
+    following = previous + 1
+    above = virtual >= n - 1
+    previous[above] = n - 1
+    following[above] = n - 1
+    below = virtual < 0
+    previous[below] = 0
+    following[below] = 0
+    gamma = virtual - np.floor(virtual)
+
+    def order_statistic(position):
+        return values[np.searchsorted(ends, position.astype(np.int64), side="right")]
+
+    a, b = order_statistic(previous), order_statistic(following)
+    diff = b - a
+    out = a + diff * gamma
+    return np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
+
+
+def gather(frame):
+    """A Delayed of the whole frame as one pandas DataFrame, partitions concatenated in order."""
+    import dask
+
+    return dask.delayed(lambda parts: pd.concat(parts) if parts else frame._meta)(frame.to_delayed())
