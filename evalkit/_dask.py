@@ -166,7 +166,14 @@ def restore_order(frame, npartitions: int):
     """
     divisions = [i * _ROWS_PER_PARTITION for i in range(npartitions)] + [npartitions * _ROWS_PER_PARTITION - 1]
     return frame.set_index(POSITION, divisions=divisions).map_partitions(
-        lambda part: part.reset_index(drop=True), meta=frame._meta.drop(columns=POSITION).reset_index(drop=True))
+        lambda part: part.reset_index(drop=True), meta=frame._meta.drop(columns=POSITION).reset_index(drop=True),
+        clear_divisions=True)
+
+
+def compute_rows(frame, labels) -> pd.DataFrame | pd.Series:
+    """Compute only the rows of a dask frame whose index is among ``labels`` (a pandas result)."""
+    wanted = pd.Index(labels)
+    return frame.map_partitions(lambda part: part[part.index.isin(wanted)], meta=frame._meta).compute()
 
 
 def gather(frame):

@@ -367,7 +367,7 @@ def _fd_table_dask(doc_claims, documents, tokenizer):
 def _fd_raw_dask(doc_claims, documents, tokenizer):
     table = _fd_table_dask(doc_claims, documents, tokenizer)
     return table.map_partitions(lambda part: part.drop(columns="source").set_index("doc_id"),
-                                meta=table._meta.drop(columns="source").set_index("doc_id"))
+                                meta=table._meta.drop(columns="source").set_index("doc_id"), clear_divisions=True)
 
 
 def _quantile_edges(value_counts: pd.Series, k: int) -> np.ndarray:
@@ -427,7 +427,7 @@ def _fd_star_dask(doc_claims, documents, *, bins, edges, labels, authority, toke
     stats = dask.delayed(_bin_stats)(binned[["length_bin", "fd_raw"]].to_delayed(), sources, authority)
     no_stats = pd.DataFrame({"mean": [], "std": [], "size": [], "degenerate": []})
     meta = _fd_star_part(table._meta, np.arange(len(labels) + 1, dtype=float), labels, no_stats, None)
-    return table.map_partitions(_fd_star_part, edges, labels, stats, authority, meta=meta)
+    return table.map_partitions(_fd_star_part, edges, labels, stats, authority, meta=meta, clear_divisions=True)
 
 
 def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), confidence_level: float = 0.95) -> pd.DataFrame:
