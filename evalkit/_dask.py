@@ -174,10 +174,3 @@ def compute_rows(frame, labels) -> pd.DataFrame | pd.Series:
     """Compute only the rows of a dask frame whose index is among ``labels`` (a pandas result)."""
     wanted = pd.Index(labels)
     return frame.map_partitions(lambda part: part[part.index.isin(wanted)], meta=frame._meta).compute()
-
-
-def gather(frame):
-    """A Delayed of the whole frame as one pandas DataFrame, partitions concatenated in order."""
-    import dask
-
-    return dask.delayed(lambda parts: pd.concat(parts) if parts else frame._meta)(frame.to_delayed())

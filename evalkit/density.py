@@ -381,17 +381,21 @@ def _quantile_edges(value_counts: pd.Series, k: int) -> np.ndarray:
 
 def _bin_stats(parts: list[pd.DataFrame], sources, authority) -> pd.DataFrame:
     """Mean, std and size of fd_raw per length bin, computed as rescore does, over all documents in order."""
-    table = pd.concat(parts)
-    stats = table.groupby("length_bin", observed=True)["fd_raw"].agg(["mean", "std", "size"])
+    stats = pd.concat(parts).groupby("length_bin", observed=True)["fd_raw"].agg(["mean", "std", "size"])
     degenerate = (stats["size"] < 2) | ~(stats["std"] > 0)
     if degenerate.any():
         warnings.warn(f"length bin(s) {sorted(map(str, stats.index[degenerate]))} hold a single document or no spread "
                       "in fd_raw; their z is set to 0.", EvalkitWarning, stacklevel=2)
     if authority is not None:
-        unnamed = sorted(str(t) for t in pd.unique(np.asarray(sources, dtype=object)) if t not in authority)
+        unnamed = sorted(str(t) for t in pd.unique(np.concatenate(sources)) if t not in authority)
         if unnamed:
             warnings.warn(f"`authority` names no weight for source(s) {unnamed}; they get 1.0.", EvalkitWarning, stacklevel=2)
     return stats.assign(degenerate=degenerate)
+
+
+def _binned(part: pd.DataFrame, edges, labels) -> pd.DataFrame:
+    bins = length_bins(part["n_tokens"].set_axis(part["doc_id"]), edges=edges, labels=labels)
+    return pd.DataFrame({"length_bin": bins.to_numpy(), "fd_raw": part["fd_raw"].to_numpy()})
 
 
 def _fd_star_part(part: pd.DataFrame, edges, labels, stats: pd.DataFrame, authority) -> pd.DataFrame:
@@ -418,16 +422,22 @@ def _fd_star_dask(doc_claims, documents, *, bins, edges, labels, authority, toke
         length_bins(pd.Series([], dtype=float), edges=edges, labels=labels)
     labels = list(probe.cat.categories)
     table = _fd_table_dask(doc_claims, documents, tokenizer)
+    # One graph of delayed partitions, so the shuffles above run once for the edges, the bin statistics and the
+    # result (separately optimised dask expressions would each recompute them).
+    parts = table.to_delayed()
+    delayed = dask.delayed
     if edges is None:
-        edges = dask.delayed(_quantile_edges)(_dask.gather(table["n_tokens"].value_counts()), len(labels))
-    binned = table.map_partitions(
-        lambda part, e: part.assign(length_bin=length_bins(part["n_tokens"], edges=e, labels=labels).to_numpy()),
-        edges, meta=table._meta.assign(length_bin=pd.Categorical([], categories=labels, ordered=True)))
-    sources = _dask.gather(table["source"].unique()) if authority is not None else None
-    stats = dask.delayed(_bin_stats)(binned[["length_bin", "fd_raw"]].to_delayed(), sources, authority)
+        counts = [delayed(lambda part: part["n_tokens"].value_counts())(part) for part in parts]
+        total = delayed(lambda counts: pd.concat(counts).groupby(level=0).sum())(counts)
+        edges = delayed(_quantile_edges)(total, len(labels))
+    binned = [delayed(_binned)(part, edges, labels) for part in parts]
+    sources = [delayed(lambda part: pd.unique(part["source"].to_numpy(dtype=object)))(part) for part in parts] \
+        if authority is not None else None
+    stats = delayed(_bin_stats)(binned, sources, authority)
     no_stats = pd.DataFrame({"mean": [], "std": [], "size": [], "degenerate": []})
     meta = _fd_star_part(table._meta, np.arange(len(labels) + 1, dtype=float), labels, no_stats, None)
-    return table.map_partitions(_fd_star_part, edges, labels, stats, authority, meta=meta, clear_divisions=True)
+    out = [delayed(_fd_star_part)(part, edges, labels, stats, authority) for part in parts]
+    return _dask.dataframe().from_delayed(out, meta=meta, verify_meta=False)
 
 
 def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), confidence_level: float = 0.95) -> pd.DataFrame:

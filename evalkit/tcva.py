@@ -279,12 +279,13 @@ def sweep(
 def _sweep_counts(counts: pd.DataFrame, temperatures, options: dict) -> pd.DataFrame:
     """sweep from level counts: one synthetic item per distinct count vector, scored by :func:`sweep`."""
     levels = list(_verdicts.LEVELS)
-    vectors, inverse = np.unique(counts[levels].to_numpy(dtype=np.int64), axis=0, return_inverse=True)
+    inverse = counts.groupby(levels, sort=False).ngroup().to_numpy()  # vectors numbered in order of appearance
+    vectors = counts[levels].to_numpy(dtype=np.int64)[~pd.Index(inverse).duplicated()]
     verdict_codes = np.repeat(np.tile(np.arange(len(levels)), len(vectors)), vectors.ravel())
     table = pd.DataFrame({"item_id": np.repeat(np.arange(len(vectors)), vectors.sum(axis=1)),
                           "verdict": pd.Categorical.from_codes(verdict_codes, dtype=_verdicts.VERDICT_DTYPE)})
     scores = sweep(table, temperatures, items=pd.RangeIndex(len(vectors)), **options)
-    return pd.DataFrame(scores.to_numpy()[inverse.ravel()], index=counts.index, columns=scores.columns)
+    return pd.DataFrame(scores.to_numpy()[inverse], index=counts.index, columns=scores.columns)
 
 
 def _sweep_dask(verdicts, temperatures, **options):
