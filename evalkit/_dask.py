@@ -12,8 +12,6 @@ import sys
 import numpy as np
 import pandas as pd
 
-from evalkit._validation import check_columns
-
 #: Column holding a row's global position key (see :func:`with_position`).
 POSITION = "_evalkit_pos"
 _BUCKET = "_evalkit_bucket"
@@ -38,19 +36,14 @@ def dataframe():
     return dd
 
 
-def require_columns(frame, columns, name: str) -> None:
-    """Missing-column check on a dask or pandas frame (dask frames know their columns without computing)."""
-    check_columns(frame, columns, name)
-
-
 def as_dask(frame, npartitions: int = 1):
     """A dask DataFrame as is; a pandas DataFrame wrapped in ``npartitions`` partitions."""
     return frame if is_dask(frame) else dataframe().from_pandas(frame, npartitions=npartitions, sort=False)
 
 
 def _positions(part: pd.DataFrame, partition_info=None) -> pd.DataFrame:
-    number = 0 if partition_info is None else partition_info["number"]
-    return part.assign(**{POSITION: np.arange(len(part), dtype=np.int64) + np.int64(number) * _ROWS_PER_PARTITION})
+    offset = np.int64(partition_number(partition_info)) * _ROWS_PER_PARTITION
+    return part.assign(**{POSITION: np.arange(len(part), dtype=np.int64) + offset})
 
 
 def with_position(frame):

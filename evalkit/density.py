@@ -353,8 +353,8 @@ def _fd_raw_part(claims: pd.DataFrame, documents: pd.DataFrame, tokenizer) -> pd
 def _fd_table_dask(doc_claims, documents, tokenizer):
     """doc_id, source, n_tokens, n_claims, fd_raw of dask tables, partitioned and ordered like ``documents``."""
     claims, docs = _dask.as_dask(doc_claims), _dask.as_dask(documents)
-    _dask.require_columns(claims, ["doc_id", "prob_fact"], "doc_claims")
-    _dask.require_columns(docs, ["doc_id"], "documents")
+    check_columns(claims, ["doc_id", "prob_fact"], "doc_claims")
+    check_columns(docs, ["doc_id"], "documents")
     columns = ["doc_id", *(c for c in ("n_tokens", "text", "source") if c in docs.columns)]
     claims = _dask.with_position(claims[["doc_id", "prob_fact"]])
     docs = _dask.with_position(docs[columns])

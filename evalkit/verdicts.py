@@ -268,7 +268,7 @@ def _reindex_counts(counts: pd.DataFrame, index: pd.Index | None) -> pd.DataFram
 
 def _level_counts_dask(verdicts, index: pd.Index | None):
     """level_counts of a dask verdict table (see its docstring): a lazy one-partition dask DataFrame."""
-    _dask.require_columns(verdicts, ["item_id", "verdict"], "verdicts")
+    check_columns(verdicts, ["item_id", "verdict"], "verdicts")
     meta_counts = pd.DataFrame({"item_id": verdicts._meta["item_id"].iloc[:0],
                                 **{c: np.array([], dtype=np.int64) for c in (*LEVELS, "n_claims", _dask.POSITION)}})
     per_partition = verdicts.map_partitions(_partition_counts, meta=meta_counts)

@@ -73,20 +73,23 @@ def test_level_counts_equal_pandas(client, rng, kind):
         pd.testing.assert_frame_equal(counts.compute(), verdicts.level_counts(whole, **options), check_exact=True)
 
 
-@pytest.mark.parametrize("options", [{}, {"none_penalty": False}, {"empty": np.nan}, {"p": 1.0, "scale": "binary"},
-                                     {"decimals": 4, "scale": "conservative"}])
-def test_sweep_equals_pandas_exactly(client, rng, options):
+SWEEP_OPTIONS = [{}, {"none_penalty": False}, {"empty": np.nan}, {"p": 1.0, "scale": "binary"},
+                 {"decimals": 4, "scale": "conservative"}]
+
+
+def test_sweep_equals_pandas_exactly(client, rng):
     table, items = claim_table(rng)
     ddf = dd.from_pandas(table, npartitions=5)
     whole = ddf.compute()
-    scores = tcva.sweep(ddf, TEMPERATURES, items=items, **options)
-    assert is_dask(scores)
-    expected = tcva.sweep(whole, TEMPERATURES, items=items, **options)
-    got = scores.compute()
-    pd.testing.assert_frame_equal(got, expected, check_exact=True)
-    assert got.index.equals(items) and len(items.difference(whole["item_id"])) >= 40  # items without claims kept
-    pd.testing.assert_frame_equal(tcva.sweep(ddf, [0.3], **options).compute(), tcva.sweep(whole, [0.3], **options),
-                                  check_exact=True)
+    lazy = [tcva.sweep(ddf, TEMPERATURES, items=items, **options) for options in SWEEP_OPTIONS]
+    lazy.append(tcva.sweep(ddf, [0.3]))
+    assert all(map(is_dask, lazy))
+    computed = dask.compute(*lazy)
+    for options, got in zip(SWEEP_OPTIONS, computed, strict=False):
+        pd.testing.assert_frame_equal(got, tcva.sweep(whole, TEMPERATURES, items=items, **options), check_exact=True)
+        assert got.index.equals(items)
+    assert len(items.difference(whole["item_id"])) >= 40  # items without claims are scored too
+    pd.testing.assert_frame_equal(computed[-1], tcva.sweep(whole, [0.3]), check_exact=True)
 
 
 def test_sweep_from_partitioned_parquet(client, rng, tmp_path):
