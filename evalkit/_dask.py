@@ -63,17 +63,33 @@ def partition_number(partition_info) -> int:
     return 0 if partition_info is None else int(partition_info["number"])
 
 
-def ordered_sum(frame, key: str, first: str):
-    """Sum every column of ``frame`` per ``key`` across partitions (a tree reduction into one partition).
+def sum_by_key(frame, key: str, first: str, npartitions: int):
+    """Sum every column of ``frame`` per ``key`` across partitions (hash-partitioned into ``npartitions``).
 
-    ``first`` holds each group's position key (see :func:`first_positions`); the result keeps the minimum and
-    is sorted by it, so the groups come out in order of first appearance, as a pandas groupby with
-    ``sort=False`` over the whole table would give them. Integer sums are exact in any order.
+    ``first`` holds each group's position key (see :func:`first_positions`); the result keeps its minimum.
+    Integer sums are exact in any order. Returns ``key`` as a column.
     """
     aggregations = {column: "sum" for column in frame.columns if column not in (key, first)}
     aggregations[first] = "min"
-    summed = frame.groupby(key, sort=False).agg(aggregations, split_out=1)
-    return summed.map_partitions(lambda part: part.sort_values(first, kind="stable"), meta=summed._meta)
+    return frame.groupby(key, sort=False).agg(aggregations, split_out=npartitions).reset_index()
+
+
+def partition_divisions(npartitions: int) -> list[int]:
+    """Boundaries of the position keys of ``npartitions`` partitions (see :func:`with_position`)."""
+    return [i * _ROWS_PER_PARTITION for i in range(npartitions)] + [npartitions * _ROWS_PER_PARTITION - 1]
+
+
+def chunk_divisions(n: int, npartitions: int) -> list[int]:
+    """Boundaries that cut positions ``0..n-1`` into at most ``npartitions`` consecutive chunks."""
+    step = max(1, -(-n // max(npartitions, 1)))
+    divisions = sorted(set(range(0, n, step)) | {max(n - 1, 0)})
+    return divisions if len(divisions) > 1 else divisions * 2
+
+
+def sort_into(frame, divisions: list[int]):
+    """Range-partition ``frame`` on its :data:`POSITION` column with known ``divisions`` (no quantile pass) and
+    sort each partition by it; the position becomes the index."""
+    return frame.set_index(POSITION, divisions=divisions)
 
 
 def co_partition(left, right, column: str, npartitions: int):
@@ -153,12 +169,8 @@ def quantiles_from_counts(value_counts: pd.Series, levels) -> np.ndarray:
 
 
 def restore_order(frame, npartitions: int):
-    """Bring rows keyed by :data:`POSITION` back to their original partitions and order (drops the key).
-
-    Range partitioning on the key with the known boundaries ``i * 2**40``: no quantile pass, no sampling.
-    """
-    divisions = [i * _ROWS_PER_PARTITION for i in range(npartitions)] + [npartitions * _ROWS_PER_PARTITION - 1]
-    return frame.set_index(POSITION, divisions=divisions).map_partitions(
+    """Bring rows keyed by :data:`POSITION` back to their original partitions and order (drops the key)."""
+    return sort_into(frame, partition_divisions(npartitions)).map_partitions(
         lambda part: part.reset_index(drop=True), meta=frame._meta.drop(columns=POSITION).reset_index(drop=True),
         clear_divisions=True)
 

@@ -216,10 +216,11 @@ def sweep(
     DataFrame
         Index ``item_id``, one float column per temperature (columns named by T).
 
-        A dask ``verdicts`` gives a lazy dask DataFrame (one partition) whose ``.compute()`` equals this
-        function on the whole table, float for float: the level counts are summed per item across
-        partitions (see :func:`evalkit.verdicts.level_counts`) and each distinct count vector is scored by
-        this function. ``items`` stays a pandas list-like; the scores must fit in one worker's memory.
+        A dask ``verdicts`` gives a lazy dask DataFrame, partitioned as
+        :func:`evalkit.verdicts.level_counts` partitions its counts, whose ``.compute()`` equals this function
+        on the whole table, float for float: each partition's distinct count vectors are scored by this
+        function. ``items`` stays a pandas list-like. An empty dask table gives an empty result (pandas
+        raises).
 
     Examples
     --------
@@ -279,6 +280,9 @@ def sweep(
 def _sweep_counts(counts: pd.DataFrame, temperatures, options: dict) -> pd.DataFrame:
     """sweep from level counts: one synthetic item per distinct count vector, scored by :func:`sweep`."""
     levels = list(_verdicts.LEVELS)
+    if counts.empty:
+        t = _check_temperatures(temperatures)
+        return pd.DataFrame(np.empty((0, len(t))), index=counts.index, columns=pd.Index(t, name="temperature"))
     inverse = counts.groupby(levels, sort=False).ngroup().to_numpy()  # vectors numbered in order of appearance
     vectors = counts[levels].to_numpy(dtype=np.int64)[~pd.Index(inverse).duplicated()]
     verdict_codes = np.repeat(np.tile(np.arange(len(levels)), len(vectors)), vectors.ravel())
