@@ -343,7 +343,7 @@ def _fd_raw_part(claims: pd.DataFrame, documents: pd.DataFrame, tokenizer) -> pd
         out = pd.DataFrame({"n_tokens": np.array([], dtype=float), "n_claims": np.array([], dtype=np.int64),
                             "fd_raw": np.array([], dtype=float)}, index=pd.Index(documents["doc_id"], name="doc_id"))
     else:
-        out = _fd_raw(claims, _documents(documents.drop(columns=pos)), tokenizer)
+        out = fd_raw(claims, documents.drop(columns=pos), tokenizer=tokenizer)
     source = documents["source"] if "source" in documents.columns else pd.Series("all", index=documents.index)
     out.insert(0, "source", source.array)
     out[pos] = documents[pos].to_numpy()
