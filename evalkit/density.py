@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit import _dask
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -110,6 +111,12 @@ def fd_raw(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, tokenizer: Call
         Indexed by ``doc_id`` in document order: ``n_tokens, n_claims, fd_raw``. Documents without claims
         get ``fd_raw = 0``; ``attrs["n_without_claims"]`` counts them.
 
+        Dask tables (either or both) give a lazy dask DataFrame, partitioned like ``documents``, whose
+        ``.compute()`` equals this function on the whole tables, float for float: claims and documents are
+        shuffled by a hash of ``doc_id`` so that each document meets all its claims in one partition, in
+        their original order, and this function runs there. Errors about rows raise when computed; the
+        ``attrs`` count is not kept.
+
     Raises
     ------
     ValueError
@@ -128,6 +135,8 @@ def fd_raw(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, tokenizer: Call
     a             4.0         2     0.3
     b             2.0         0     0.0
     """
+    if _dask.is_dask(doc_claims) or _dask.is_dask(documents):
+        return _fd_raw_dask(doc_claims, documents, tokenizer)
     return _fd_raw(doc_claims, _documents(documents), tokenizer)
 
 
@@ -235,6 +244,13 @@ def fd_star(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, bins: int = 3,
         ``z`` uses the bin's mean and sample standard deviation (ddof=1). A bin with one document or no
         spread gets ``z = 0`` and a warning naming it.
 
+        Dask tables give a lazy dask DataFrame, partitioned like ``documents``, whose ``.compute()`` equals
+        this function on the whole tables (same bins, same floats): :func:`fd_raw` runs as for dask tables,
+        the quantile edges are the exact ones :func:`length_bins` uses (from one value count of
+        ``n_tokens``), and the bin means and deviations are computed as here, over the documents' ``fd_raw``
+        in document order (one float and one bin per document travel to one task). The warnings are raised
+        when computed, by the task (shown by the local scheduler; in the worker logs on a cluster).
+
     Examples
     --------
     >>> import pandas as pd
@@ -249,6 +265,9 @@ def fd_star(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, bins: int = 3,
     c         0.05       bin2  0.707107  1.060660
     d         0.01       bin2 -0.707107 -0.707107
     """
+    if _dask.is_dask(doc_claims) or _dask.is_dask(documents):
+        return _fd_star_dask(doc_claims, documents, bins=bins, edges=edges, labels=labels, authority=authority,
+                             tokenizer=tokenizer)
     documents = _documents(documents)
     table = _fd_raw(doc_claims, documents, tokenizer)
     source = documents["source"] if "source" in documents.columns else pd.Series("all", index=documents.index)
@@ -308,6 +327,115 @@ def rescore(table: pd.DataFrame, *, bins: int = 3, edges=None, labels=None,
     out["fd_star"] = out["z"] * out["authority"]
     out.attrs["n_without_claims"] = int((out["n_claims"] == 0).sum()) if out["n_claims"].notna().all() else None
     return out[TABLE_COLUMNS]
+
+
+def _fd_raw_part(claims: pd.DataFrame, documents: pd.DataFrame, tokenizer) -> pd.DataFrame:
+    """fd_raw of one hash bucket: its claims and documents, each back in original order; keeps the key and source."""
+    pos = _dask.POSITION
+    claims = claims.sort_values(pos, kind="stable").drop(columns=pos)
+    documents = documents.sort_values(pos, kind="stable")
+    if documents.empty:
+        if len(claims):
+            unknown = list(pd.unique(claims["doc_id"])[:5])
+            raise ValueError(f"`doc_claims` refers to unknown doc_id(s) {unknown}; every claim needs its document.")
+        out = pd.DataFrame({"n_tokens": np.array([], dtype=float), "n_claims": np.array([], dtype=np.int64),
+                            "fd_raw": np.array([], dtype=float)}, index=pd.Index(documents["doc_id"], name="doc_id"))
+    else:
+        out = fd_raw(claims, documents.drop(columns=pos), tokenizer=tokenizer)
+    source = documents["source"] if "source" in documents.columns else pd.Series("all", index=documents.index)
+    out.insert(0, "source", source.array)
+    out[pos] = documents[pos].to_numpy()
+    return out.reset_index()
+
+
+def _fd_table_dask(doc_claims, documents, tokenizer):
+    """doc_id, source, n_tokens, n_claims, fd_raw of dask tables, partitioned and ordered like ``documents``."""
+    claims, docs = _dask.as_dask(doc_claims), _dask.as_dask(documents)
+    check_columns(claims, ["doc_id", "prob_fact"], "doc_claims")
+    check_columns(docs, ["doc_id"], "documents")
+    columns = ["doc_id", *(c for c in ("n_tokens", "text", "source") if c in docs.columns)]
+    claims = _dask.with_position(claims[["doc_id", "prob_fact"]])
+    docs = _dask.with_position(docs[columns])
+    meta = _fd_raw_part(claims._meta, docs._meta, tokenizer)
+    claims, buckets = _dask.co_partition(claims, docs, "doc_id", max(claims.npartitions, docs.npartitions))
+    table = _dask.dataframe().map_partitions(_fd_raw_part, claims, buckets, tokenizer, meta=meta, align_dataframes=False)
+    return _dask.restore_order(table, docs.npartitions)
+
+
+def _fd_raw_dask(doc_claims, documents, tokenizer):
+    table = _fd_table_dask(doc_claims, documents, tokenizer)
+    return table.map_partitions(lambda part: part.drop(columns="source").set_index("doc_id"),
+                                meta=table._meta.drop(columns="source").set_index("doc_id"), clear_divisions=True)
+
+
+def _quantile_edges(value_counts: pd.Series, k: int) -> np.ndarray:
+    """The edges pandas.qcut puts at the quantiles of n_tokens, from its value count."""
+    edges = _dask.quantiles_from_counts(value_counts, _dask.qcut_levels(k))
+    if not np.all(np.diff(edges) > 0):
+        raise ValueError(f"the lengths do not split into {k} quantile bins (too many equal lengths; "
+                         f"{len(value_counts)} distinct); pass explicit `edges`.")
+    return edges
+
+
+def _bin_stats(parts: list[pd.DataFrame], sources, authority) -> pd.DataFrame:
+    """Mean, std and size of fd_raw per length bin, computed as rescore does, over all documents in order."""
+    stats = pd.concat(parts).groupby("length_bin", observed=True)["fd_raw"].agg(["mean", "std", "size"])
+    degenerate = (stats["size"] < 2) | ~(stats["std"] > 0)
+    if degenerate.any():
+        warnings.warn(f"length bin(s) {sorted(map(str, stats.index[degenerate]))} hold a single document or no spread "
+                      "in fd_raw; their z is set to 0.", EvalkitWarning, stacklevel=2)
+    if authority is not None:
+        unnamed = sorted(str(t) for t in pd.unique(np.concatenate(sources)) if t not in authority)
+        if unnamed:
+            warnings.warn(f"`authority` names no weight for source(s) {unnamed}; they get 1.0.", EvalkitWarning, stacklevel=2)
+    return stats.assign(degenerate=degenerate)
+
+
+def _binned(part: pd.DataFrame, edges, labels) -> pd.DataFrame:
+    bins = length_bins(part["n_tokens"].set_axis(part["doc_id"]), edges=edges, labels=labels)
+    return pd.DataFrame({"length_bin": bins.to_numpy(), "fd_raw": part["fd_raw"].to_numpy()})
+
+
+def _fd_star_part(part: pd.DataFrame, edges, labels, stats: pd.DataFrame, authority) -> pd.DataFrame:
+    out = part.set_index("doc_id")
+    out["length_bin"] = length_bins(out["n_tokens"], edges=edges, labels=labels)
+    row = stats.reindex(out["length_bin"].astype(object))
+    mean, std = row["mean"].to_numpy(dtype=float), row["std"].to_numpy(dtype=float)
+    degenerate = row["degenerate"].to_numpy(dtype=bool)
+    out["z"] = np.where(degenerate, 0.0, (out["fd_raw"].to_numpy(dtype=float) - mean) / np.where(degenerate, 1.0, std))
+    weights = dict(authority or {})
+    codes, tiers = pd.factorize(out["source"])
+    tier_weight = np.array([float(weights.get(t, 1.0)) for t in tiers] + [1.0])
+    out["authority"] = tier_weight[codes]
+    out["fd_star"] = out["z"] * out["authority"]
+    return out[TABLE_COLUMNS]
+
+
+def _fd_star_dask(doc_claims, documents, *, bins, edges, labels, authority, tokenizer):
+    """fd_star of dask tables (see its docstring): a lazy dask DataFrame."""
+    import dask
+
+    # Bin arguments are checked now, on a two-document stand-in.
+    probe = length_bins(pd.Series([1.0, 2.0]), bins=bins, labels=labels) if edges is None else \
+        length_bins(pd.Series([], dtype=float), edges=edges, labels=labels)
+    labels = list(probe.cat.categories)
+    table = _fd_table_dask(doc_claims, documents, tokenizer)
+    # One graph of delayed partitions, so the shuffles above run once for the edges, the bin statistics and the
+    # result (separately optimised dask expressions would each recompute them).
+    parts = table.to_delayed()
+    delayed = dask.delayed
+    if edges is None:
+        counts = [delayed(lambda part: part["n_tokens"].value_counts())(part) for part in parts]
+        total = delayed(lambda counts: pd.concat(counts).groupby(level=0).sum())(counts)
+        edges = delayed(_quantile_edges)(total, len(labels))
+    binned = [delayed(_binned)(part, edges, labels) for part in parts]
+    sources = [delayed(lambda part: pd.unique(part["source"].to_numpy(dtype=object)))(part) for part in parts] \
+        if authority is not None else None
+    stats = delayed(_bin_stats)(binned, sources, authority)
+    no_stats = pd.DataFrame({"mean": [], "std": [], "size": [], "degenerate": []})
+    meta = _fd_star_part(table._meta, np.arange(len(labels) + 1, dtype=float), labels, no_stats, None)
+    out = [delayed(_fd_star_part)(part, edges, labels, stats, authority) for part in parts]
+    return _dask.dataframe().from_delayed(out, meta=meta, verify_meta=False)
 
 
 def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), confidence_level: float = 0.95) -> pd.DataFrame:

@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import sparse, stats
 from scipy.sparse.linalg import svds
 
+from evalkit import _dask
 from evalkit._stats import wilson_interval
 from evalkit._validation import (
     EvalkitWarning,
@@ -111,6 +112,8 @@ def _runs(queries, documents, idx, scores, condition) -> pd.DataFrame:
 def _fd_rescaled(fd, documents) -> np.ndarray:
     if fd is None:
         raise ValueError("`fd` is required for the hybrid condition: FD* per doc_id (a Series or fd_star's table).")
+    if _dask.is_dask(fd):  # only the corpus's rows are computed; min and max are then taken over them here
+        fd = _dask.compute_rows(fd, documents["doc_id"])
     values = fd["fd_star"] if isinstance(fd, pd.DataFrame) else fd
     if not isinstance(values, pd.Series):
         raise TypeError(f"`fd` must be a Series indexed by doc_id or a table with 'fd_star'; got {type(fd).__name__}.")
@@ -148,7 +151,9 @@ def search(documents: pd.DataFrame, queries: pd.DataFrame, *, condition: str, k:
         ``list of str -> 2-D array``, any embedding model (e.g. a sentence-transformers ``model.encode``);
         used for whichever of the two embeddings is not given, on the ``text`` columns.
     fd : Series or DataFrame, optional
-        FD* per doc id (:func:`evalkit.density.fd_star` output or its ``fd_star`` column); for hybrid.
+        FD* per doc id (:func:`evalkit.density.fd_star` output or its ``fd_star`` column); for hybrid. A dask
+        table or Series (e.g. ``fd_star`` of dask tables) works too: only the rows of ``documents`` are
+        computed, and the result equals the pandas one.
     candidates : int, default 20
         Cosine candidates the hybrid reranks (at least ``k``).
     alpha : float, default 0.5

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
+from evalkit import _dask
 from evalkit import verdicts as _verdicts
 from evalkit._validation import check_number, check_option
 
@@ -222,6 +223,12 @@ def sweep(
     DataFrame
         Index ``item_id``, one float column per temperature (columns named by T).
 
+        A dask ``verdicts`` gives a lazy dask DataFrame, partitioned as
+        :func:`evalkit.verdicts.level_counts` partitions its counts, whose ``.compute()`` equals this function
+        on the whole table, float for float: each partition's distinct count vectors are scored by this
+        function. ``items`` stays a pandas list-like. An empty dask table gives an empty result (pandas
+        raises).
+
     Examples
     --------
     >>> from evalkit import datasets, tcva
@@ -233,6 +240,9 @@ def sweep(
     >>> bool((scores[0.2] <= scores[0.9]).all())
     True
     """
+    if _dask.is_dask(verdicts):
+        return _sweep_dask(verdicts, temperatures, items=items, scale=scale, none_penalty=none_penalty, eps=eps,
+                           empty=empty, p=p, decimals=decimals)
     t = _check_temperatures(temperatures)
     eps = check_number(eps, "eps", low=0.0, high=1.0)
     if not (isinstance(empty, (float, np.floating)) and np.isnan(empty)):
@@ -273,6 +283,31 @@ def sweep(
         _round_exact(out, check_number(decimals, "decimals", low=0, integer=True))
     columns = pd.Index(t, name="temperature")
     return pd.DataFrame(out.T, index=counts.index, columns=columns, copy=False)
+
+
+def _sweep_counts(counts: pd.DataFrame, temperatures, options: dict) -> pd.DataFrame:
+    """sweep from level counts: one synthetic item per distinct count vector, scored by :func:`sweep`."""
+    levels = list(_verdicts.LEVELS)
+    if counts.empty:
+        t = _check_temperatures(temperatures)
+        return pd.DataFrame(np.empty((0, len(t))), index=counts.index, columns=pd.Index(t, name="temperature"))
+    inverse = counts.groupby(levels, sort=False).ngroup().to_numpy()  # vectors numbered in order of appearance
+    vectors = counts[levels].to_numpy(dtype=np.int64)[~pd.Index(inverse).duplicated()]
+    verdict_codes = np.repeat(np.tile(np.arange(len(levels)), len(vectors)), vectors.ravel())
+    table = pd.DataFrame({"item_id": np.repeat(np.arange(len(vectors)), vectors.sum(axis=1)),
+                          "verdict": pd.Categorical.from_codes(verdict_codes, dtype=_verdicts.VERDICT_DTYPE)})
+    scores = sweep(table, temperatures, items=pd.RangeIndex(len(vectors)), **options)
+    return pd.DataFrame(scores.to_numpy()[inverse], index=counts.index, columns=scores.columns)
+
+
+def _sweep_dask(verdicts, temperatures, **options):
+    """sweep of a dask verdict table (see its docstring): a lazy dask DataFrame."""
+    items = options.pop("items")
+    counts = _verdicts.level_counts(verdicts, items=items)
+    # Score one claim eagerly: validates every option now and gives the result's columns.
+    probe = sweep(pd.DataFrame({"item_id": [0], "verdict": ["fully"]}), temperatures, **options)
+    meta = pd.DataFrame(probe.iloc[:0].to_numpy(), index=counts._meta.index, columns=probe.columns)
+    return counts.map_partitions(_sweep_counts, temperatures, options, meta=meta)
 
 
 def score(verdicts: pd.DataFrame, temperature: float, **options) -> pd.Series:

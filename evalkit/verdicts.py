@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from evalkit import _dask
 from evalkit._validation import check_columns, check_dataframe, check_unique_index, show
 
 __all__ = ["LEVELS", "VERDICT_DTYPE", "SCALES", "validate", "get_scale", "level_counts", "items_index"]
@@ -209,6 +210,13 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     DataFrame
         Index ``item_id``, one int64 column per level in :data:`LEVELS`, plus ``n_claims``.
 
+        A dask ``verdicts`` (e.g. ``dask.dataframe.read_parquet`` of a partitioned table) gives a lazy dask
+        DataFrame whose ``.compute()`` equals this function on the whole table: each partition is counted
+        here, the integer counts are summed per item across partitions (a hash-partitioned groupby), and
+        range partitioning puts the items back in order: without ``items`` each item in the partition of its
+        first claim, with ``items`` in consecutive chunks of ``items``. Bad labels and unknown items raise
+        when computed; a repeated ``(item_id, claim_idx)`` pair is found only within a partition.
+
     Examples
     --------
     >>> import pandas as pd
@@ -221,6 +229,8 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     b           0      1        0       0      0         1
     c           0      0        0       0      0         0
     """
+    if _dask.is_dask(verdicts):
+        return _level_counts_dask(verdicts, items_index(items))
     table, codes, seen = _validate(verdicts)
     index = items_index(items)
     if index is None:
@@ -237,3 +247,47 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     out = pd.DataFrame(counts.astype(np.int64), index=index, columns=list(LEVELS))
     out["n_claims"] = counts.sum(axis=1)
     return out
+
+
+def _partition_counts(part: pd.DataFrame, partition_info=None) -> pd.DataFrame:
+    counts = level_counts(part).reset_index()
+    codes = pd.factorize(part["item_id"])[0]
+    counts[_dask.POSITION] = _dask.first_positions(codes, _dask.partition_number(partition_info))
+    return counts
+
+
+def _item_positions(counts: pd.DataFrame, index: pd.Index) -> pd.DataFrame:
+    position = index.get_indexer(counts["item_id"])
+    if (position < 0).any():
+        unknown = counts["item_id"][position < 0][:5].tolist()
+        raise ValueError(f"`verdicts` has item_id(s) not in `items`: {unknown}; `items` must list every item.")
+    return counts.assign(**{_dask.POSITION: position.astype(np.int64)})
+
+
+def _fill_items(counts: pd.DataFrame, index: pd.Index, divisions: list[int], partition_info=None) -> pd.DataFrame:
+    """Counts of the items at positions [divisions[j], divisions[j + 1]) of ``index``, zeros for those without claims."""
+    j = _dask.partition_number(partition_info)
+    stop = divisions[j + 1] if j + 2 < len(divisions) else len(index)
+    out = counts.drop(columns="item_id").reindex(pd.RangeIndex(divisions[j], stop), fill_value=0)
+    return out.set_axis(index[divisions[j]:stop]).astype(np.int64)
+
+
+def _level_counts_dask(verdicts, index: pd.Index | None):
+    """level_counts of a dask verdict table (see its docstring): a lazy dask DataFrame."""
+    import dask
+
+    check_columns(verdicts, ["item_id", "verdict"], "verdicts")
+    columns = [*LEVELS, "n_claims"]
+    meta = pd.DataFrame({"item_id": verdicts._meta["item_id"].iloc[:0],
+                         **{c: np.array([], dtype=np.int64) for c in (*columns, _dask.POSITION)}})
+    per_partition = verdicts.map_partitions(_partition_counts, meta=meta)
+    summed = _dask.sum_by_key(per_partition, "item_id", _dask.POSITION, verdicts.npartitions)
+    if index is None:  # each item goes to the partition of its first claim, in order of first appearance
+        ordered = _dask.restore_order(summed, verdicts.npartitions)
+        return ordered.map_partitions(lambda part: part.set_index("item_id")[columns].astype(np.int64),
+                                      meta=meta.set_index("item_id")[columns], clear_divisions=True)
+    items = dask.delayed(index, pure=True)
+    divisions = _dask.chunk_divisions(len(index), verdicts.npartitions)
+    ordered = _dask.sort_into(summed.map_partitions(_item_positions, items, meta=meta), divisions)
+    result_meta = pd.DataFrame({c: np.array([], dtype=np.int64) for c in columns}, index=index[:0])
+    return ordered.map_partitions(_fill_items, items, divisions, meta=result_meta, clear_divisions=True)
