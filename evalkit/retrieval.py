@@ -201,7 +201,7 @@ def search(documents: pd.DataFrame, queries: pd.DataFrame, *, condition: str, k:
     check_number(k1, "k1", low=0.0)
     check_number(b, "b", low=0.0, high=1.0)
     check_option(method, BM25_METHODS, "method")
-    if fd is not None and not isinstance(fd, (pd.Series, pd.DataFrame)):
+    if fd is not None and not isinstance(fd, (pd.Series, pd.DataFrame)) and not _dask.is_dask(fd):
         raise TypeError(f"`fd` must be a Series indexed by doc_id or a table with 'fd_star'; got {type(fd).__name__}.")
     if embed is not None and not callable(embed):
         raise TypeError(f"`embed` must be a callable (list of str -> 2-D array); got {type(embed).__name__}.")
