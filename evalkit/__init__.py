@@ -7,6 +7,7 @@ as small DataFrame-in / DataFrame-out functions for notebooks.
 import importlib
 
 from evalkit import (
+    batch,
     calibrate,
     cases,
     checks,
@@ -31,6 +32,7 @@ _LAZY = ("plots",)
 
 __all__ = [
     "EvalkitWarning",
+    "batch",
     "calibrate",
     "cases",
     "checks",
