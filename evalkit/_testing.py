@@ -193,7 +193,8 @@ class BatchServer(ChatServer):
     ``method``, ``url``, ``body``; unique custom ids; one endpoint; one model) and fails as a whole when it
     is invalid; otherwise each line is answered by the same ``script(prompt, attempt)`` as a live call:
     a string goes to the output file, a :class:`Fail` to the error file (its status and message), a
-    :class:`Hang` answers its text. The batch completes ``batch_delay`` seconds after it was created.
+    :class:`Hang` answers its text. A batch is complete when it is first looked at (retrieved or listed) at
+    least ``batch_delay`` seconds after its creation; the delay is read then, so a test may change it.
 
     Parameters
     ----------
@@ -201,6 +202,7 @@ class BatchServer(ChatServer):
         As in :class:`ChatServer`.
     batch_delay : float, default 0.0
         Seconds between creating a batch and its completion (status ``in_progress`` until then).
+        ``float("inf")`` keeps every batch running until the attribute is lowered.
     create_hang : float, default 0.0
         Seconds to wait before answering a batch creation that has already been recorded, to provoke a
         client timeout after the provider accepted the batch.
@@ -225,6 +227,7 @@ class BatchServer(ChatServer):
         self.files: dict[str, dict] = {}
         self.contents: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}
+        self._lines: dict[str, tuple[float, list[dict]]] = {}  # creation time and requests of running batches
 
     async def _route(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, dict | bytes]:
         route, _, query = path.partition("?")
@@ -246,6 +249,7 @@ class BatchServer(ChatServer):
         if parts[0] == "batches" and len(parts) == 2 and method == "GET":
             if parts[1] not in self.batches:
                 return 404, {"error": {"message": f"no batch {parts[1]}", "type": "invalid_request_error"}}
+            self._advance(parts[1])
             return 200, self.batches[parts[1]]
         return 404, {"error": {"message": f"no route {method} {path}"}}
 
@@ -278,7 +282,7 @@ class BatchServer(ChatServer):
         if lines is not None:
             self.submitted.update(line["custom_id"] for line in lines)
             self.batches[batch_id]["request_counts"]["total"] = len(lines)
-            self._loop.call_later(self.batch_delay, self._finish, batch_id, lines)
+            self._lines[batch_id] = (time.monotonic(), lines)
         if self.create_hang:
             await asyncio.sleep(self.create_hang)
         return 200, self.batches[batch_id]
@@ -311,6 +315,11 @@ class BatchServer(ChatServer):
         batch.update(status="failed", failed_at=int(time.time()), errors={"object": "list", "data": errors})
         return None
 
+    def _advance(self, batch_id: str) -> None:
+        """Complete a running batch once its delay has passed."""
+        if batch_id in self._lines and time.monotonic() - self._lines[batch_id][0] >= self.batch_delay:
+            self._finish(batch_id, self._lines.pop(batch_id)[1])
+
     def _finish(self, batch_id: str, lines: list[dict]) -> None:
         batch = self.batches[batch_id]
         output, failed = [], []
@@ -338,6 +347,8 @@ class BatchServer(ChatServer):
                      request_counts={"total": len(lines), "completed": len(output), "failed": len(failed)})
 
     def _list(self, query: dict) -> dict:
+        for batch_id in list(self._lines):
+            self._advance(batch_id)
         newest = sorted(self.batches, key=lambda b: int(b.split("_")[1]), reverse=True)
         if "after" in query and query["after"] in self.batches:
             newest = newest[newest.index(query["after"]) + 1:]

@@ -218,7 +218,7 @@ def submit(prompts: pd.Series, model, *, cache, max_requests_per_file: int = MAX
     >>> from evalkit import batch, models
     >>> from evalkit._testing import BatchServer
     >>> cache = models.CallCache(pathlib.Path(tempfile.mkdtemp()) / "calls.sqlite")
-    >>> with BatchServer(lambda prompt, attempt: "PASS", batch_delay=60) as server:
+    >>> with BatchServer(lambda prompt, attempt: "PASS", batch_delay=float("inf")) as server:
     ...     judge = models.OpenAIChat("judge-1", base_url=server.url)
     ...     first = batch.submit(pd.Series(["a", "b", "c"]), judge, cache=cache, max_requests_per_file=2)
     ...     again = batch.submit(pd.Series(["a", "b", "c"]), judge, cache=cache)
