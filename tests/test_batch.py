@@ -213,6 +213,16 @@ def test_bad_input(tmp_path):
             batch.poll(model, cache=cache, interval=-1)
         with pytest.raises(TypeError, match="`cache` must be a models.CallCache"):
             batch.jobs(tmp_path)
+        with pytest.raises(TypeError, match="`model` must be a models.OpenAIChat"):
+            batch.collect(lambda prompt: "PASS", cache=cache)
+        with pytest.raises(TypeError, match="`cache` must be a models.CallCache"):
+            batch.poll(model, cache=None)
+        with pytest.raises(TypeError, match="`cases` must be a pandas DataFrame.*got a path"):
+            judge.render_prompts("cases.csv", RUBRIC)
+        with pytest.raises(TypeError, match="`rubric` must be a Rubric; got str"):
+            judge.render_prompts(make_cases(1), "grounded")
+        with pytest.raises(KeyError, match="needs the case field 'input'"):
+            judge.render_prompts(pd.DataFrame({"case_id": ["x"], "output": ["y"]}), RUBRIC)
         with pytest.raises(KeyError, match=r"missing column\(s\) \['case_id'\]"):
             batch.run_judge(pd.DataFrame({"id": ["x"]}), RUBRIC, model, cache=cache)
         assert total_requests(server) == 0  # refused before any request

@@ -127,6 +127,13 @@ ELSEWHERE = {
     "models.ParseError": "an exception",
     "models.call_and_parse": "test_floor.py::test_call_and_parse_engine",
     "models.model_identity": "test_floor.py::test_call_and_parse_engine",
+    "judge.render_prompts": "test_batch.py::test_bad_input",
+    "batch.BatchError": "an exception",
+    "batch.submit": "test_batch.py::test_bad_input",
+    "batch.poll": "test_batch.py::test_bad_input",
+    "batch.collect": "test_batch.py::test_bad_input",
+    "batch.jobs": "test_batch.py::test_bad_input",
+    "batch.run_judge": "test_batch.py::test_bad_input",
 }
 
 
