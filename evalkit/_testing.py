@@ -14,6 +14,7 @@ client sends).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import threading
 import time
@@ -228,6 +229,7 @@ class BatchServer(ChatServer):
         self.contents: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}
         self._lines: dict[str, tuple[float, list[dict]]] = {}  # creation time and requests of running batches
+        self._ids = itertools.count(1)  # ids stay unique even when a test empties ``files`` or ``batches``
 
     async def _route(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, dict | bytes]:
         route, _, query = path.partition("?")
@@ -254,7 +256,7 @@ class BatchServer(ChatServer):
         return 404, {"error": {"message": f"no route {method} {path}"}}
 
     def _store(self, content: bytes, filename: str, purpose: str) -> dict:
-        file_id = f"file-{len(self.files) + 1}"
+        file_id = f"file-{next(self._ids)}"
         self.files[file_id] = {"id": file_id, "object": "file", "bytes": len(content), "created_at": int(time.time()),
                                "filename": filename, "purpose": purpose, "status": "processed"}
         self.contents[file_id] = content
@@ -269,7 +271,7 @@ class BatchServer(ChatServer):
     async def _create(self, request: dict) -> tuple[int, dict]:
         if request.get("input_file_id") not in self.files or request.get("completion_window") != "24h":
             return 400, {"error": {"message": "unknown input_file_id or completion_window", "type": "invalid_request_error"}}
-        batch_id = f"batch_{len(self.batches) + 1}"
+        batch_id = f"batch_{next(self._ids)}"
         self.batches[batch_id] = {
             "id": batch_id, "object": "batch", "endpoint": request.get("endpoint"), "errors": None,
             "input_file_id": request["input_file_id"], "completion_window": "24h", "status": "in_progress",
@@ -318,7 +320,9 @@ class BatchServer(ChatServer):
     def _advance(self, batch_id: str) -> None:
         """Complete a running batch once its delay has passed."""
         if batch_id in self._lines and time.monotonic() - self._lines[batch_id][0] >= self.batch_delay:
-            self._finish(batch_id, self._lines.pop(batch_id)[1])
+            lines = self._lines.pop(batch_id)[1]
+            if batch_id in self.batches:  # a test may have removed it
+                self._finish(batch_id, lines)
 
     def _finish(self, batch_id: str, lines: list[dict]) -> None:
         batch = self.batches[batch_id]

@@ -132,15 +132,48 @@ def test_creation_interrupted_after_the_provider_accepted_it_is_adopted(tmp_path
         with pytest.warns(EvalkitWarning, match="failed"):  # case 7 is scripted to fail once
             results = batch.run_judge(cases, RUBRIC, model, cache=cache, interval=0.05)
         assert sum(server.created.values()) == 1 and set(server.submitted.values()) == {1}
-        assert batch.jobs(cache)["batch_id"].tolist() == ["batch_1"]
+        assert batch.jobs(cache)["batch_id"].tolist() == list(server.batches)  # the provider's one batch
         assert len(results) == 30 and results["error"].notna().sum() == 1
 
 
-def test_batch_lines_are_the_live_requests_and_files_are_split(tmp_path):
+def test_a_batch_the_provider_never_created_is_created_and_a_refusal_frees_the_requests(tmp_path):
+    cache = models.CallCache(tmp_path / "calls.sqlite")
+    cases = make_cases(6).assign(output="answer even")
+    prompts = judge.render_prompts(cases, RUBRIC)
+    with BatchServer(script, create_hang=2.0) as server:
+        model = models.OpenAIChat("judge-batch", base_url=server.url, timeout=0.3)
+        with pytest.raises(openai.APITimeoutError):
+            batch.submit(prompts, model, cache=cache)
+        server.create_hang = 0.0
+        server.batches.clear()  # as if the provider had never created it: the resume creates it
+        assert batch.submit(prompts, model, cache=cache).empty
+        assert batch.jobs(cache)["batch_id"].tolist() == list(server.batches) and sum(server.created.values()) == 2
+        assert batch.collect(model, cache=cache).empty  # still running
+
+    cache2 = models.CallCache(tmp_path / "other.sqlite")
+    with BatchServer(script, create_hang=2.0) as server:
+        model = models.OpenAIChat("judge-batch", base_url=server.url, timeout=0.3)
+        with pytest.raises(openai.APITimeoutError):
+            batch.submit(prompts, model, cache=cache2)
+        server.create_hang = 0.0
+        server.batches.clear()
+        server.files.clear()  # and its input file is gone: creating that batch is refused (400)
+        results = batch.run_judge(cases, RUBRIC, model, cache=cache2, interval=0.05)
+    # the refused job ended and freed its requests, which the same call sent again in a new file
+    refused, fresh = batch.jobs(cache2).sort_values("status", ascending=False).itertuples(index=False)
+    assert refused.status == "failed" and refused.message.startswith("BadRequestError") and pd.isna(refused.batch_id)
+    assert fresh.status == "completed" and fresh.n_completed == 6
+    assert results["error"].isna().all() and results["cached"].all()
+    assert sorted(server.created.values()) == [1, 1] and set(server.submitted.values()) == {2}
+
+
+def test_batch_lines_are_the_live_requests_and_files_are_split(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALKIT_TEST_KEY", "sk-very-secret-batch")
     cache = models.CallCache(tmp_path / "calls.sqlite")
     prompts = pd.Series({"a": "one", "b": "two", "c": "one", "d": "three", "e": "four", "f": "fïve"})
     with BatchServer(lambda prompt, attempt: f"echo {prompt}") as server:
-        model = models.OpenAIChat("judge-x", base_url=server.url, system="Be strict.", max_tokens=5, temperature=0.2)
+        model = models.OpenAIChat("judge-x", base_url=server.url, system="Be strict.", max_tokens=5, temperature=0.2,
+                                  api_key_env="EVALKIT_TEST_KEY")
         created = batch.submit(prompts, model, cache=cache, max_requests_per_file=2)
         assert created["n_requests"].tolist() == [2, 2, 1]  # five distinct prompts
         mid, params = models.model_identity(model)
@@ -159,7 +192,8 @@ def test_batch_lines_are_the_live_requests_and_files_are_split(tmp_path):
         calls = models.call_many(prompts, model, cache=cache, progress=False)
     assert total_requests(server) == seen and calls["cached"].all()
     assert calls["text"].tolist() == [f"echo {p}" for p in prompts]
-    assert "sk-" not in (tmp_path / "calls.sqlite").read_bytes().decode("latin-1")
+    stored = b"".join(f.read_bytes() for f in tmp_path.glob("calls.sqlite*"))  # the database and its WAL
+    assert b"judge-x" in stored and b"sk-very-secret" not in stored
 
 
 def test_a_job_that_ends_without_answers_gives_error_rows_and_is_resubmitted(tmp_path):
@@ -168,7 +202,8 @@ def test_a_job_that_ends_without_answers_gives_error_rows_and_is_resubmitted(tmp
     with BatchServer(script, batch_delay=float("inf")) as server:
         model = models.OpenAIChat("judge-batch", base_url=server.url)
         batch.submit(judge.render_prompts(cases, RUBRIC), model, cache=cache)
-        server.batches["batch_1"].update(status="expired", expired_at=int(time.time()))  # the provider gave up
+        (batch_id,) = server.batches
+        server.batches[batch_id].update(status="expired", expired_at=int(time.time()))  # the provider gave up
         assert batch.poll(model, cache=cache, wait=False)["status"].tolist() == ["expired"]
         answers = batch.collect(model, cache=cache)
         assert answers["error"].eq("no result for this request (batch expired)").all() and len(cache) == 0
