@@ -15,8 +15,9 @@ the jobs are polled until they end, and their output and error files are read ba
 The jobs are recorded in two tables of the cache's own SQLite file, ``batch_jobs`` (batch id, input file id,
 status, counts, times) and ``batch_requests`` (which keys each job covers, and each key's error). A job is
 recorded as soon as its file is uploaded and before the batch is created (the batch carries the job id in
-its metadata), so a kernel killed at any point resumes the same jobs: nothing is submitted twice. Only the
-key's environment variable name is used; no key is written anywhere.
+its metadata), so a kernel killed at any point resumes the same jobs: nothing is submitted twice. One
+process submits to a cache at a time (two kernels submitting the same prompts at once could both send them).
+The API key stays in the environment (see :class:`~evalkit.models.OpenAIChat`); it is never written anywhere.
 """
 
 from __future__ import annotations
