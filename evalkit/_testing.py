@@ -9,6 +9,9 @@ The server is asyncio-based and runs in a background thread: waiting (latency, h
 it keeps up with many concurrent clients, as a production server would. The standard library has no
 asyncio HTTP server, hence the small HTTP/1.1 reader below (Content-Length bodies only, which is what the
 client sends).
+
+:class:`BatchServer` adds the OpenAI Files and Batches APIs (upload, batch create / retrieve / list, file
+download), answering each line of a batch with the same script.
 """
 
 from __future__ import annotations

@@ -577,7 +577,8 @@ def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float]
     has_usage = made["prompt_tokens"].notna().any()
     cost = np.nan
     if price_per_million is not None and has_usage:
-        batch = made["batch"].fillna(False).to_numpy(dtype=bool) if "batch" in made else np.zeros(len(made), dtype=bool)
+        batch = (pd.array(made["batch"], dtype="boolean").fillna(False).to_numpy(dtype=bool) if "batch" in made
+                 else np.zeros(len(made), dtype=bool))
         rate = np.where(batch, batch_discount, 1.0)
         tokens = {kind: float(made[f"{kind}_tokens"].fillna(0).to_numpy(dtype=float) @ rate) for kind in ("prompt", "completion")}
         cost = sum(tokens[kind] / 1e6 * price_per_million.get(kind, 0.0) for kind in tokens)

@@ -121,8 +121,8 @@ def test_kernel_killed_while_polling_resumes_without_resubmitting(tmp_path):
 def test_creation_interrupted_after_the_provider_accepted_it_is_adopted(tmp_path):
     cache = models.CallCache(tmp_path / "calls.sqlite")
     cases = make_cases(30)
-    with BatchServer(script, create_hang=2.0) as server:
-        model = models.OpenAIChat("judge-batch", base_url=server.url, timeout=0.3)
+    with BatchServer(script, create_hang=5.0) as server:
+        model = models.OpenAIChat("judge-batch", base_url=server.url, timeout=1.0)
         with pytest.raises(openai.APITimeoutError):
             batch.submit(judge.render_prompts(cases, RUBRIC), model, cache=cache)
         pending = batch.jobs(cache)
@@ -140,8 +140,8 @@ def test_a_batch_the_provider_never_created_is_created_and_a_refusal_frees_the_r
     cache = models.CallCache(tmp_path / "calls.sqlite")
     cases = make_cases(6).assign(output="answer even")
     prompts = judge.render_prompts(cases, RUBRIC)
-    with BatchServer(script, create_hang=2.0) as server:
-        model = models.OpenAIChat("judge-batch", base_url=server.url, timeout=0.3)
+    with BatchServer(script, create_hang=5.0) as server:
+        model = models.OpenAIChat("judge-batch", base_url=server.url, timeout=1.0)
         with pytest.raises(openai.APITimeoutError):
             batch.submit(prompts, model, cache=cache)
         server.create_hang = 0.0
@@ -151,8 +151,8 @@ def test_a_batch_the_provider_never_created_is_created_and_a_refusal_frees_the_r
         assert batch.collect(model, cache=cache).empty  # still running
 
     cache2 = models.CallCache(tmp_path / "other.sqlite")
-    with BatchServer(script, create_hang=2.0) as server:
-        model = models.OpenAIChat("judge-batch", base_url=server.url, timeout=0.3)
+    with BatchServer(script, create_hang=5.0) as server:
+        model = models.OpenAIChat("judge-batch", base_url=server.url, timeout=1.0)
         with pytest.raises(openai.APITimeoutError):
             batch.submit(prompts, model, cache=cache2)
         server.create_hang = 0.0
