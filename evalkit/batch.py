@@ -515,6 +515,9 @@ def run_judge(cases: pd.DataFrame, rubric, model, *, cache, max_requests_per_fil
     prompts = _judge.render_prompts(cases, rubric)
     _check_model(model)
     _check_cache(cache)
+    check_number(interval, "interval", low=0.0)  # every option is checked before anything is sent
+    check_number(timeout, "timeout", low=0.0, allow_none=True)
+    check_number(batch_discount, "batch_discount", low=0.0, high=1.0)
     submit(prompts, model, cache=cache, max_requests_per_file=max_requests_per_file)
     poll(model, cache=cache, wait=True, interval=interval, timeout=timeout)
     answers = collect(model, cache=cache)

@@ -260,6 +260,10 @@ def test_bad_input(tmp_path):
             judge.render_prompts(pd.DataFrame({"case_id": ["x"], "output": ["y"]}), RUBRIC)
         with pytest.raises(KeyError, match=r"missing column\(s\) \['case_id'\]"):
             batch.run_judge(pd.DataFrame({"id": ["x"]}), RUBRIC, model, cache=cache)
+        with pytest.raises(ValueError, match="`batch_discount` must be in"):
+            batch.run_judge(make_cases(2), RUBRIC, model, cache=cache, batch_discount=1.5)
+        with pytest.raises(ValueError, match="`timeout` must be in"):
+            batch.run_judge(make_cases(2), RUBRIC, model, cache=cache, timeout=-1)
         assert total_requests(server) == 0  # refused before any request
         batch.submit(prompts, model, cache=cache)
         with pytest.raises(TimeoutError, match="1 batch job\\(s\\) still running after 0.2 s"):
