@@ -8,6 +8,7 @@ import importlib
 
 from evalkit import (
     agreement,
+    batch,
     calibrate,
     cases,
     checks,
@@ -34,6 +35,7 @@ _LAZY = ("plots",)
 __all__ = [
     "EvalkitWarning",
     "agreement",
+    "batch",
     "calibrate",
     "cases",
     "checks",

@@ -10,11 +10,15 @@ The server is asyncio-based and runs in a background thread: waiting (latency, h
 it keeps up with many concurrent clients, as a production server would. The standard library has no
 asyncio HTTP server, hence the small HTTP/1.1 reader below (Content-Length bodies only, which is what the
 client sends).
+
+:class:`BatchServer` adds the OpenAI Files and Batches APIs (upload, batch create / retrieve / list, file
+download), answering each line of a batch with the same script.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import threading
 import time
@@ -117,10 +121,12 @@ class ChatServer:
                     name, _, value = line.decode("latin-1").partition(":")
                     headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
-                path = request_line.split()[1].decode() if len(request_line.split()) > 1 else ""
-                status, payload = await self._answer(path, body)
+                method, path = (request_line.decode("latin-1").split() + ["", ""])[:2]
+                status, payload = await self._route(method, path, headers, body)
                 extra, interval, content_type = "", 0.0, "application/json"
-                if isinstance(payload, Raw):
+                if isinstance(payload, bytes):  # file contents go out as they are
+                    data, content_type = payload, "application/octet-stream"
+                elif isinstance(payload, Raw):
                     data = payload.body.encode("utf-8", "surrogatepass") if isinstance(payload.body, str) else payload.body
                     content_type = payload.content_type
                 else:
@@ -144,6 +150,9 @@ class ChatServer:
             pass  # client went away, or the server is shutting down: end this connection quietly
         finally:
             writer.close()
+
+    async def _route(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, object]:
+        return await self._answer(path, body)
 
     async def _answer(self, path: str, body: bytes) -> tuple[int, object]:
         if not path.endswith("/chat/completions"):
@@ -198,3 +207,193 @@ class ChatServer:
         asyncio.run_coroutine_threadsafe(close(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+
+
+# ------------------------------------------------------------------ the Files and Batches APIs
+def _form_fields(content_type: str, body: bytes) -> dict[str, bytes]:
+    """The fields of a multipart/form-data body (the file upload), parsed by the standard library's email parser."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + body)
+    if not message.is_multipart():
+        return {}
+    return {part.get_param("name", header="content-disposition"): part.get_payload(decode=True)
+            for part in message.iter_parts()}
+
+
+class BatchServer(ChatServer):
+    """A :class:`ChatServer` that also serves the OpenAI Files and Batches APIs on 127.0.0.1.
+
+    ``POST /v1/files`` (multipart upload), ``GET /v1/files/{id}`` and ``/v1/files/{id}/content``;
+    ``POST /v1/batches``, ``GET /v1/batches/{id}`` and ``GET /v1/batches`` (newest first, ``limit`` and
+    ``after``). A batch validates its input file like the provider (JSON lines with ``custom_id``,
+    ``method``, ``url``, ``body``; unique custom ids; one endpoint; one model) and fails as a whole when it
+    is invalid; otherwise each line is answered by the same ``script(prompt, attempt)`` as a live call:
+    a string goes to the output file, a :class:`Fail` to the error file (its status and message), a
+    :class:`Hang` answers its text. A batch is complete when it is first looked at (retrieved or listed) at
+    least ``batch_delay`` seconds after its creation; the delay is read then, so a test may change it.
+
+    Parameters
+    ----------
+    script : callable
+        As in :class:`ChatServer`.
+    batch_delay : float, default 0.0
+        Seconds between creating a batch and its completion (status ``in_progress`` until then).
+        ``float("inf")`` keeps every batch running until the attribute is lowered.
+    create_hang : float, default 0.0
+        Seconds to wait before answering a batch creation that has already been recorded, to provoke a
+        client timeout after the provider accepted the batch.
+
+    Attributes
+    ----------
+    api_requests : int
+        Requests to the files and batches routes (chat completions are counted in ``requests``).
+    created : Counter
+        Batch creations per input file id.
+    submitted : Counter
+        How often each ``custom_id`` was part of a created batch.
+    """
+
+    def __init__(self, script: Callable, *, latency: float = 0.0, batch_delay: float = 0.0, create_hang: float = 0.0):
+        super().__init__(script, latency=latency)
+        self.batch_delay = batch_delay
+        self.create_hang = create_hang
+        self.api_requests = 0
+        self.created: Counter = Counter()
+        self.submitted: Counter = Counter()
+        self.files: dict[str, dict] = {}
+        self.contents: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self._lines: dict[str, tuple[float, list[dict]]] = {}  # creation time and requests of running batches
+        self._ids = itertools.count(1)  # ids stay unique even when a test empties ``files`` or ``batches``
+
+    async def _route(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, dict | bytes]:
+        route, _, query = path.partition("?")
+        parts = route.rstrip("/").split("/")
+        if "files" not in parts and "batches" not in parts:
+            return await super()._route(method, path, headers, body)
+        self.api_requests += 1
+        parts = parts[parts.index("files" if "files" in parts else "batches"):]
+        if parts == ["files"] and method == "POST":
+            return self._upload(headers.get("content-type", ""), body)
+        if parts[0] == "files" and len(parts) >= 2 and method == "GET":
+            if parts[1] not in self.files:
+                return 404, {"error": {"message": f"no file {parts[1]}", "type": "invalid_request_error"}}
+            return (200, self.contents[parts[1]]) if parts[2:] == ["content"] else (200, self.files[parts[1]])
+        if parts == ["batches"] and method == "POST":
+            return await self._create(json.loads(body or b"{}"))
+        if parts == ["batches"] and method == "GET":
+            return 200, self._list(dict(p.partition("=")[::2] for p in query.split("&") if p))
+        if parts[0] == "batches" and len(parts) == 2 and method == "GET":
+            if parts[1] not in self.batches:
+                return 404, {"error": {"message": f"no batch {parts[1]}", "type": "invalid_request_error"}}
+            self._advance(parts[1])
+            return 200, self.batches[parts[1]]
+        return 404, {"error": {"message": f"no route {method} {path}"}}
+
+    def _store(self, content: bytes, filename: str, purpose: str) -> dict:
+        file_id = f"file-{next(self._ids)}"
+        self.files[file_id] = {"id": file_id, "object": "file", "bytes": len(content), "created_at": int(time.time()),
+                               "filename": filename, "purpose": purpose, "status": "processed"}
+        self.contents[file_id] = content
+        return self.files[file_id]
+
+    def _upload(self, content_type: str, body: bytes) -> tuple[int, dict]:
+        fields = _form_fields(content_type, body)
+        if "file" not in fields or fields.get("purpose") != b"batch":
+            return 400, {"error": {"message": "upload a 'file' with purpose 'batch'", "type": "invalid_request_error"}}
+        return 200, self._store(fields["file"], "batch.jsonl", "batch")
+
+    async def _create(self, request: dict) -> tuple[int, dict]:
+        if request.get("input_file_id") not in self.files or request.get("completion_window") != "24h":
+            return 400, {"error": {"message": "unknown input_file_id or completion_window", "type": "invalid_request_error"}}
+        batch_id = f"batch_{next(self._ids)}"
+        self.batches[batch_id] = {
+            "id": batch_id, "object": "batch", "endpoint": request.get("endpoint"), "errors": None,
+            "input_file_id": request["input_file_id"], "completion_window": "24h", "status": "in_progress",
+            "output_file_id": None, "error_file_id": None, "created_at": int(time.time()),
+            "in_progress_at": int(time.time()), "completed_at": None, "failed_at": None,
+            "request_counts": {"total": 0, "completed": 0, "failed": 0}, "metadata": request.get("metadata"),
+        }
+        self.created[request["input_file_id"]] += 1
+        lines = self._validate(self.batches[batch_id])
+        if lines is not None:
+            self.submitted.update(line["custom_id"] for line in lines)
+            self.batches[batch_id]["request_counts"]["total"] = len(lines)
+            self._lines[batch_id] = (time.monotonic(), lines)
+        if self.create_hang:
+            await asyncio.sleep(self.create_hang)
+        return 200, self.batches[batch_id]
+
+    def _validate(self, batch: dict) -> list[dict] | None:
+        """The input file's lines, or None after failing the batch the way the provider does."""
+        errors, lines = [], []
+        for number, text in enumerate(self.contents[batch["input_file_id"]].decode("utf-8").splitlines(), start=1):
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError:
+                errors.append({"code": "invalid_json_line", "message": "not valid JSON", "line": number})
+                continue
+            if not isinstance(line, dict) or not {"custom_id", "method", "url", "body"} <= set(line):
+                errors.append({"code": "missing_required_parameter", "message": "custom_id, method, url and body "
+                               "are required", "line": number})
+            elif line["url"] != batch["endpoint"] or line["method"] != "POST":
+                errors.append({"code": "mismatched_endpoint", "message": "every line must POST to the batch's endpoint",
+                               "line": number})
+            else:
+                lines.append(line)
+        ids = Counter(line["custom_id"] for line in lines)
+        if any(count > 1 for count in ids.values()):
+            errors.append({"code": "duplicate_custom_id", "message": "custom_id values must be unique", "line": None})
+        if len({line["body"].get("model") for line in lines}) > 1:
+            errors.append({"code": "mismatched_model", "message": "every line must use the same model", "line": None})
+        if not errors and lines:
+            return lines
+        errors = errors or [{"code": "empty_file", "message": "the input file has no requests", "line": None}]
+        batch.update(status="failed", failed_at=int(time.time()), errors={"object": "list", "data": errors})
+        return None
+
+    def _advance(self, batch_id: str) -> None:
+        """Complete a running batch once its delay has passed."""
+        if batch_id in self._lines and time.monotonic() - self._lines[batch_id][0] >= self.batch_delay:
+            lines = self._lines.pop(batch_id)[1]
+            if batch_id in self.batches:  # a test may have removed it
+                self._finish(batch_id, lines)
+
+    def _finish(self, batch_id: str, lines: list[dict]) -> None:
+        batch = self.batches[batch_id]
+        output, failed = [], []
+        for number, line in enumerate(lines, start=1):
+            prompt = line["body"]["messages"][-1]["content"]
+            self.attempts[prompt] += 1
+            answer = self.script(prompt, self.attempts[prompt])
+            if isinstance(answer, Hang):
+                answer = answer.text
+            if isinstance(answer, Fail):
+                response = {"status_code": answer.status, "request_id": f"req_{batch_id}_{number}",
+                            "body": {"error": {"message": answer.message, "type": "scripted"}}}
+                failed.append({"id": f"{batch_id}_req_{number}", "custom_id": line["custom_id"], "response": response,
+                               "error": None})
+            else:
+                response = {"status_code": 200, "request_id": f"req_{batch_id}_{number}",
+                            "body": self._completion(answer, prompt, line["body"].get("model", "scripted"))}
+                output.append({"id": f"{batch_id}_req_{number}", "custom_id": line["custom_id"], "response": response,
+                               "error": None})
+        for name, rows in (("output_file_id", output), ("error_file_id", failed)):
+            if rows:
+                content = "".join(json.dumps(row) + "\n" for row in rows).encode()
+                batch[name] = self._store(content, f"{batch_id}_{name}.jsonl", "batch_output")["id"]
+        batch.update(status="completed", completed_at=int(time.time()),
+                     request_counts={"total": len(lines), "completed": len(output), "failed": len(failed)})
+
+    def _list(self, query: dict) -> dict:
+        for batch_id in list(self._lines):
+            self._advance(batch_id)
+        newest = sorted(self.batches, key=lambda b: int(b.split("_")[1]), reverse=True)
+        if "after" in query and query["after"] in self.batches:
+            newest = newest[newest.index(query["after"]) + 1:]
+        limit = int(query.get("limit", 20))
+        page = [self.batches[b] for b in newest[:limit]]
+        return {"object": "list", "data": page, "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None, "has_more": len(newest) > limit}

@@ -29,6 +29,7 @@ __all__ = [
     "Rubric",
     "UNSUPPORTED_CLAIMS",
     "parse_verdict",
+    "render_prompts",
     "plan",
     "run_judge",
     "pass_rate",
@@ -228,6 +229,25 @@ def _prompts(cases, rubric) -> tuple[pd.DataFrame, pd.Series]:
                              f"({int(missing.sum())} case(s) in all); give it a value (an empty string is fine) "
                              "or leave the case out. No call was made.")
     return cases, pd.Series([rubric.render(row) for row in cases.to_dict("records")], index=cases["case_id"].to_numpy())
+
+
+def render_prompts(cases: pd.DataFrame, rubric: Rubric) -> pd.Series:
+    """The prompt :func:`run_judge` sends for each case, e.g. to submit them as a provider batch (:mod:`evalkit.batch`).
+
+    Returns
+    -------
+    Series of str
+        Indexed by ``case_id``, in the order of ``cases``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import judge
+    >>> cases = pd.DataFrame({"case_id": ["c1"], "output": ["Paris"]})
+    >>> judge.render_prompts(cases, judge.Rubric("capital", "Names the capital.", "{criterion} {output}? {levels}")).to_dict()
+    {'c1': 'Names the capital. Paris? PASS or FAIL'}
+    """
+    return _prompts(cases, rubric)[1]
 
 
 def plan(cases: pd.DataFrame, rubric: Rubric, model=None, *, model_id: str | None = None,

@@ -235,15 +235,31 @@ class OpenAIChat:
         """``text`` with the API key replaced by ``[redacted]`` (a server may echo the key in an error)."""
         return text.replace(self._key, "[redacted]") if self._key and len(self._key) >= 8 else text
 
-    def __call__(self, prompt: str) -> Reply:
+    @property
+    def client(self):
+        """The ``openai.OpenAI`` client (no retries of its own), e.g. for the Files and Batches APIs."""
+        return self._client
+
+    def request_body(self, prompt: str) -> dict:
+        """The chat-completions request for one prompt: what a call sends, and the body of a batch file line.
+
+        Examples
+        --------
+        >>> from evalkit.models import OpenAIChat
+        >>> OpenAIChat("m", base_url="http://127.0.0.1:1/v1", system="Be brief.").request_body("Hi")
+        {'model': 'm', 'messages': [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'Hi'}], 'temperature': 0.0}
+        """
         messages = ([{"role": "system", "content": self.params["system"]}] if self.params["system"] else [])
         messages.append({"role": "user", "content": prompt})
-        kwargs = {"temperature": self.params["temperature"]}
+        body = {"model": self.model_id, "messages": messages, "temperature": self.params["temperature"]}
         if self.params["max_tokens"] is not None:
-            kwargs["max_tokens"] = self.params["max_tokens"]
+            body["max_tokens"] = self.params["max_tokens"]
+        return body
+
+    def __call__(self, prompt: str) -> Reply:
         deadline = time.monotonic() + self.timeout
         create = self._client.chat.completions.with_streaming_response.create
-        with create(model=self.model_id, messages=messages, timeout=self.timeout, **kwargs) as response:
+        with create(**self.request_body(prompt), timeout=self.timeout) as response:
             body = _read_body(response.http_response, deadline, self.timeout)
             content_type = response.http_response.headers.get("content-type", "")
         return _reply_from_body(body, content_type)
@@ -833,7 +849,8 @@ def call_and_parse(
     return table
 
 
-def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float] | None = None) -> pd.DataFrame:
+def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float] | None = None,
+                  batch_discount: float = 0.5) -> pd.DataFrame:
     """Total calls, tokens and (when prices are given) cost of a run.
 
     Parameters
@@ -841,7 +858,11 @@ def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float]
     calls : DataFrame
         Output of :func:`call_many`, or a results table with the same columns.
     price_per_million : mapping, optional
-        ``{"prompt": usd, "completion": usd}`` per million tokens.
+        ``{"prompt": usd, "completion": usd}`` per million tokens (the per-call price).
+    batch_discount : float, default 0.5
+        Rows whose optional ``batch`` column is True were answered through a provider's batch API
+        (:mod:`evalkit.batch`) and cost ``batch_discount`` times the per-call price: OpenAI's and
+        Anthropic's batch price is half the per-call price. Set it to your provider's ratio.
 
     Returns
     -------
@@ -858,16 +879,23 @@ def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float]
     >>> calls = call_many(pd.Series(["a", "b"]), model, model_id="m", progress=False)
     >>> usage_summary(calls, price_per_million={"prompt": 1.0, "completion": 4.0})["cost_usd"].round(5).tolist()
     [0.00208]
+    >>> usage_summary(calls.assign(batch=True), price_per_million={"prompt": 1.0, "completion": 4.0})["cost_usd"].round(5).tolist()
+    [0.00104]
     """
     calls = check_dataframe(calls, "calls")
     check_columns(calls, ["cached", "error", "prompt_tokens", "completion_tokens"], "calls")
+    batch_discount = check_number(batch_discount, "batch_discount", low=0.0, high=1.0)
     made = calls[~calls["cached"].astype(bool)]  # what this run paid for
     prompt_tokens = int(made["prompt_tokens"].fillna(0).sum())
     completion_tokens = int(made["completion_tokens"].fillna(0).sum())
     has_usage = made["prompt_tokens"].notna().any()
     cost = np.nan
     if price_per_million is not None and has_usage:
-        cost = prompt_tokens / 1e6 * price_per_million.get("prompt", 0.0) + completion_tokens / 1e6 * price_per_million.get("completion", 0.0)
+        batch = (pd.array(made["batch"], dtype="boolean").fillna(False).to_numpy(dtype=bool) if "batch" in made
+                 else np.zeros(len(made), dtype=bool))
+        rate = np.where(batch, batch_discount, 1.0)
+        tokens = {kind: float(made[f"{kind}_tokens"].fillna(0).to_numpy(dtype=float) @ rate) for kind in ("prompt", "completion")}
+        cost = sum(tokens[kind] / 1e6 * price_per_million.get(kind, 0.0) for kind in tokens)
     return pd.DataFrame([{
         "n": len(calls), "n_cached": int(calls["cached"].sum()), "n_errors": int(calls["error"].notna().sum()),
         "n_attempts": int(calls.loc[~calls["cached"], "attempts"].fillna(0).sum()) if "attempts" in calls else np.nan,

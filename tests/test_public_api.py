@@ -158,6 +158,13 @@ ELSEWHERE = {
     "agreement.first_slot_preference": "test_agreement.py::test_first_slot_preference_against_binomtest",
     "agreement.length_bias": "test_agreement.py::test_length_bias_matches_statsmodels_and_recovers_the_effect",
     "agreement.self_preference": "test_agreement.py::test_self_preference_counts_by_hand",
+    "judge.render_prompts": "test_batch.py::test_bad_input",
+    "batch.BatchError": "an exception",
+    "batch.submit": "test_batch.py::test_bad_input",
+    "batch.poll": "test_batch.py::test_bad_input",
+    "batch.collect": "test_batch.py::test_bad_input",
+    "batch.jobs": "test_batch.py::test_bad_input",
+    "batch.run_judge": "test_batch.py::test_bad_input",
 }
 
 
