@@ -159,7 +159,7 @@ ELSEWHERE = {
     "agreement.length_bias": "test_agreement.py::test_length_bias_matches_statsmodels_and_recovers_the_effect",
     "agreement.self_preference": "test_agreement.py::test_self_preference_counts_by_hand",
     "judge.render_prompts": "test_batch.py::test_bad_input",
-    "batch.BatchError": "an exception",
+    "batch.BatchError": "test_batch.py::test_kernel_killed_while_polling_resumes_without_resubmitting",
     "batch.submit": "test_batch.py::test_bad_input",
     "batch.poll": "test_batch.py::test_bad_input",
     "batch.collect": "test_batch.py::test_bad_input",
