@@ -244,7 +244,8 @@ def sweep(
     distinct, inverse = _distinct_rows(counts[list(_verdicts.LEVELS)].to_numpy(dtype=np.int64))
     out = _scores_from_counts(distinct, t, weights, none_penalty=none_penalty, eps=eps, empty=empty, p=p,
                               decimals=decimals)
-    return pd.DataFrame(out[:, inverse].T, index=counts.index, columns=pd.Index(t, name="temperature"), copy=False)
+    out = np.take(out, inverse, axis=1)  # (temperatures, items): the DataFrame's block, without a copy
+    return pd.DataFrame(out.T, index=counts.index, columns=pd.Index(t, name="temperature"), copy=False)
 
 
 def _distinct_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

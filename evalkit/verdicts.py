@@ -41,6 +41,8 @@ def _level_codes(values: pd.Series) -> np.ndarray:
     Only the distinct labels are lower-cased, stripped and mapped through the aliases: a column of
     plain strings (e.g. read from a CSV) is factorized once, so it costs about what a categorical does.
     """
+    if values.dtype == VERDICT_DTYPE:
+        return values.cat.codes.to_numpy()
     if isinstance(values.dtype, pd.CategoricalDtype):
         codes, uniques = values.cat.codes.to_numpy(), values.cat.categories
     else:
@@ -106,6 +108,8 @@ def _validate(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Inde
             f"`verdicts` row {show(out.index[pos])} (item_id={show(out['item_id'].iloc[pos])}): verdict "
             f"{show(verdicts['verdict'].iloc[pos])} is not one of {list(LEVELS)} "
             f"(accepted alias: 'partially'); {int(bad.sum())} row(s) have unknown verdicts."
+            + (" A missing verdict often comes from pandas.read_csv, which reads the text 'None' as missing: "
+               "read with keep_default_na=False." if pd.isna(verdicts["verdict"].iloc[pos]) else "")
         )
     if out["verdict"].dtype != VERDICT_DTYPE:
         out["verdict"] = pd.Categorical.from_codes(level, dtype=VERDICT_DTYPE)
@@ -114,10 +118,11 @@ def _validate(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Inde
         idx = out["claim_idx"]
         if idx.isna().any() or not pd.api.types.is_numeric_dtype(idx):
             raise ValueError(f"`verdicts` column 'claim_idx' must hold integers; got dtype {idx.dtype}.")
-        as_int = idx.astype("int64")
-        if not np.array_equal(as_int.to_numpy(), idx.to_numpy()):
-            raise ValueError("`verdicts` column 'claim_idx' must hold whole numbers.")
-        out["claim_idx"] = as_int
+        if idx.dtype != np.int64:
+            as_int = idx.astype("int64")
+            if not np.array_equal(as_int.to_numpy(), idx.to_numpy()):
+                raise ValueError("`verdicts` column 'claim_idx' must hold whole numbers.")
+            out["claim_idx"] = as_int
     else:
         out["claim_idx"] = out.groupby("item_id", sort=False).cumcount().astype("int64")
 

@@ -118,3 +118,14 @@ def test_unknown_or_missing_string_label_names_the_row(bad):
     table = pd.DataFrame({"item_id": ["a", "a", "b", "b"], "verdict": column}, index=column.index)
     with pytest.raises(ValueError, match=r"row 12 \(item_id='b'\).*1 row\(s\) have unknown verdicts"):
         verdicts.validate(table)
+
+
+def test_none_read_as_missing_by_read_csv_gets_a_hint():
+    import io
+
+    text = "item_id,verdict\na,fully\na,None\n"
+    with pytest.raises(ValueError, match="row 1 .*read_csv, which reads the text 'None' as missing: read with "
+                                         "keep_default_na=False"):
+        verdicts.validate(pd.read_csv(io.StringIO(text)))
+    table = verdicts.validate(pd.read_csv(io.StringIO(text), keep_default_na=False))
+    assert table["verdict"].astype(str).tolist() == ["fully", "none"]
