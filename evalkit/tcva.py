@@ -239,12 +239,17 @@ def sweep(
     if counts.empty:
         raise ValueError("`verdicts` is empty and no `items` were given: there is nothing to score.")
     decimals = None if decimals is None else check_number(decimals, "decimals", low=0, integer=True)
-    # An item's score depends only on its five level counts, and items share count vectors (at most
-    # 42,504 distinct ones for up to 19 claims): score the distinct vectors, then hand them back out.
+    return _sweep_counts(counts, t, weights, none_penalty=none_penalty, eps=eps, empty=empty, p=p, decimals=decimals)
+
+
+def _sweep_counts(counts: pd.DataFrame, t: np.ndarray, weights: np.ndarray, **options) -> pd.DataFrame:
+    """The scores table from a level-count table (:func:`evalkit.verdicts.level_counts`), on checked arguments.
+
+    An item's score depends only on its five level counts, and items share count vectors (at most
+    42,504 distinct ones for up to 19 claims): the distinct vectors are scored, then handed back out.
+    """
     distinct, inverse = _distinct_rows(counts[list(_verdicts.LEVELS)].to_numpy(dtype=np.int64))
-    out = _scores_from_counts(distinct, t, weights, none_penalty=none_penalty, eps=eps, empty=empty, p=p,
-                              decimals=decimals)
-    out = np.take(out, inverse, axis=1)  # (temperatures, items): the DataFrame's block, without a copy
+    out = np.take(_scores_from_counts(distinct, t, weights, **options), inverse, axis=1)  # (temperatures, items)
     return pd.DataFrame(out.T, index=counts.index, columns=pd.Index(t, name="temperature"), copy=False)
 
 
