@@ -66,13 +66,15 @@ def counting_limit(scores: pd.DataFrame, human: pd.Series, n_resamples: int, see
         mid = np.cumsum(count.reshape(len(rows), n), axis=1).ravel() - 0.5 * (count - 1)
         return mid[flat].reshape(codes.shape)
 
-    r = []
+    r = np.empty((len(code_x), n_resamples))
     for start in range(0, n_resamples, batch):
         idx = rng.integers(0, n, (min(batch, n_resamples - start), n))
-        rx = midranks(code_x[:, idx]) - (n + 1) / 2
-        ry = midranks(code_y[idx]) - (n + 1) / 2
-        r.append(np.einsum("kbn,bn->kb", rx, ry) / np.sqrt(np.einsum("kbn,kbn->kb", rx, rx) * np.einsum("bn,bn->b", ry, ry)))
-    return np.quantile(np.concatenate(r, axis=1), [0.025, 0.975], axis=1).T
+        ry = midranks(code_y[idx]) - (n + 1) / 2  # mid-ranks always average (n + 1) / 2
+        yy = np.einsum("bn,bn->b", ry, ry)
+        for j, codes in enumerate(code_x):  # a column at a time, in cache
+            rx = midranks(codes[idx]) - (n + 1) / 2
+            r[j, start:start + len(idx)] = np.einsum("bn,bn->b", rx, ry) / np.sqrt(np.einsum("bn,bn->b", rx, rx) * yy)
+    return np.quantile(r, [0.025, 0.975], axis=1).T
 
 
 def scipy_summary(scores, human, groups, n_resamples, seed):

@@ -45,10 +45,15 @@ COLUMNS = ["n", "r", "ci_low", "ci_high", "p_val", "method", "level", "n_groups"
 # --------------------------------------------------------------------------------------------------
 def _pearson_lastaxis(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Pearson r along the last axis (broadcasting); NaN where either side is constant."""
-    xc = x - x.mean(axis=-1, keepdims=True)
     yc = y - y.mean(axis=-1, keepdims=True)
+    return _pearson_centred(x, yc, (yc * yc).sum(axis=-1))
+
+
+def _pearson_centred(x: np.ndarray, yc: np.ndarray, yy: np.ndarray) -> np.ndarray:
+    """Pearson r along the last axis of ``x`` with a ``y`` given centred (``yc``) and its sum of squares ``yy``."""
+    xc = x - x.mean(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = (xc * yc).sum(axis=-1) / np.sqrt((xc * xc).sum(axis=-1) * (yc * yc).sum(axis=-1))
+        r = (xc * yc).sum(axis=-1) / np.sqrt((xc * xc).sum(axis=-1) * yy)
     return np.clip(r, -1.0, 1.0)
 
 
@@ -86,14 +91,26 @@ def _resampled_corr(x: np.ndarray, y: np.ndarray, method: str):
     """``idx -> r`` of the columns of ``x`` (cols, n) with ``y`` (n,) on resampled positions ``idx`` (..., m).
 
     Spearman ranks each column once (dense codes, ties share one) and each resample by counting
-    (:func:`_midranks`): the same coefficients as ranking every resample with rankdata, bit for bit.
+    (:func:`_midranks`): the same coefficients as ranking every resample with rankdata, bit for bit
+    (mid-ranks, their means and sums of squares are exact in floating point, whatever the order of
+    summation). Columns are done one at a time so that a batch's arrays stay in the processor cache.
     """
     if method != "spearman":
         return lambda idx: _corr_lastaxis(x[:, idx], y[idx], method)
     n = x.shape[-1]
-    code_x = np.stack([np.unique(column, return_inverse=True)[1].ravel() for column in x])
+    code_x = [np.unique(column, return_inverse=True)[1].ravel() for column in x]
     code_y = np.unique(y, return_inverse=True)[1].ravel()
-    return lambda idx: _pearson_lastaxis(_midranks(code_x[:, idx], n), _midranks(code_y[idx], n))
+
+    def stat(idx):
+        ranks = _midranks(code_y[idx], n)
+        yc = ranks - ranks.mean(axis=-1, keepdims=True)
+        yy = (yc * yc).sum(axis=-1)
+        out = np.empty((len(code_x), *idx.shape[:-1]))
+        for j, codes in enumerate(code_x):
+            out[j] = _pearson_centred(_midranks(codes[idx], n), yc, yy)
+        return out
+
+    return stat
 
 
 def _scipy_corr(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, float]:
