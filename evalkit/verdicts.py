@@ -129,7 +129,10 @@ def _validate(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Inde
     codes, uniques = pd.factorize(out["item_id"])
     claim = out["claim_idx"].to_numpy()
     if len(out):
-        key = codes.astype(np.int64) * (int(claim.max()) - int(claim.min()) + 1) + (claim - claim.min())
+        low = int(claim.min())
+        key = codes.astype(np.int64, copy=False) * (int(claim.max()) - low + 1)  # a new array: updated in place
+        key += claim
+        key -= low
         dup = pd.Index(key).duplicated()
         if dup.any():
             pos = int(np.flatnonzero(dup)[0])
@@ -238,7 +241,8 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
             raise ValueError(f"`verdicts` has item_id(s) not in `items`: {unknown}; `items` must list every item.")
         codes = position[codes]
     n_levels = len(LEVELS)
-    flat = codes.astype(np.int64) * n_levels + table["verdict"].cat.codes.to_numpy()
+    flat = codes.astype(np.int64, copy=False) * n_levels  # a new array: updated in place
+    flat += table["verdict"].cat.codes.to_numpy()
     counts = np.bincount(flat, minlength=len(index) * n_levels).reshape(len(index), n_levels)
     out = pd.DataFrame(counts.astype(np.int64), index=index, columns=list(LEVELS))
     out["n_claims"] = counts.sum(axis=1)
