@@ -45,15 +45,10 @@ COLUMNS = ["n", "r", "ci_low", "ci_high", "p_val", "method", "level", "n_groups"
 # --------------------------------------------------------------------------------------------------
 def _pearson_lastaxis(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Pearson r along the last axis (broadcasting); NaN where either side is constant."""
-    yc = y - y.mean(axis=-1, keepdims=True)
-    return _pearson_centred(x, yc, (yc * yc).sum(axis=-1))
-
-
-def _pearson_centred(x: np.ndarray, yc: np.ndarray, yy: np.ndarray) -> np.ndarray:
-    """Pearson r along the last axis of ``x`` with a ``y`` given centred (``yc``) and its sum of squares ``yy``."""
     xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = (xc * yc).sum(axis=-1) / np.sqrt((xc * xc).sum(axis=-1) * yy)
+        r = (xc * yc).sum(axis=-1) / np.sqrt((xc * xc).sum(axis=-1) * (yc * yc).sum(axis=-1))
     return np.clip(r, -1.0, 1.0)
 
 
@@ -70,20 +65,21 @@ def _corr_lastaxis(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
     return out.reshape(x.shape[:-1])
 
 
-def _midranks(codes: np.ndarray, n_values: int) -> np.ndarray:
+def _midranks(codes: np.ndarray, n_values: int, *, shift: float = 0.0) -> np.ndarray:
     """Average ranks along the last axis of integer codes in ``[0, n_values)``, found by counting.
 
     Equal to :func:`scipy.stats.rankdata` (``method="average"``) of any values whose order the codes
     keep, bit for bit (mid-ranks are half-integers, exact in floating point). Why not rankdata: it
     sorts every row, while a bootstrap resample of already ranked values needs only a count per code
-    (``bincount``), its running total (``cumsum``) and a lookup.
+    (``bincount``), its running total (``cumsum``) and a lookup. ``shift`` is subtracted from every rank
+    (a half-integer shift keeps them exact).
     """
     rows = codes.reshape(-1, codes.shape[-1])
     flat = rows + (np.arange(len(rows)) * n_values)[:, None]  # each row's codes in its own block
     count = np.bincount(flat.ravel(), minlength=len(rows) * n_values)
     mid = count * -0.5  # mid-rank of a code: its running total - (count - 1) / 2
     mid += np.cumsum(count.reshape(len(rows), n_values), axis=1).ravel()
-    mid += 0.5
+    mid += 0.5 - shift
     return mid[flat].reshape(codes.shape)
 
 
@@ -91,9 +87,10 @@ def _resampled_corr(x: np.ndarray, y: np.ndarray, method: str):
     """``idx -> r`` of the columns of ``x`` (cols, n) with ``y`` (n,) on resampled positions ``idx`` (..., m).
 
     Spearman ranks each column once (dense codes, ties share one) and each resample by counting
-    (:func:`_midranks`): the same coefficients as ranking every resample with rankdata, bit for bit
-    (mid-ranks, their means and sums of squares are exact in floating point, whatever the order of
-    summation). Columns are done one at a time so that a batch's arrays stay in the processor cache.
+    (:func:`_midranks`), centred on their known mean ``(m + 1) / 2``. The same coefficients as ranking
+    every resample with rankdata and correlating, bit for bit: centred mid-ranks are half-integers, so
+    their products and sums are exact in floating point in any order (for m up to about 200,000).
+    Columns are done one at a time so that a batch's arrays stay in the processor cache.
     """
     if method != "spearman":
         return lambda idx: _corr_lastaxis(x[:, idx], y[idx], method)
@@ -102,13 +99,15 @@ def _resampled_corr(x: np.ndarray, y: np.ndarray, method: str):
     code_y = np.unique(y, return_inverse=True)[1].ravel()
 
     def stat(idx):
-        ranks = _midranks(code_y[idx], n)
-        yc = ranks - ranks.mean(axis=-1, keepdims=True)
-        yy = (yc * yc).sum(axis=-1)
+        centre = (idx.shape[-1] + 1) / 2
+        yc = _midranks(code_y[idx], n, shift=centre)
+        yy = np.einsum("...i,...i->...", yc, yc)
         out = np.empty((len(code_x), *idx.shape[:-1]))
-        for j, codes in enumerate(code_x):
-            out[j] = _pearson_centred(_midranks(codes[idx], n), yc, yy)
-        return out
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for j, codes in enumerate(code_x):
+                xc = _midranks(codes[idx], n, shift=centre)
+                out[j] = np.einsum("...i,...i->...", xc, yc) / np.sqrt(np.einsum("...i,...i->...", xc, xc) * yy)
+        return np.clip(out, -1.0, 1.0)
 
     return stat
 
