@@ -59,20 +59,21 @@ def counting_limit(scores: pd.DataFrame, human: pd.Series, n_resamples: int, see
     code_y = np.unique(human.to_numpy(), return_inverse=True)[1]
     rng = np.random.default_rng(seed)
 
-    def midranks(codes):
-        rows = codes.reshape(-1, n)
-        flat = rows + (np.arange(len(rows)) * n)[:, None]
+    def centred_midranks(codes):  # mid-ranks always average (n + 1) / 2
+        flat = codes + (np.arange(len(codes)) * n)[:, None]
         count = np.bincount(flat.ravel(), minlength=flat.size)
-        mid = np.cumsum(count.reshape(len(rows), n), axis=1).ravel() - 0.5 * (count - 1)
-        return mid[flat].reshape(codes.shape)
+        mid = count * -0.5
+        mid += np.cumsum(count.reshape(len(codes), n), axis=1).ravel()
+        mid += 0.5 - (n + 1) / 2
+        return mid[flat]
 
     r = np.empty((len(code_x), n_resamples))
     for start in range(0, n_resamples, batch):
         idx = rng.integers(0, n, (min(batch, n_resamples - start), n))
-        ry = midranks(code_y[idx]) - (n + 1) / 2  # mid-ranks always average (n + 1) / 2
+        ry = centred_midranks(code_y[idx])
         yy = np.einsum("bn,bn->b", ry, ry)
         for j, codes in enumerate(code_x):  # a column at a time, in cache
-            rx = midranks(codes[idx]) - (n + 1) / 2
+            rx = centred_midranks(codes[idx])
             r[j, start:start + len(idx)] = np.einsum("bn,bn->b", rx, ry) / np.sqrt(np.einsum("bn,bn->b", rx, rx) * yy)
     return np.quantile(r, [0.025, 0.975], axis=1).T
 
