@@ -83,12 +83,14 @@ def _count(tokens) -> int:
     return int(tokens) if isinstance(tokens, (int, np.integer)) else len(tokens)
 
 
-def _documents(documents) -> pd.DataFrame:
+def _documents(documents, *, unique_ids: bool = True) -> pd.DataFrame:
+    """Check a documents table; ``unique_ids=False`` leaves the repeated-id check to the caller."""
     documents = check_dataframe(documents, "documents")
     check_columns(documents, ["doc_id"], "documents")
     if documents.empty:
         raise ValueError("`documents` is empty.")
-    check_unique_column(documents, "doc_id", "documents")
+    if unique_ids:
+        check_unique_column(documents, "doc_id", "documents")
     return documents
 
 
@@ -120,8 +122,9 @@ def fd_raw(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, tokenizer: Call
     Raises
     ------
     ValueError
-        ``prob_fact`` outside [0, 1] or missing (the row is named), a claim for an unknown document, a
-        document with zero tokens, duplicate doc ids, an empty corpus.
+        ``prob_fact`` outside [0, 1] or missing (the row is named), a claim without a doc_id (the row is
+        named) or for an unknown document, a document with zero tokens, a missing or repeated doc id, an
+        empty corpus.
 
     Examples
     --------
@@ -137,11 +140,11 @@ def fd_raw(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, tokenizer: Call
     """
     if _dask.is_dask(doc_claims) or _dask.is_dask(documents):
         return _fd_raw_dask(doc_claims, documents, tokenizer)
-    return _fd_raw(doc_claims, _documents(documents), tokenizer)
+    return _fd_raw(doc_claims, _documents(documents, unique_ids=False), tokenizer)
 
 
 def _fd_raw(doc_claims, documents: pd.DataFrame, tokenizer) -> pd.DataFrame:
-    """fd_raw on an already validated documents table."""
+    """fd_raw on a checked documents table (its ids are checked for repeats here)."""
     doc_claims = check_dataframe(doc_claims, "doc_claims")
     check_columns(doc_claims, ["doc_id", "prob_fact"], "doc_claims")
     prob = pd.to_numeric(doc_claims["prob_fact"], errors="coerce")
@@ -151,19 +154,40 @@ def _fd_raw(doc_claims, documents: pd.DataFrame, tokenizer) -> pd.DataFrame:
         raise ValueError(f"`doc_claims` row {show(row)}: prob_fact {show(doc_claims['prob_fact'][row])} is not a number "
                          f"in [0, 1] ({int(bad.sum())} row(s) affected).")
     n_tokens = _n_tokens(documents, tokenizer)
-    # Look up each distinct claim doc_id once (claims repeat their document's id many times).
-    codes, claim_docs = pd.factorize(doc_claims["doc_id"])
-    found = n_tokens.index.get_indexer(claim_docs)
-    if (found < 0).any():
-        unknown = list(claim_docs[found < 0][:5])
-        raise ValueError(f"`doc_claims` refers to unknown doc_id(s) {unknown}; every claim needs its document.")
-    position = found[codes]
+    position = _claim_positions(doc_claims, documents)
     total = np.bincount(position, weights=prob.to_numpy(dtype=float), minlength=len(n_tokens))
     count = np.bincount(position, minlength=len(n_tokens))
     out = pd.DataFrame({"n_tokens": n_tokens.to_numpy(), "n_claims": count, "fd_raw": total / n_tokens.to_numpy()},
                        index=pd.Index(n_tokens.index, name="doc_id"))
     out.attrs["n_without_claims"] = int((count == 0).sum())
     return out
+
+
+def _claim_positions(doc_claims: pd.DataFrame, documents: pd.DataFrame) -> np.ndarray:
+    """Each claim's document row; also checks that document ids are present and unique.
+
+    Hashing the string ids is the whole cost, so it is done once, over the document ids followed by the
+    claims' ids: documents get codes 0..n-1 exactly when their ids are unique and present, and a claim
+    gets its document's code (n or more for an unknown id, -1 for a missing one).
+    """
+    n_docs = len(documents)
+    codes, uniques = pd.factorize(pd.concat([documents["doc_id"], doc_claims["doc_id"]], ignore_index=True))
+    if codes[n_docs - 1] != n_docs - 1:  # codes count up from 0 in order of first appearance
+        missing = documents["doc_id"].isna().to_numpy()
+        if missing.any():
+            raise ValueError(f"`documents` row {show(documents.index[missing][0])}: doc_id is missing; every "
+                             "document needs an id.")
+        check_unique_column(documents, "doc_id", "documents")
+    position = codes[n_docs:]
+    if (position < 0).any():
+        pos = int(np.flatnonzero(position < 0)[0])
+        raise ValueError(f"`doc_claims` row {show(doc_claims.index[pos])}: doc_id is missing; every claim needs its "
+                         f"document ({int((position < 0).sum())} row(s) affected).")
+    unknown = position >= n_docs
+    if unknown.any():
+        names = list(uniques[pd.unique(position[unknown])[:5]])
+        raise ValueError(f"`doc_claims` refers to unknown doc_id(s) {names}; every claim needs its document.")
+    return position
 
 
 def length_bins(n_tokens, *, bins: int = 3, edges=None, labels=None) -> pd.Series:
@@ -235,7 +259,8 @@ def fd_star(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, bins: int = 3,
     bins, edges, labels
         As in :func:`length_bins`.
     authority : mapping of str to float, optional
-        Weight per source; sources not named get 1.0 (with a warning when ``authority`` is given).
+        Weight per source, a finite number >= 0; sources not named get 1.0 (with a warning when
+        ``authority`` is given).
 
     Returns
     -------
@@ -268,7 +293,7 @@ def fd_star(doc_claims: pd.DataFrame, documents: pd.DataFrame, *, bins: int = 3,
     if _dask.is_dask(doc_claims) or _dask.is_dask(documents):
         return _fd_star_dask(doc_claims, documents, bins=bins, edges=edges, labels=labels, authority=authority,
                              tokenizer=tokenizer)
-    documents = _documents(documents)
+    documents = _documents(documents, unique_ids=False)
     table = _fd_raw(doc_claims, documents, tokenizer)
     source = documents["source"] if "source" in documents.columns else pd.Series("all", index=documents.index)
     table.insert(0, "source", source.array)
@@ -316,7 +341,7 @@ def rescore(table: pd.DataFrame, *, bins: int = 3, edges=None, labels=None,
         warnings.warn(f"length bin(s) {names} hold a single document or no spread in fd_raw; their z is set to 0.",
                       EvalkitWarning, stacklevel=2)
     out["z"] = np.where(degenerate, 0.0, (out["fd_raw"].to_numpy(dtype=float) - mean) / np.where(degenerate, 1.0, std))
-    weights = dict(authority or {})
+    weights = _authority(authority)
     codes, tiers = pd.factorize(out["source"])
     if authority is not None:
         unnamed = sorted(str(t) for t in tiers if t not in weights)
@@ -415,6 +440,7 @@ def _fd_star_dask(doc_claims, documents, *, bins, edges, labels, authority, toke
     """fd_star of dask tables (see its docstring): a lazy dask DataFrame."""
     import dask
 
+    authority = None if authority is None else _authority(authority)  # checked now, as the pandas path does
     # Bin arguments are checked now, on a two-document stand-in.
     probe = length_bins(pd.Series([1.0, 2.0]), bins=bins, labels=labels) if edges is None else \
         length_bins(pd.Series([], dtype=float), edges=edges, labels=labels)
@@ -436,6 +462,21 @@ def _fd_star_dask(doc_claims, documents, *, bins, edges, labels, authority, toke
     meta = _fd_star_part(table._meta, np.arange(len(labels) + 1, dtype=float), labels, no_stats, None)
     out = [delayed(_fd_star_part)(part, edges, labels, stats, authority) for part in parts]
     return _dask.dataframe().from_delayed(out, meta=meta, verify_meta=False)
+
+
+def _authority(authority) -> dict:
+    """Authority weights by source: each a finite number >= 0."""
+    if authority is None:
+        return {}
+    if not isinstance(authority, Mapping):
+        raise TypeError(f"`authority` must be a mapping of source to weight; got {type(authority).__name__}.")
+    for source, weight in authority.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)):
+            raise TypeError(f"`authority` weight for source {show(source)} must be a number; got {show(weight)}.")
+        if not np.isfinite(weight) or weight < 0:
+            raise ValueError(f"`authority` weight for source {show(source)} must be a finite number >= 0; "
+                             f"got {show(weight)}.")
+    return dict(authority)
 
 
 def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), confidence_level: float = 0.95) -> pd.DataFrame:

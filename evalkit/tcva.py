@@ -209,7 +209,7 @@ def sweep(
     none_penalty : bool, default True
         Multiply by ``(1 - n_zero / n) ** (1.5 - T)``; False for the ablation without it.
     eps : float, default 1e-9
-        Zero weights are clamped to ``eps`` when ``p < 0``.
+        Zero weights are clamped to ``eps`` (> 0) when ``p < 0``.
     empty : float, default 0.0
         Score of an item with no claims (the reference gives 0.0); pass ``np.nan`` to mark them.
     p : float, optional
@@ -245,6 +245,9 @@ def sweep(
                            empty=empty, p=p, decimals=decimals)
     t = _check_temperatures(temperatures)
     eps = check_number(eps, "eps", low=0.0, high=1.0)
+    if eps == 0.0:
+        raise ValueError("`eps` must be in (0, 1]: a zero weight raised to p < 0 is infinite, so every item with a "
+                         "'none' claim would score NaN; got 0.0.")
     if not (isinstance(empty, (float, np.floating)) and np.isnan(empty)):
         check_number(empty, "empty")
     if p is not None:
@@ -253,10 +256,47 @@ def sweep(
     counts = _verdicts.level_counts(verdicts, items=items)
     if counts.empty:
         raise ValueError("`verdicts` is empty and no `items` were given: there is nothing to score.")
-    level_cols = list(_verdicts.LEVELS)
-    c = counts[level_cols].to_numpy(dtype=float)  # (items, 5)
-    n = counts["n_claims"].to_numpy(dtype=float)
+    decimals = None if decimals is None else check_number(decimals, "decimals", low=0, integer=True)
+    return _sweep_counts(counts, t, weights, none_penalty=none_penalty, eps=eps, empty=empty, p=p, decimals=decimals)
 
+
+def _sweep_counts(counts: pd.DataFrame, t: np.ndarray, weights: np.ndarray, **options) -> pd.DataFrame:
+    """The scores table from a level-count table (:func:`evalkit.verdicts.level_counts`), on checked arguments.
+
+    An item's score depends only on its five level counts, and items share count vectors (at most
+    42,504 distinct ones for up to 19 claims): the distinct vectors are scored, then handed back out.
+    """
+    distinct, inverse = _distinct_rows(counts[list(_verdicts.LEVELS)].to_numpy(dtype=np.int64))
+    out = np.take(_scores_from_counts(distinct, t, weights, **options), inverse, axis=1)  # (temperatures, items)
+    return pd.DataFrame(out.T, index=counts.index, columns=pd.Index(t, name="temperature"), copy=False)
+
+
+def _distinct_rows(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a non-negative (items, 5) count array and each item's row among them.
+
+    Rows are packed into one int64 key (base = largest count + 1) and factorized by hashing; when the
+    key would overflow (an item with thousands of claims), ``np.unique`` over the rows does it instead.
+    """
+    base = int(counts.max(initial=0)) + 1
+    if base ** counts.shape[1] >= 2**63:
+        distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
+        return distinct, inverse.ravel()
+    key = counts[:, 0].copy()
+    for j in range(1, counts.shape[1]):
+        key *= base
+        key += counts[:, j]
+    inverse, keys = pd.factorize(key)
+    distinct = np.empty((len(keys), counts.shape[1]), dtype=np.int64)
+    for j in range(counts.shape[1] - 1, -1, -1):
+        keys, distinct[:, j] = np.divmod(keys, base)
+    return distinct, inverse
+
+
+def _scores_from_counts(counts: np.ndarray, t: np.ndarray, weights: np.ndarray, *, none_penalty: bool, eps: float,
+                        empty: float, p: float | None, decimals: int | None) -> np.ndarray:
+    """Scores (temperatures, rows) from level counts (rows, 5): the sweep's kernel, on checked arguments."""
+    c = counts.astype(float)
+    n = c.sum(axis=1)
     exps = np.full_like(t, p) if p is not None else temperature_to_p(t, check=False)
     geometric = np.abs(exps) < 1e-12
     # (5, temperatures): w**p with zeros clamped to eps where p < 0; log weights for the geometric branch.
@@ -264,8 +304,7 @@ def sweep(
     with np.errstate(divide="ignore"):
         powered = np.where(geometric[None, :], np.log(np.maximum(clamped, eps)), clamped ** np.where(geometric, 1.0, exps)[None, :])
 
-    # Work in (temperatures, items) layout so the result becomes the DataFrame's block without a copy.
-    out = powered.T @ c.T  # sum over claims of w**p (or of log w)
+    out = powered.T @ c.T  # (temperatures, rows): sum over claims of w**p (or of log w)
     with np.errstate(divide="ignore", invalid="ignore"):
         out /= n[None, :]
         for j, (e, geo) in enumerate(zip(exps, geometric, strict=True)):
@@ -280,13 +319,12 @@ def sweep(
                 out[j] *= base ** (1.5 - temp)
     out[:, n == 0] = empty
     if decimals is not None:
-        _round_exact(out, check_number(decimals, "decimals", low=0, integer=True))
-    columns = pd.Index(t, name="temperature")
-    return pd.DataFrame(out.T, index=counts.index, columns=columns, copy=False)
+        _round_exact(out, decimals)
+    return out
 
 
-def _sweep_counts(counts: pd.DataFrame, temperatures, options: dict) -> pd.DataFrame:
-    """sweep from level counts: one synthetic item per distinct count vector, scored by :func:`sweep`."""
+def _sweep_partition(counts: pd.DataFrame, temperatures, options: dict) -> pd.DataFrame:
+    """sweep of one partition of level counts: one synthetic item per distinct count vector, scored by :func:`sweep`."""
     levels = list(_verdicts.LEVELS)
     if counts.empty:
         t = _check_temperatures(temperatures)
@@ -307,7 +345,7 @@ def _sweep_dask(verdicts, temperatures, **options):
     # Score one claim eagerly: validates every option now and gives the result's columns.
     probe = sweep(pd.DataFrame({"item_id": [0], "verdict": ["fully"]}), temperatures, **options)
     meta = pd.DataFrame(probe.iloc[:0].to_numpy(), index=counts._meta.index, columns=probe.columns)
-    return counts.map_partitions(_sweep_counts, temperatures, options, meta=meta)
+    return counts.map_partitions(_sweep_partition, temperatures, options, meta=meta)
 
 
 def score(verdicts: pd.DataFrame, temperature: float, **options) -> pd.Series:

@@ -1,4 +1,6 @@
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -262,3 +264,115 @@ def test_small_n_p_values_are_exact_permutation_p_values(method):
     s10 = pd.Series(h10.to_numpy() + rng.normal(size=10), index=range(10), name="m")
     assert correlate.correlate(s10, h10, method=method, n_resamples=0).iloc[0]["p_val"] == pytest.approx(
         SCIPY[method](s10, h10).pvalue, rel=1e-12)
+
+
+# ------------------------------------------------------------------ ranking by counting
+def today_statistic(x, y, method):
+    """The bootstrap statistic before ranking by counting: scipy's rankdata on every resample."""
+    def stat(idx):
+        if method == "spearman":
+            return correlate._pearson_lastaxis(stats.rankdata(x[:, idx], axis=-1), stats.rankdata(y[idx], axis=-1))
+        return correlate._pearson_lastaxis(x[:, idx], y[idx])
+    return stat
+
+
+def scipy_ci(stat, n, k, *, n_resamples, method, rng):
+    """scipy.stats.bootstrap over item positions, with the batch size correlate uses."""
+    res = stats.bootstrap((np.arange(n),), lambda idx, axis=-1: stat(idx), vectorized=True, n_resamples=n_resamples,
+                          method=method, rng=np.random.default_rng(rng), batch=max(1, 2_000_000 // (n * k)))
+    return np.atleast_1d(res.confidence_interval.low), np.atleast_1d(res.confidence_interval.high)
+
+
+@pytest.fixture
+def tied(rng):
+    """Scores and ratings with many ties (as rounded metric scores and Likert ratings have)."""
+    n = 150
+    human = pd.Series(rng.integers(1, 6, n).astype(float), index=[f"t{i}" for i in range(n)])
+    scores = pd.DataFrame({t: np.round(human * t + rng.normal(0, 1, n), 1) for t in (0.2, 0.5, 0.8, 1.0)}, index=human.index)
+    return scores, human
+
+
+def test_midranks_are_rankdata_bit_for_bit(rng):
+    for shape, n_values in (((7,), 3), ((4, 50), 5), ((3, 6, 40), 40), ((2, 1), 1)):
+        codes = rng.integers(0, n_values, shape)
+        assert np.array_equal(correlate._midranks(codes, n_values), stats.rankdata(codes, axis=-1))
+    values = np.round(rng.normal(size=(3, 60)), 1)
+    stat = correlate._resampled_corr(values, values[0] ** 2, "spearman")
+    idx = rng.integers(0, 60, (25, 60))
+    assert np.array_equal(stat(idx), today_statistic(values, values[0] ** 2, "spearman")(idx))
+
+
+@pytest.mark.parametrize("ci_method", ["percentile", "BCa", "basic"])
+@pytest.mark.parametrize("method", ["spearman", "pearson"])
+def test_dataset_cis_identical_to_scipy_bootstrap_with_rankdata(tied, method, ci_method):
+    scores, human = tied
+    out = correlate.correlate(scores, human, method=method, ci_method=ci_method, n_resamples=400, rng=7)
+    x, y = scores.to_numpy().T, human.to_numpy()
+    low, high = scipy_ci(today_statistic(x, y, method), len(y), x.shape[0], n_resamples=400,
+                         method=ci_method, rng=7)
+    assert np.array_equal(out["ci_low"].to_numpy(), low) and np.array_equal(out["ci_high"].to_numpy(), high)
+
+
+def test_dataset_cis_identical_with_nan_columns(tied):
+    scores, human = tied
+    scores = scores.copy()
+    scores.iloc[:9, 1] = np.nan
+    out = correlate.correlate(scores, human, n_resamples=300, rng=3)
+    # Columns sharing a validity mask are bootstrapped together on one rng stream, masks in sorted order
+    # (the one with missing rows, False < True, first).
+    gen = np.random.default_rng(3)
+    masks = ~scores.isna().to_numpy()
+    for mask, cols in ((masks[:, 1], [1]), (masks[:, 0], [0, 2, 3])):
+        x, y = scores.to_numpy()[mask][:, cols].T, human.to_numpy()[mask]
+        low, high = scipy_ci(today_statistic(x, y, "spearman"), len(y), len(cols), n_resamples=300,
+                             method="percentile", rng=gen)
+        assert np.array_equal(out["ci_low"].to_numpy()[cols], low)
+        assert np.array_equal(out["ci_high"].to_numpy()[cols], high)
+
+
+def test_summary_level_identical_to_a_per_group_loop(rng):
+    n = 300
+    groups = pd.Series(rng.integers(0, 40, n), index=[f"s{i}" for i in range(n)]).map(lambda g: f"g{g}")
+    human = pd.Series(rng.integers(1, 6, n).astype(float), index=groups.index)
+    scores = pd.DataFrame({t: np.round(human * t + rng.normal(0, 1, n), 1) for t in (0.3, 0.9)}, index=groups.index)
+    scores.iloc[::17, 0] = np.nan
+    scores.loc[groups == "g5", 0.9] = 0.25  # constant in one column: skipped there only
+    out = correlate.correlate(scores, human, level="summary", by=groups, n_resamples=500, rng=11)
+    # Today's loop: one group and one column at a time, rankdata per call.
+    codes, labels = pd.factorize(groups)
+    per_group = np.full((len(labels), 2), np.nan)
+    for g in range(len(labels)):
+        for j in range(2):
+            sel = (codes == g) & scores.iloc[:, j].notna().to_numpy()
+            x, y = scores.to_numpy()[sel, j], human.to_numpy()[sel]
+            if len(x) >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
+                per_group[g, j] = correlate._pearson_lastaxis(stats.rankdata(x), stats.rankdata(y))
+                if len(x) >= 3:
+                    assert per_group[g, j] == pytest.approx(stats.spearmanr(x, y).statistic, rel=1e-12, abs=1e-15)
+    assert np.array_equal(out["r"].to_numpy(), np.nanmean(per_group, axis=0))
+    assert out["n_skipped"].tolist() == np.isnan(per_group).sum(axis=0).tolist()
+
+    def stat(idx):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # resamples of groups all skipped in a column
+            return np.nanmean(per_group[idx], axis=-2).T
+
+    res = stats.bootstrap((np.arange(len(labels)),), lambda idx, axis=-1: stat(idx), vectorized=True, n_resamples=500,
+                          method="percentile", rng=np.random.default_rng(11), batch=max(1, 2_000_000 // (len(labels) * 2)))
+    assert np.array_equal(out["ci_low"].to_numpy(), res.confidence_interval.low)
+    assert np.array_equal(out["ci_high"].to_numpy(), res.confidence_interval.high)
+
+
+def test_compare_metrics_bootstrap_identical_to_rankdata(tied):
+    scores, human = tied
+    res = correlate.compare_metrics(scores[0.2], scores[0.8], human, test="bootstrap", n_resamples=500, rng=5)
+    data, y = scores[[0.2, 0.8]].to_numpy().T, human.to_numpy()
+    today = today_statistic(data, y, "spearman")
+
+    def stat(idx, axis=-1):
+        r = today(idx)
+        return r[0] - r[1]
+
+    ref = stats.bootstrap((np.arange(len(y)),), stat, vectorized=True, n_resamples=500, method="percentile", rng=np.random.default_rng(5),
+                          batch=max(1, 2_000_000 // len(y)))
+    assert res.loc[0, "ci_low"] == ref.confidence_interval.low and res.loc[0, "ci_high"] == ref.confidence_interval.high

@@ -119,3 +119,50 @@ def test_prob_fact_heuristic_orders_specificity():
     ])
     assert scores.is_monotonic_decreasing and scores.iloc[0] == 0.9 and scores.iloc[-1] == 0.0
     assert density.split_sentences("") == []
+
+
+def test_claim_without_doc_id_names_its_row():
+    docs = pd.DataFrame({"doc_id": ["a", "b"], "n_tokens": [10, 20]})
+    # A missing id must not be counted for the last document (factorize code -1 used as an index).
+    for missing in (None, np.nan):
+        claims = pd.DataFrame({"doc_id": ["a", missing, "b"], "prob_fact": [0.5, 0.9, 0.2]}, index=[7, 8, 9])
+        with pytest.raises(ValueError, match=r"`doc_claims` row 8: doc_id is missing.*1 row\(s\) affected"):
+            density.fd_raw(claims, docs)
+        with pytest.raises(ValueError, match="row 8: doc_id is missing"):
+            density.fd_star(claims, docs, bins=1)
+    with pytest.raises(ValueError, match="`documents` row 1: doc_id is missing"):
+        density.fd_raw(pd.DataFrame({"doc_id": ["a"], "prob_fact": [0.5]}),
+                       pd.DataFrame({"doc_id": ["a", None], "n_tokens": [10, 20]}))
+
+
+def test_claims_match_documents_by_id_whatever_the_order(rng):
+    ids = np.array([f"doc{i}" for i in range(300)])
+    docs = pd.DataFrame({"doc_id": ids[rng.permutation(300)], "n_tokens": rng.integers(5, 50, 300)})
+    claims = pd.DataFrame({"doc_id": rng.choice(ids[:250], 2000), "prob_fact": rng.random(2000)})
+    out = density.fd_raw(claims, docs)
+    grouped = claims.groupby("doc_id")["prob_fact"].agg(["sum", "size"]).reindex(docs["doc_id"])
+    np.testing.assert_allclose(out["fd_raw"], grouped["sum"].fillna(0.0).to_numpy() / docs["n_tokens"], rtol=1e-12)
+    assert out["n_claims"].tolist() == grouped["size"].fillna(0).astype(int).tolist()
+    assert out.index.tolist() == docs["doc_id"].tolist() and out.attrs["n_without_claims"] == 50
+    with pytest.raises(ValueError, match=r"unknown doc_id\(s\) \['zz', 'yy'\]"):
+        density.fd_raw(pd.concat([claims, pd.DataFrame({"doc_id": ["zz", "yy", "zz"], "prob_fact": 0.5})]), docs)
+
+
+@pytest.mark.parametrize(
+    "authority, error, message",
+    [
+        ({"news": float("nan")}, ValueError, r"`authority` weight for source 'news' must be a finite number >= 0; got nan"),
+        ({"news": -0.5}, ValueError, r"source 'news' must be a finite number >= 0; got -0.5"),
+        ({"news": np.inf}, ValueError, "finite number"),
+        ({"news": "high"}, TypeError, r"`authority` weight for source 'news' must be a number; got 'high'"),
+        ({"news": True}, TypeError, "must be a number"),
+        ([("news", 1.0)], TypeError, "`authority` must be a mapping"),
+    ],
+)
+def test_authority_weights_are_checked(authority, error, message):
+    docs = pd.DataFrame({"doc_id": list("abcd"), "n_tokens": [10, 12, 50, 60], "source": ["news", "blog"] * 2})
+    claims = pd.DataFrame({"doc_id": list("abcd"), "prob_fact": [0.5, 0.4, 0.2, 0.9]})
+    with pytest.raises(error, match=message):
+        density.fd_star(claims, docs, bins=2, authority=authority)
+    table = density.fd_star(claims, docs, bins=2, authority={"news": 0.0, "blog": 2})
+    assert (table.loc[["a", "c"], "fd_star"] == 0).all() and table.loc["b", "authority"] == 2.0

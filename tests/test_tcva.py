@@ -184,3 +184,84 @@ def test_empty_table_scores_listed_items_only():
     assert out[0.5].tolist() == [0.0, 0.0]
     with pytest.raises(ValueError, match="`verdicts` is empty and no `items` were given"):
         tcva.sweep(empty, [0.5])
+
+
+# ------------------------------------------------------------------ distinct count vectors
+def dense_sweep(table, temps, *, items=None, **options):
+    """Today's dense computation: every item's count row through the kernel, no deduplication."""
+    counts = verdicts.level_counts(table, items=items)
+    t = np.asarray(temps, dtype=float)
+    weights = verdicts.get_scale(options.pop("scale", "default")).to_numpy()
+    opts = {"none_penalty": True, "eps": 1e-9, "empty": 0.0, "p": None, "decimals": None} | options
+    out = tcva._scores_from_counts(counts[list(verdicts.LEVELS)].to_numpy(), t, weights, **opts)
+    return pd.DataFrame(out.T, index=counts.index, columns=pd.Index(t, name="temperature"))
+
+
+@pytest.fixture
+def heavy_verdicts(rng):
+    """Many items sharing count vectors, a few with hundreds of claims, and items without claims."""
+    n_claims = np.concatenate([rng.integers(1, 20, 3000), rng.integers(100, 400, 5), [0] * 7])
+    ids = np.array([f"x{k}" for k in range(len(n_claims))])
+    levels = rng.choice(5, size=int(n_claims.sum()), p=[0.1, 0.1, 0.2, 0.25, 0.35])
+    table = pd.DataFrame({"item_id": np.repeat(ids, n_claims), "verdict": np.array(verdicts.LEVELS)[levels]})
+    return table.sample(frac=1.0, random_state=3), pd.Index(ids[rng.permutation(len(ids))], name="item_id")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"none_penalty": False}, {"scale": "binary"}, {"scale": "aggressive", "p": 1.0}, {"p": 0.0}, {"p": -3.0},
+     {"empty": np.nan}, {"decimals": 4}, {"eps": 1e-4, "none_penalty": False}],
+)
+def test_distinct_vectors_give_the_dense_result_bitwise(heavy_verdicts, options):
+    table, items = heavy_verdicts
+    temps = np.round(np.linspace(0.1, 1.0, 19), 4)
+    out = tcva.sweep(table, temps, items=items, **options)
+    expected = dense_sweep(table, temps, items=items, **dict(options))
+    assert np.array_equal(out.to_numpy(), expected.to_numpy(), equal_nan=True)
+    pd.testing.assert_index_equal(out.index, items)
+
+
+def test_distinct_vectors_match_the_reference_loop_with_long_items(heavy_verdicts):
+    table, items = heavy_verdicts
+    temps = [0.1, 0.3, 0.5, 0.8, 1.0]
+    out = tcva.sweep(table, temps, items=items)
+    weights = verdicts.get_scale()
+    by_item = table.groupby("item_id")["verdict"].agg(list)
+    for item in [*items[:40], *by_item.index[by_item.map(len) >= 100]]:
+        w = [weights[v] for v in by_item.get(item, [])]
+        for T in temps:
+            assert out.loc[item, T] == pytest.approx(reference_score(w, T), rel=1e-12, abs=1e-15)
+    assert (out.loc[items.difference(by_item.index)] == 0.0).all().all()
+
+
+def test_distinct_rows_fallback_for_items_with_thousands_of_claims(rng):
+    # 7,000 claims make the packed key overflow int64 (7001**5 > 2**63): np.unique over rows takes over.
+    counts = np.array([[7000, 0, 0, 0, 0], [1, 2, 3, 4, 5], [7000, 0, 0, 0, 0], [0, 0, 0, 0, 0], [1, 2, 3, 4, 5]])
+    distinct, inverse = tcva._distinct_rows(counts)
+    assert len(distinct) == 3 and np.array_equal(distinct[inverse], counts)
+    small = rng.integers(0, 20, size=(500, 5))
+    distinct, inverse = tcva._distinct_rows(small)
+    assert len(distinct) == len(np.unique(small, axis=0)) and np.array_equal(distinct[inverse], small)
+    table = pd.DataFrame({"item_id": ["big"] * 7000 + ["s"] * 3, "verdict": ["fully"] * 6999 + ["none"] + ["mostly"] * 3})
+    out = tcva.sweep(table, [0.1, 0.5, 0.9])
+    for T in (0.1, 0.5, 0.9):
+        assert out.loc["big", T] == pytest.approx(reference_score([1.0] * 6999 + [0.0], T), rel=1e-12)
+        assert out.loc["s", T] == pytest.approx(0.9, rel=1e-12)
+
+
+def test_string_verdicts_score_like_categorical(heavy_verdicts):
+    table, items = heavy_verdicts
+    variants = table["verdict"].map({"none": " None", "minor": "MINOR", "partial": "Partially ", "mostly": "mostly",
+                                     "fully": "Fully"})
+    temps = [0.2, 0.6]
+    categorical = table.assign(verdict=pd.Categorical(table["verdict"], dtype=verdicts.VERDICT_DTYPE))
+    expected = tcva.sweep(categorical, temps, items=items)
+    for column in (variants, variants.astype("string"), variants.astype("category")):
+        pd.testing.assert_frame_equal(tcva.sweep(table.assign(verdict=column), temps, items=items), expected)
+
+
+@pytest.mark.parametrize("call", [lambda t: tcva.sweep(t, [0.5], eps=0.0), lambda t: tcva.score(t, 0.1, eps=0.0)])
+def test_eps_must_be_positive(call):
+    table = pd.DataFrame({"item_id": ["a", "a"], "verdict": ["fully", "none"]})
+    with pytest.raises(ValueError, match=r"`eps` must be in \(0, 1\].*got 0.0"):
+        call(table)

@@ -99,3 +99,33 @@ def test_level_counts_without_items_keeps_first_appearance_order():
     counts = verdicts.level_counts(table)
     assert counts.index.tolist() == ["b", "a"]
     np.testing.assert_array_equal(counts.loc["b", list(verdicts.LEVELS)], [0, 1, 0, 0, 1])
+
+
+def test_string_labels_are_normalised_once_per_distinct_label():
+    labels = ["Fully", " partially", "NONE ", "mostly", "minor", "Partial", "fully"] * 3
+    expected = ["fully", "partial", "none", "mostly", "minor", "partial", "fully"] * 3
+    for column in (pd.Series(labels, dtype=object), pd.Series(labels, dtype="string"), pd.Series(labels).astype("category")):
+        table = pd.DataFrame({"item_id": np.arange(len(labels)) // 4, "verdict": column})
+        out = verdicts.validate(table)
+        assert out["verdict"].dtype == verdicts.VERDICT_DTYPE
+        assert out["verdict"].astype(str).tolist() == expected
+        assert table["verdict"].tolist() == labels  # the input is untouched
+
+
+@pytest.mark.parametrize("bad", [None, np.nan, pd.NA, "", "fullyy", 3])
+def test_unknown_or_missing_string_label_names_the_row(bad):
+    column = pd.Series(["fully", "none", bad, "mostly"], dtype=object, index=[10, 11, 12, 13])
+    table = pd.DataFrame({"item_id": ["a", "a", "b", "b"], "verdict": column}, index=column.index)
+    with pytest.raises(ValueError, match=r"row 12 \(item_id='b'\).*1 row\(s\) have unknown verdicts"):
+        verdicts.validate(table)
+
+
+def test_none_read_as_missing_by_read_csv_gets_a_hint():
+    import io
+
+    text = "item_id,verdict\na,fully\na,None\n"
+    with pytest.raises(ValueError, match="row 1 .*read_csv, which reads the text 'None' as missing: read with "
+                                         "keep_default_na=False"):
+        verdicts.validate(pd.read_csv(io.StringIO(text)))
+    table = verdicts.validate(pd.read_csv(io.StringIO(text), keep_default_na=False))
+    assert table["verdict"].astype(str).tolist() == ["fully", "none"]
