@@ -16,11 +16,11 @@ medians are printed with the range of the paired ratios. Contenders:
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numpy as np
 import pandas as pd
+from _timing import paired, ratio  # benchmarks/ is on sys.path when a benchmark runs as a script
 from scipy import stats
 
 from evalkit import correlate
@@ -92,23 +92,6 @@ def scipy_summary(scores, human, groups, n_resamples, seed):
         res = stats.bootstrap((per_group,), lambda v, axis: np.nanmean(v, axis=axis), axis=0, n_resamples=n_resamples,
                               method="percentile", rng=np.random.default_rng(seed))
     return res.confidence_interval
-
-
-def paired(contenders: dict, repeats: int) -> dict:
-    for func in contenders.values():
-        func()
-    times = {name: [] for name in contenders}
-    for _ in range(repeats):
-        for name, func in contenders.items():
-            start = time.perf_counter()
-            func()
-            times[name].append(time.perf_counter() - start)
-    return {name: np.array(values) for name, values in times.items()}
-
-
-def ratio(times: dict, slow: str, fast: str) -> str:
-    r = times[slow] / times[fast]
-    return f"{np.median(r):6.2f}x (paired range {r.min():.2f}-{r.max():.2f})"
 
 
 def main() -> None:

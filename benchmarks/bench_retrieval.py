@@ -15,10 +15,10 @@ run in turn (paired, same process), and the medians are printed with the range o
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
+from _timing import paired, ratio  # benchmarks/ is on sys.path when a benchmark runs as a script
 
 from evalkit import density, retrieval
 
@@ -82,23 +82,6 @@ def fd_raw_limit(claims: pd.DataFrame, docs: pd.DataFrame) -> np.ndarray:
     total = np.bincount(position, weights=claims["prob_fact"].to_numpy(), minlength=len(docs))
     count = np.bincount(position, minlength=len(docs))
     return total / docs["n_tokens"].to_numpy(dtype=float), count
-
-
-def paired(contenders: dict, repeats: int) -> dict:
-    for func in contenders.values():
-        func()
-    times = {name: [] for name in contenders}
-    for _ in range(repeats):
-        for name, func in contenders.items():
-            start = time.perf_counter()
-            func()
-            times[name].append(time.perf_counter() - start)
-    return {name: np.array(values) for name, values in times.items()}
-
-
-def ratio(times: dict, slow: str, fast: str) -> str:
-    r = times[slow] / times[fast]
-    return f"{np.median(r):5.2f}x (paired range {r.min():.2f}-{r.max():.2f})"
 
 
 def spread(times: dict) -> str:

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import io
-import time
 import tracemalloc
 
 import numpy as np
 import pandas as pd
+from _timing import paired, ratio  # benchmarks/ is on sys.path when a benchmark runs as a script
 
 from evalkit import tcva, verdicts
 
@@ -85,24 +85,6 @@ def distinct_limit(table: pd.DataFrame, temperatures: np.ndarray, levels=None) -
     scores = (powered.T @ distinct.T / n) ** (1 / p)[:, None]
     scores *= (1.0 - distinct[:, 0] / n)[None, :] ** (1.5 - temperatures)[:, None]
     return pd.DataFrame(np.take(scores, inverse, axis=1).T, index=ids, columns=temperatures, copy=False)
-
-
-def paired(contenders: dict, repeats: int) -> dict:
-    """Warm up every contender, then time them in turn ``repeats`` times; returns name -> array of seconds."""
-    for func in contenders.values():
-        func()
-    times = {name: [] for name in contenders}
-    for _ in range(repeats):
-        for name, func in contenders.items():
-            start = time.perf_counter()
-            func()
-            times[name].append(time.perf_counter() - start)
-    return {name: np.array(values) for name, values in times.items()}
-
-
-def ratio(times: dict, slow: str, fast: str) -> str:
-    r = times[slow] / times[fast]
-    return f"{np.median(r):6.2f}x (paired range {r.min():.2f}-{r.max():.2f})"
 
 
 def main() -> None:
