@@ -16,13 +16,17 @@ OPTIONAL_MODULES = {
 }
 
 
-# single doctests (module.object) that need an extra their module does not
-OPTIONAL_DOCTESTS = {"evalkit.models.OpenAIChat": ("openai", "openai")}
+# doctests (by name prefix: a module or an object in it) that need an extra their module does not
+OPTIONAL_DOCTESTS = {
+    "evalkit.models.OpenAIChat": ("openai", "openai"),
+    "evalkit.batch.": ("openai", "openai"),
+    "evalkit.agreement.length_bias": ("statsmodels", "stats"),
+}
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        needed = OPTIONAL_DOCTESTS.get(item.name)
+        needed = next((extra for prefix, extra in OPTIONAL_DOCTESTS.items() if item.name.startswith(prefix)), None)
         if needed and importlib.util.find_spec(needed[0]) is None:
             item.add_marker(pytest.mark.skip(reason=f"this doctest needs {needed[0]}, from the '{needed[1]}' extra: "
                                                     f"pip install \"evalkit[{needed[1]}]\""))

@@ -243,7 +243,7 @@ def test_fleiss_kappa_null_standard_error_matches_simulation():
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
 def test_cohen_kappa_matches_sklearn(rng, weights):
-    metrics = pytest.importorskip("sklearn.metrics", reason="sklearn is an optional reference")
+    metrics = pytest.importorskip("sklearn.metrics", reason="the sklearn reference is in the 'test' extra")
     a = rng.integers(1, 6, 200)
     b = np.clip(a + rng.integers(-2, 3, 200), 1, 5)
     ratings = pd.DataFrame({"item_id": np.r_[np.arange(200), np.arange(200)], "annotator": ["x"] * 200 + ["y"] * 200,

@@ -17,8 +17,7 @@ import pytest
 
 from evalkit import EvalkitWarning, calibrate, cases, compare, judge, models
 from evalkit._testing import ChatServer, Fail, Raw, Trickle
-
-pytest.importorskip("openai", reason="the OpenAI adapter needs the 'openai' extra")
+from tests._extras import needs_openai, needs_parquet
 
 RUBRIC = judge.Rubric("r", "The answer is right.", "{criterion}\n{output}\nAnswer {levels}.")
 
@@ -45,6 +44,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+@needs_openai
 def test_fault_injection_every_case_one_row_no_verdict_from_a_malformed_reply():
     n = 1000
     kinds = np.arange(n) % 8  # 0, 1: malformed (a quarter); 2: lone surrogate; 3: transient faults first; rest fine
@@ -84,6 +84,7 @@ def test_fault_injection_every_case_one_row_no_verdict_from_a_malformed_reply():
     res.to_parquet(__import__("io").BytesIO())
 
 
+@needs_openai
 def test_server_down_returns_fast_marks_every_case_and_resumes(tmp_path):
     n = 1000
     port = free_port()
@@ -105,6 +106,7 @@ def test_server_down_returns_fast_marks_every_case_and_resumes(tmp_path):
     assert server.requests == n and again["cached"].all()  # each case called once; the re-run made no call
 
 
+@needs_openai
 def test_retry_after_is_honoured_in_seconds_and_as_a_date():
     asked: dict = {}
     in_two = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=2), usegmt=True)
@@ -123,6 +125,7 @@ def test_retry_after_is_honoured_in_seconds_and_as_a_date():
     assert asked["date"][1] - asked["date"][0] >= 0.9  # the header's date has whole seconds
 
 
+@needs_openai
 def test_retry_after_is_capped_by_max_backoff():
     script = lambda prompt, attempt: Fail(503, retry_after="3600") if attempt == 1 else "PASS"  # noqa: E731
     with ChatServer(script) as server:
@@ -132,6 +135,7 @@ def test_retry_after_is_capped_by_max_backoff():
     assert calls.loc[0, "text"] == "PASS" and time.monotonic() - start < 60  # not the hour asked
 
 
+@needs_openai
 def test_timeout_is_a_wall_clock_deadline_for_a_trickling_body():
     with ChatServer(lambda prompt, attempt: Trickle("PASS", interval=0.05)) as server:  # ~200 bytes: ~10 s
         start = time.monotonic()
@@ -142,6 +146,7 @@ def test_timeout_is_a_wall_clock_deadline_for_a_trickling_body():
     assert elapsed < 5  # the body alone would take about 10 s
 
 
+@needs_openai
 def test_key_echoed_by_the_server_is_redacted(tmp_path, monkeypatch):
     key = "sk-test-echoed-0123456789"
     monkeypatch.setenv("EVALKIT_ECHO_KEY", key)
@@ -293,34 +298,31 @@ def _with_rubric(table, pass_levels):
 
 
 # ------------------------------------------------------------------ results files
-def test_save_is_atomic_and_load_refuses_empty_or_truncated(tmp_path):
+@pytest.mark.parametrize("name", ["run.jsonl", pytest.param("run.parquet", marks=needs_parquet)])
+def test_save_is_atomic_and_load_refuses_empty_or_truncated(tmp_path, name):
     res = pd.DataFrame({"case_id": ["a", "b", "c"], "verdict": ["PASS", "FAIL", "PASS"]})
-    for name in ("run.jsonl", "run.parquet"):
-        path = judge.save_results(res, tmp_path / name)
-        before = path.read_bytes()
-
-        class Boom(Exception):
-            pass
-
-        broken = res.assign(verdict=[object(), 1, 2]) if name.endswith("parquet") else None
-        if broken is not None:  # pyarrow refuses the column mid-write: the old file stays whole
-            with pytest.raises(Exception):  # noqa: B017 - whatever pyarrow raises
-                judge.save_results(broken, path)
-            assert path.read_bytes() == before
-        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp file left
-        empty = tmp_path / f"empty{path.suffix}"
-        empty.write_bytes(b"")
-        with pytest.raises(ValueError, match="the file is empty"):
-            judge.load_results(empty)
-    lines = (tmp_path / "run.jsonl").read_text().split("\n")
-    cut = tmp_path / "cut.jsonl"
-    cut.write_text("\n".join(lines[:3]) + "\n")  # metadata and two of three rows
-    with pytest.raises(ValueError, match="holds 2 rows but was saved with 3; the file is truncated"):
-        judge.load_results(cut)
-    half = tmp_path / "half.parquet"
-    half.write_bytes((tmp_path / "run.parquet").read_bytes()[:200])
-    with pytest.raises(ValueError, match="not a complete Parquet file"):
-        judge.load_results(half)
+    path = judge.save_results(res, tmp_path / name)
+    before = path.read_bytes()
+    if name.endswith("parquet"):  # pyarrow refuses the column mid-write: the old file stays whole
+        with pytest.raises(Exception):  # noqa: B017 - whatever pyarrow raises
+            judge.save_results(res.assign(verdict=[object(), 1, 2]), path)
+        assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp file left
+    empty = tmp_path / f"empty{path.suffix}"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match="the file is empty"):
+        judge.load_results(empty)
+    if name.endswith("jsonl"):
+        lines = path.read_text().split("\n")
+        cut = tmp_path / "cut.jsonl"
+        cut.write_text("\n".join(lines[:3]) + "\n")  # metadata and two of three rows
+        with pytest.raises(ValueError, match="holds 2 rows but was saved with 3; the file is truncated"):
+            judge.load_results(cut)
+    else:
+        half = tmp_path / "half.parquet"
+        half.write_bytes(path.read_bytes()[:200])
+        with pytest.raises(ValueError, match="not a complete Parquet file"):
+            judge.load_results(half)
 
 
 def test_a_killed_save_leaves_the_previous_file(tmp_path):
@@ -347,6 +349,7 @@ def test_jsonl_round_trips_any_text(tmp_path, separator):
     assert json.loads((tmp_path / "run.jsonl").read_text(encoding="utf-8").split("\n")[0])["__metadata__"]["n_rows"] == 2
 
 
+@needs_openai
 def test_call_options_bad_input():
     prompts = pd.Series(["x"])
     for option, value, error in (("backoff", -1.0, ValueError), ("max_backoff", "1", TypeError),
