@@ -1,8 +1,9 @@
 """The labels file: human labels on disk the moment they are made, readable without any widget library.
 
 A labels file is append-only JSONL, one record per action: ``case_id, label, labeller, timestamp,
-position, rubric_version, note, mode, session``. ``labeller`` names the annotator, so several annotators
-can share one file or keep one file each (:func:`read_labels` takes several paths). An undo is a record
+position, rubric_version, note, mode, session``. ``labeller`` names the annotator. Several annotators
+labelling one case set keep **one file each** (a file has one writer at a time, below); :func:`read_labels`
+takes several paths, and the functions of :mod:`evalkit.agreement` take the files directly. An undo is a record
 with no label; a re-label (``mode="relabel"``) is kept apart from first labels. :class:`evalkit.widgets.Labeller`
 writes these files through a :class:`LabelWriter`; :func:`evalkit.calibrate.calibrate` and
 :func:`evalkit.calibrate.self_agreement` read them through :func:`latest_labels`.

@@ -87,7 +87,9 @@ class Labeller(_StaticFallback, widgets.VBox):
     blind : bool, default True
         Hide the judge's verdict until the human has labelled the case.
     labeller : str, optional
-        Who labels (default: the ``USER`` environment variable).
+        Who labels (default: the ``USER`` environment variable); stored in every record. Several annotators
+        of one case set each use their own labels file (one writer per file); :mod:`evalkit.agreement` takes
+        the files directly, e.g. ``agreement.krippendorff_alpha(["ann.jsonl", "bob.jsonl", "cy.jsonl"])``.
     rubric_version : str, optional
         Stored with every label.
     relabel : int, optional
