@@ -562,4 +562,4 @@ def test_notebook_runs_on_the_real_data(tmp_path):
     assert len(rendered) == 6 and not any("Skipped" in text for text in rendered)
     # A data path without its files is refused, naming the parameter and the file.
     result = report.run_notebook(path, tmp_path, params={"USR_DIR": str(tmp_path)})
-    assert not result.ok and "USR_DIR=" in result.error and "tc_usr_data.json" in result.error
+    assert not result.ok and "`USR_DIR`=" in result.error and "tc_usr_data.json" in result.error
