@@ -353,7 +353,7 @@ def label_budget(expected: pd.DataFrame, *, half_width=None, ax=None, **kwargs):
         ax = plt.gca()
     for method, curve in table.groupby("method", sort=False):
         curve = curve.sort_values("n_labelled")
-        (line,) = ax.plot(curve["n_labelled"], curve["half_width"], label=method, **kwargs)
+        (line,) = ax.plot(curve["n_labelled"], curve["half_width"], label=_plain(method), **kwargs)
         if half_width is not None:
             reached = curve[curve["half_width"] <= half_width]
             if len(reached):
@@ -363,7 +363,7 @@ def label_budget(expected: pd.DataFrame, *, half_width=None, ax=None, **kwargs):
         ax.axhline(half_width, color="grey", linestyle="--", linewidth=1, label=f"target {half_width:g}")
     ax.set_xlabel("human labels")
     ax.set_ylabel("expected interval half-width")
-    ax.legend(fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)  # off the curves
     return ax
 
 
@@ -412,8 +412,8 @@ def human_ceiling(table: pd.DataFrame, *, ax=None, **kwargs):
     if annotators.any():
         ceiling = float(np.nanmean(r[annotators.to_numpy()]))
         ax.axvline(ceiling, linestyle="--", color="C0", linewidth=1, label=f"human ceiling (mean) {ceiling:.2f}")
-    ax.set_yticks(y, table["name"].astype(str))
+    ax.set_yticks(y, [_plain(name) for name in table["name"]])
     method = table["method"].iloc[0] if "method" in table.columns else "r"
     ax.set_xlabel(f"{method} correlation (annotators: with the others' mean; scores: with all annotators' mean)")
-    ax.legend(loc="best", fontsize="small")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)  # off the intervals
     return ax
