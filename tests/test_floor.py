@@ -11,6 +11,7 @@ from evalkit import calibrate, judge, labels, models
 from evalkit._coerce import as_pass, judge_verdicts, normalise_level
 from evalkit._io import read_json, read_json_lines
 from evalkit._stats import normal_interval, wilson_interval, z_value
+from tests._extras import needs
 
 
 def test_jsonl_keeps_unicode_line_separators_inside_text(tmp_path):
@@ -153,3 +154,29 @@ def test_plan_bad_input():
         judge.plan("cases.jsonl", rubric, model_id="m")
     with pytest.raises(TypeError, match="`rubric` must be a Rubric"):
         judge.plan(pd.DataFrame({"case_id": ["a"], "output": ["x"]}), "rubric", model_id="m")
+
+
+@needs("statsmodels", "test")
+def test_adjust_p_values_equals_statsmodels_multipletests():
+    from statsmodels.stats.multitest import multipletests
+
+    from evalkit._stats import adjust_p_values
+
+    gen = np.random.default_rng(7)
+    names = {"holm": "holm", "bonferroni": "bonferroni", "bh": "fdr_bh", "by": "fdr_by"}
+    for trial in range(300):
+        p = gen.random(int(gen.integers(1, 40))) ** gen.uniform(0.2, 3)
+        if trial % 3 == 0:
+            p = np.round(p, 2)  # ties
+        for ours, theirs in names.items():
+            np.testing.assert_allclose(adjust_p_values(p, ours), multipletests(p, method=theirs)[1], rtol=0, atol=1e-14)
+
+
+def test_adjust_p_values_keeps_nan_out_of_the_family_and_refuses_unknown_methods():
+    from evalkit._stats import adjust_p_values
+
+    out = adjust_p_values([0.01, np.nan, 0.04], "bonferroni")
+    np.testing.assert_allclose(out, [0.02, np.nan, 0.08])
+    assert np.isnan(adjust_p_values([np.nan], "holm")).all()
+    with pytest.raises(ValueError, match="`adjust` must be one of"):
+        adjust_p_values([0.1], "sidak")

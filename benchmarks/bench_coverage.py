@@ -1,0 +1,52 @@
+"""The coverage table: every registered interval and test, on every design, at n = 20, 50, 100 and 200.
+
+Coverage (intervals) or size (tests) with its Monte Carlo standard error, the share of samples where the
+function declined to give a number, and the mean width. The registry is tests/harness.py.
+
+    python benchmarks/bench_coverage.py [--reps 1000] [--function infer.mean] [--csv coverage.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests import harness  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=1000, help="samples per cell (default 1000)")
+    parser.add_argument("--function", action="append", help="only these public functions (repeatable)")
+    parser.add_argument("--sizes", type=int, nargs="+", help="override the sizes")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--csv", type=Path, help="also write the table as CSV")
+    args = parser.parse_args(argv)
+    entries = [e for e in harness.ENTRIES if not args.function or e.function in args.function]
+    header = f"{'function [variant]':58} {'design':36} {'n':>4} {'rate':>6} {'± se':>6} {'nominal':>7} {'refused':>7} {'width':>7}  holds"
+    print(header)
+    print("-" * len(header))
+    start = time.perf_counter()
+
+    def echo(row):
+        print(f"{row['function'] + ' [' + row['variant'] + ']':58.58} {row['design']:36.36} {row['n']:4d} {row['rate']:6.3f} "
+              f"{row['mc_se']:6.3f} {row['nominal']:7.3f} {row['refused']:7.3f} {row['width']:7.3f}  "
+              f"{'yes' if row['holds'] else 'NO'}", flush=True)
+
+    out = harness.table(entries, sizes=args.sizes, reps=args.reps, seed=args.seed, echo=echo)
+    skipped = sorted({d.name for e in entries for d in e.designs if not d.available()})
+    print(f"\n{len(out)} cells, {int((~out['holds']).sum()) if len(out) else 0} not holding; {args.reps} samples each; "
+          f"{time.perf_counter() - start:.0f} s. 'rate' is coverage for intervals and size (share of p <= alpha) for tests.")
+    if skipped:
+        print(f"skipped (data set absent under {harness.SHARED_DATA}): {', '.join(skipped)}")
+    if args.csv:
+        out.to_csv(args.csv, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
