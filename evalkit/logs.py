@@ -880,15 +880,19 @@ def from_ragas(frame, *, threshold, model: str = "unknown") -> pd.DataFrame:
 
 # --- the pass rate of a log ---------------------------------------------------------------------------------------
 
-def _wilson(p: float, n: int, confidence_level: float) -> tuple[float, float]:
-    """Wilson's score interval for a proportion ``p`` of ``n`` (written out: ``p`` need not be k / n here)."""
-    if n == 0 or not np.isfinite(p):
-        return np.nan, np.nan
+def _wilson(p, n, confidence_level: float):
+    """Wilson's score interval for a proportion ``p`` of ``n`` (arrays too; ``p`` need not be k / n here).
+
+    Written out because scipy's ``binomtest(...).proportion_ci`` takes whole counts, and a mean of per-case
+    means is not one.
+    """
+    p, n = np.asarray(p, dtype=float), np.asarray(n, dtype=float)
     z = z_value(confidence_level)
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        denominator = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denominator
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
 def pass_rate(results: pd.DataFrame, *, confidence_level: float = 0.95, pass_levels=None) -> pd.DataFrame:
@@ -943,7 +947,7 @@ def pass_rate(results: pd.DataFrame, *, confidence_level: float = 0.95, pass_lev
         passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).astype(float)
         per_case = passed.groupby(judged[cluster].to_numpy(), sort=False).mean()
         rate = float(per_case.mean()) if len(per_case) else np.nan
-        low, high = _wilson(rate, len(per_case), confidence_level)
+        low, high = (float(v) for v in _wilson(rate, len(per_case), confidence_level))
         mean_score = np.nan
         if "score" in judged.columns and judged["score"].notna().any():
             mean_score = float(judged["score"].groupby(judged[cluster].to_numpy(), sort=False).mean().mean())
