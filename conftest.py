@@ -8,6 +8,9 @@ import importlib.util
 
 import pytest
 
+# The scripts that made the fixture logs run with the tools installed, not with evalkit's tests.
+collect_ignore_glob = ["tests/data/*"]
+
 # module file -> (what it imports, the extra that installs it)
 OPTIONAL_MODULES = {
     "widgets.py": ("ipywidgets", "widgets"),
@@ -21,6 +24,8 @@ OPTIONAL_DOCTESTS = {
     "evalkit.models.OpenAIChat": ("openai", "openai"),
     "evalkit.batch.": ("openai", "openai"),
     "evalkit.agreement.length_bias": ("statsmodels", "stats"),
+    "evalkit.logs.read_inspect": ("zstandard", "logs"),
+    "evalkit.logs.pass_rate": ("zstandard", "logs"),
 }
 
 

@@ -17,7 +17,7 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 def test_there_are_notebooks():
     assert [p.name for p in NOTEBOOKS] == ["00_labelling.ipynb", "01_calibrate_judge.ipynb",
                                            "02_tcva_temperature_sweep.ipynb", "03_factual_density.ipynb",
-                                           "04_few_labels.ipynb", "05_human_ceiling.ipynb"]
+                                           "04_few_labels.ipynb", "05_human_ceiling.ipynb", "07_other_tools.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

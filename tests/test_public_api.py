@@ -165,6 +165,13 @@ ELSEWHERE = {
     "batch.collect": "test_batch.py::test_bad_input",
     "batch.jobs": "test_batch.py::test_bad_input",
     "batch.run_judge": "test_batch.py::test_bad_input",
+    "logs.read_inspect": "test_logs.py::test_readers_bad_input",
+    "logs.read_promptfoo": "test_logs.py::test_promptfoo_csv_is_refused_with_the_reason",
+    "logs.read_lm_eval": "test_logs.py::test_truncated_files_are_refused",
+    "logs.read_openai_evals": "test_logs.py::test_truncated_files_are_refused",
+    "logs.from_deepeval": "test_logs.py::test_wrong_contents_are_refused",
+    "logs.from_ragas": "test_logs.py::test_wrong_contents_are_refused",
+    "logs.pass_rate": "test_logs.py::test_wrong_contents_are_refused",
 }
 
 

@@ -1,0 +1,437 @@
+"""Readers of other tools' logs, on logs the tools themselves wrote (tests/data/logs, data/demo/logs).
+
+Each reference value is read from the tool's file with the standard library (json), independently of the
+reader: the tool's own summary (inspect_ai's accuracy, promptfoo's stats, lm-eval's results file, evals'
+final report) and every sample's value as the tool wrote it.
+"""
+
+import json
+import math
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalkit import calibrate, compare, datasets, infer, judge, logs
+from tests._extras import needs
+
+HERE = Path(__file__).resolve().parent / "data" / "logs"
+DEMO = datasets.demo_path() / "logs"
+SMALL_JSON = HERE / "inspect" / "inspect_small.json"
+needs_zstd = needs("zstandard", "logs")
+LETTER = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+
+
+def _accuracy(table):
+    return {m["rubric"]: m["value"] for m in table.attrs["tool_metrics"] if m["metric"] == "accuracy"}
+
+
+# --- inspect_ai ---------------------------------------------------------------------------------------------------
+
+def test_inspect_json_rows_are_the_samples_as_written():
+    log = json.loads(SMALL_JSON.read_text())
+    table = logs.read_inspect(SMALL_JSON)
+    scorers = [s["name"] for s in log["eval"]["scorers"]]
+    assert len(table) == len(log["samples"]) * len(scorers) == 18
+    assert table.attrs["source"]["tool"] == "inspect_ai" and table.attrs["source"]["version"] == "0.3.285"
+    assert table.attrs["skipped"] == {}
+    for sample in log["samples"]:
+        rows = table[(table["sample_id"] == sample["id"]) & (table["epoch"] == sample["epoch"])]
+        assert rows["rubric"].tolist() == scorers
+        assert (rows["case_id"] == f"{sample['id']}_epoch_{sample['epoch']}").all()
+        assert (rows["output"] == sample["output"]["completion"]).all()
+        if sample.get("error"):  # q08 epoch 2: the model raised
+            assert rows["error"].eq(sample["error"]["message"]).all() and rows["verdict"].isna().all()
+            continue
+        for name, score in sample["scores"].items():
+            row = rows[rows["rubric"] == name].iloc[0]
+            assert row["reason"] == score.get("explanation")
+            if isinstance(score["value"], float) and math.isnan(score["value"]):  # inspect_ai left it unscored
+                assert pd.isna(row["verdict"]) and row["error"].startswith(f"unscored ({score['reason']})")
+            else:
+                assert row["verdict"] == score["value"] and row["score"] == LETTER[score["value"]]
+                assert pd.isna(row["error"])
+    assert table["error"].notna().sum() == 4  # three scorers of the errored epoch, one unscored grade
+
+
+@needs_zstd
+def test_inspect_eval_and_json_give_the_same_table():
+    a = logs.read_inspect(HERE / "inspect" / "inspect_small.eval")
+    b = logs.read_inspect(SMALL_JSON)
+    pd.testing.assert_frame_equal(a, b)
+    assert {k: v for k, v in a.attrs.items() if k != "source"} == {k: v for k, v in b.attrs.items() if k != "source"}
+    assert (a.attrs["source"]["format"], b.attrs["source"]["format"]) == ("eval", "json")
+
+
+@needs_zstd
+@pytest.mark.parametrize("path", [DEMO / "inspect_v1.eval", DEMO / "inspect_v2.eval", SMALL_JSON], ids=lambda p: p.name)
+def test_inspect_pass_rate_is_inspects_accuracy(path):
+    table = logs.read_inspect(path)
+    rates = logs.pass_rate(table).set_index("rubric")
+    accuracy = _accuracy(table)
+    assert set(accuracy) == set(rates.index) == {"match", "includes", "model_graded_qa"}
+    for rubric, value in accuracy.items():
+        assert abs(rates.loc[rubric, "mean_score"] - value) < 1e-12
+        if not (table.loc[table["rubric"] == rubric, "verdict"] == "P").any():  # no partial credit: rate == accuracy
+            assert abs(rates.loc[rubric, "pass_rate"] - value) < 1e-12
+    assert (rates["n_cases"] == table.groupby("rubric")["sample_id"].nunique().loc[rates.index]).all()
+
+
+def test_inspect_partial_credit_passes_when_asked():
+    strict, lenient = (logs.pass_rate(logs.read_inspect(SMALL_JSON, pass_levels=levels)).set_index("rubric")
+                       for levels in (("C",), ("C", "P")))
+    # q02's second epoch is the only P: with it passing, q02 goes from 1/2 to 2/2 of its epochs
+    assert lenient.loc["model_graded_qa", "pass_rate"] - strict.loc["model_graded_qa", "pass_rate"] == pytest.approx(0.5 / 3)
+    assert lenient.loc["match", "pass_rate"] == strict.loc["match", "pass_rate"]
+    with pytest.raises(ValueError, match="without 'I'"):
+        logs.read_inspect(SMALL_JSON, pass_levels=("C", "I"))
+
+
+def test_eval_log_without_zstandard_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    with pytest.raises(ImportError, match=r'inspect_small.eval.*zstandard.*pip install "evalkit\[logs\]"'):
+        logs.read_inspect(HERE / "inspect" / "inspect_small.eval")
+
+
+# --- promptfoo ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_promptfoo_counts_are_its_stats(version):
+    path = DEMO / f"promptfoo_{version}.json"
+    document = json.loads(path.read_text())
+    table = logs.read_promptfoo(path)
+    tests = table[table["rubric"] == "test"]
+    stats = document["results"]["stats"]
+    assert int((tests["verdict"] == "PASS").sum()) == stats["successes"]
+    assert int((tests["verdict"] == "FAIL").sum()) == stats["failures"]
+    assert int(tests["error"].notna().sum()) == stats["errors"] == 1
+    metrics = document["results"]["prompts"][0]["metrics"]
+    components = table[(table["rubric"] != "test") & table["error"].isna()]
+    assert int((components["verdict"] == "PASS").sum()) == metrics["assertPassCount"]
+    assert int((components["verdict"] == "FAIL").sum()) == metrics["assertFailCount"]
+    assert table.attrs["source"]["version"] == document["metadata"]["promptfooVersion"] == "0.123.1"
+
+
+def test_promptfoo_rows_are_the_results_as_written():
+    path = DEMO / "promptfoo_v1.json"
+    results = sorted(json.loads(path.read_text())["results"]["results"], key=lambda r: r["testIdx"])
+    table = logs.read_promptfoo(path)
+    assert len(table) == sum(len(r["testCase"]["assert"]) + 1 for r in results) == 60
+    assert table["test_idx"].drop_duplicates().tolist() == [r["testIdx"] for r in results]
+    assert table["sample_id"].nunique() == 10 and set(table["repeat"]) == {1, 2}
+    for result in results:
+        rows = table[table["test_idx"] == result["testIdx"]]
+        repeat = 1 + [r["testIdx"] for r in results if r["testCase"]["description"] == result["testCase"]["description"]].index(result["testIdx"])
+        assert (rows["case_id"] == f"{result['testCase']['description']}_repeat_{repeat}").all()
+        test = rows[rows["rubric"] == "test"].iloc[0]
+        if result["failureReason"] == 2:  # the provider failed: no grading, error rows only
+            assert result["gradingResult"] is None and rows["verdict"].isna().all()
+            assert rows["error"].eq(result["error"]).all() and len(rows) == len(result["testCase"]["assert"]) + 1
+            continue
+        assert test["verdict"] == ("PASS" if result["success"] else "FAIL") and pd.isna(test["error"])
+        for component in result["gradingResult"]["componentResults"]:
+            row = rows[rows["rubric"] == component["assertion"]["type"]].iloc[0]
+            assert row["verdict"] == ("PASS" if component["pass"] else "FAIL")
+            assert (row["score"], row["reason"]) == (component["score"], component["reason"])
+            assert pd.isna(row["error"])  # a failed assertion is a FAIL, even where promptfoo fills `error`
+    assert table["raw"].isna().all()  # promptfoo does not store the grader's reply
+
+
+def test_promptfoo_jsonl_gives_the_same_rows():
+    a = logs.read_promptfoo(DEMO / "promptfoo_v1.json")
+    b = logs.read_promptfoo(HERE / "promptfoo" / "promptfoo_v1.jsonl")  # another run of the same config
+    assert b.attrs["source"]["version"] is None and b.attrs["tool_metrics"] == {}
+    same = ["case_id", "rubric", "rubric_version", "model", "verdict", "reason", "error", "score", "output", "repeat"]
+    pd.testing.assert_frame_equal(a[same], b[same])
+
+
+def test_promptfoo_csv_is_refused_with_the_reason(tmp_path):
+    csv = tmp_path / "results.csv"
+    csv.write_text("Description,question,[answerer] v1,Status,Score\nq01,France,Paris,PASS,1.00\n")
+    with pytest.raises(ValueError, match=r"results.csv: promptfoo's CSV export keeps only .* no per-assertion"):
+        logs.read_promptfoo(csv)
+
+
+# --- lm-evaluation-harness ----------------------------------------------------------------------------------------
+
+def test_lm_eval_task_means_are_its_results_file():
+    folder = HERE / "lm_eval" / "out"
+    summary = json.loads(next(folder.rglob("results_*.json")).read_text())
+    table = logs.read_lm_eval(folder)
+    means = table.groupby("rubric")["score"].mean()
+    expected = {f"{task}/{key}": value for task, values in summary["results"].items() for key, value in values.items()
+                if "," in key and "_stderr," not in key}
+    assert set(means.index) == set(expected) and len(expected) == 4
+    for rubric, value in expected.items():
+        assert abs(means[rubric] - value) < 1e-12
+        task = rubric.split("/")[0]
+        assert (table["rubric"] == rubric).sum() == summary["n-samples"][task]["effective"] == 6
+    rates = judge.pass_rate(table).set_index("rubric")["pass_rate"]
+    for rubric, value in expected.items():
+        assert abs(rates[rubric] - value) < 1e-12
+    assert table.attrs["source"]["version"] == summary["lm_eval_version"] == "0.4.13"
+    assert table["error"].isna().all() and set(table["case_id"]) == {str(i) for i in range(6)}
+
+
+# --- OpenAI evals -------------------------------------------------------------------------------------------------
+
+def _evals_log(name):
+    return [json.loads(line) for line in (HERE / "openai_evals" / name).read_text().splitlines()]
+
+
+def test_openai_evals_match_log():
+    lines = _evals_log("match.jsonl")
+    report = next(line["final_report"] for line in lines if "final_report" in line)
+    matches = {line["sample_id"]: line["data"] for line in lines if line.get("type") == "match"}
+    errored = {line["sample_id"] for line in lines if line.get("type") == "error"}
+    table = logs.read_openai_evals(HERE / "openai_evals" / "match.jsonl")
+    assert sorted(table["case_id"]) == sorted(matches) and len(table) == 6
+    for _, row in table.iterrows():
+        data = matches[row["case_id"]]
+        assert row["output"] == data["sampled"] and row["target"] == data["expected"]
+        if row["case_id"] in errored:
+            assert pd.isna(row["verdict"]) and row["error"] == "RuntimeError: simulated provider outage"
+        else:
+            assert row["verdict"] == ("PASS" if data["correct"] else "FAIL")
+    rate = judge.pass_rate(table).iloc[0]
+    # evals counts the errored sample as a non-match; evalkit leaves it out and counts it
+    assert abs(rate["n_pass"] / (rate["n_judged"] + rate["n_error"]) - report["accuracy"]) < 1e-12
+    assert rate["n_error"] == 1
+
+
+def test_openai_evals_model_graded_log():
+    lines = _evals_log("closedqa.jsonl")
+    report = next(line["final_report"] for line in lines if "final_report" in line)
+    table = logs.read_openai_evals(HERE / "openai_evals" / "closedqa.jsonl")
+    assert set(table["rubric"]) == {"closedqa"} and table["grader"].eq("canned-grader").all()
+    assert abs(table["score"].mean() - report["score"]) < 1e-12
+    invalid = table[table["reason"] == "choice __invalid__"]
+    assert len(invalid) == report["counts/__invalid__"] == 1 and not invalid["parsed"].any()
+    assert (invalid["verdict"] == "FAIL").all()
+    judged = table[table["error"].isna()]
+    assert int((judged["verdict"] == "PASS").sum()) == report["counts/Y"]
+    strict = logs.read_openai_evals(HERE / "openai_evals" / "closedqa.jsonl", pass_choices=("N",))
+    assert int((strict["verdict"] == "PASS").sum()) == 2  # the N choices outside the errored sample
+
+
+# --- deepeval and ragas -------------------------------------------------------------------------------------------
+
+def _namespace(value):
+    """The dict deepeval's model_dump wrote, back as objects with attributes (deepeval's classes, duck-typed)."""
+    if isinstance(value, dict):
+        return types.SimpleNamespace(**{k: _namespace(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_namespace(v) for v in value]
+    return value
+
+
+def test_deepeval_result():
+    dump = json.loads((HERE / "deepeval" / "deepeval_result.json").read_text())
+    table = logs.from_deepeval(dump, model="answerer")
+    metrics = [(t, m) for t in dump["test_results"] for m in t["metrics_data"]]
+    assert len(table) == len(metrics) == 12
+    for (_, row), (test, metric) in zip(table.iterrows(), metrics, strict=True):
+        assert (row["case_id"], row["rubric"]) == (test["name"], metric["name"])
+        if metric["error"]:
+            assert pd.isna(row["verdict"]) and row["error"] == metric["error"]
+        else:
+            assert row["verdict"] == ("PASS" if metric["success"] else "FAIL") and row["score"] == metric["score"]
+            assert row["reason"] == metric["reason"]
+    pd.testing.assert_frame_equal(table, logs.from_deepeval(_namespace(dump), model="answerer"))
+    assert table["error"].notna().sum() == 1 and table["model"].eq("answerer").all()
+
+
+def test_ragas_result():
+    frame = pd.read_json(HERE / "ragas" / "ragas_result.json", orient="table")
+    table = logs.from_ragas(frame, threshold={"exact_match": 1.0, "string_present": 1.0, "non_llm_string_similarity": 0.5})
+    metrics = ["exact_match", "string_present", "non_llm_string_similarity"]
+    assert len(table) == len(frame) * 3 and list(dict.fromkeys(table["rubric"])) == metrics
+    for (_, row) in table.iterrows():
+        value = frame.loc[int(row["case_id"]), row["rubric"]]
+        if np.isnan(value):
+            assert pd.isna(row["verdict"]) and row["error"].startswith("ragas gave no score")
+        else:
+            assert row["score"] == value and row["verdict"] == ("PASS" if value >= row["threshold"] else "FAIL")
+    assert table["error"].notna().sum() == int(frame[metrics].isna().sum().sum()) == 2
+    assert (table.groupby("rubric", sort=False)["score"].mean() - frame[metrics].mean()).abs().max() < 1e-12
+
+
+# --- the tables in evalkit's own functions ------------------------------------------------------------------------
+
+@needs_zstd
+def test_calibrate_and_compare_two_inspect_runs():
+    v1, v2 = (logs.read_inspect(DEMO / f"inspect_{v}.eval") for v in ("v1", "v2"))
+    graded1, graded2 = (t[t["rubric"] == "model_graded_qa"] for t in (v1, v2))
+    labels = pd.read_csv(DEMO / "inspect_labels.csv", dtype={"sample_id": str})
+    human = graded1.merge(labels, on=["sample_id", "epoch"]).set_index("case_id")["label"]
+    assert len(human) == 19  # every answer but the errored one
+    report = calibrate.calibrate(graded1, human)
+    # labels: 9 PASS (6 correct, 3 verbose), 10 FAIL (3 hedged, 3 extra, 3 wrong, 1 empty); v1 cannot grade the
+    # empty answer, passes the 3 answers with a false extra claim and fails nothing a reader passes
+    assert (report.n, report.n_excluded, report.human_fails, report.caught) == (18, 1, 9, 6)
+    assert report.false_flag_rate == 0.0
+    report2 = calibrate.calibrate(graded2, human)  # v2 catches every FAIL but also fails the 3 verbose answers
+    assert (report2.n, report2.caught, report2.human_fails) == (19, 10, 10)
+    assert report2.false_flag_rate == pytest.approx(3 / 9)
+    flips = calibrate.disagreements(graded1, human)
+    assert set(flips["case_id"]) == {"q03_epoch_1", "q07_epoch_2", "q10_epoch_1"}
+    assert (flips["judge"] == "C").all() and (flips["human"] == "FAIL").all()
+    result = compare.paired(graded1, graded2)
+    # 9 verdicts change (3 verbose and 3 extra C -> I, 3 hedged P -> I); 6 of them from a pass to a fail
+    assert result.n == 18 and len(result.flips) == 9 and result.rate_a == pytest.approx(12 / 18)
+    assert result.rate_b == pytest.approx(6 / 18)
+    assert result.p_value == pytest.approx(0.03125)  # 6 discordant, all one way: 2 * 0.5 ** 6
+    estimate = infer.pass_rate(graded1, human.iloc[:10], method="classical")
+    assert estimate["n_labelled"].iloc[0] == 10 and estimate["n_error"].iloc[0] == 2  # the errored and the ungraded
+
+
+@needs_zstd
+def test_log_tables_round_trip_and_feed_the_labeller(tmp_path):
+    table = logs.read_inspect(DEMO / "inspect_v1.eval")
+    back = judge.load_results(judge.save_results(table, tmp_path / "run.jsonl"))
+    assert back["case_id"].tolist() == table["case_id"].tolist()
+    assert back["verdict"].astype(object).where(back["verdict"].notna(), None).tolist() == \
+        table["verdict"].astype(object).where(table["verdict"].notna(), None).tolist()
+    pytest.importorskip("ipywidgets")
+    from evalkit.widgets import Labeller
+
+    graded = table[table["rubric"] == "model_graded_qa"]
+    labeller = Labeller(graded, tmp_path / "labels.jsonl", levels=("PASS", "FAIL"), judge=graded, labeller="ann")
+    labeller.buttons["FAIL"].click()
+    assert labeller.labels().to_dict() == {"q01_epoch_1": "FAIL"}
+    labeller.close()
+
+
+def test_pass_rate_with_one_epoch_is_judges_wilson_interval():
+    table = logs.read_promptfoo(DEMO / "promptfoo_v1.json")
+    first = table[table["repeat"] == 1]
+    ours = logs.pass_rate(first).set_index("rubric")
+    theirs = judge.pass_rate(first).set_index("rubric")
+    for column in ("pass_rate", "ci_low", "ci_high"):
+        assert (ours[column] - theirs.loc[ours.index, column]).abs().max() < 1e-12
+    assert ours["method"].eq("wilson-cluster-means").all() and "per-case means" in logs.pass_rate(first).attrs["method"]
+
+
+def test_pass_rate_with_epochs_is_wilson_on_the_case_means():
+    table = logs.read_promptfoo(DEMO / "promptfoo_v2.json")
+    rates = logs.pass_rate(table).set_index("rubric")
+    judged = table[table["error"].isna()]
+    for rubric, group in judged.groupby("rubric"):
+        means = (group["verdict"] == "PASS").groupby(group["sample_id"]).mean()
+        p, n, z = means.mean(), len(means), 1.959963984540054
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        assert rates.loc[rubric, "n_cases"] == n == 10
+        assert abs(rates.loc[rubric, "ci_low"] - (centre - half)) < 1e-12
+        assert abs(rates.loc[rubric, "ci_high"] - (centre + half)) < 1e-12
+
+
+def test_pass_rate_interval_coverage_with_clustered_epochs():
+    """Coverage at the sizes logs have (20-200 cases, 1-5 epochs, skewed, clustered or not) is at least that of
+    Wilson's interval for n single verdicts (computed exactly), or nominal, less 3 Monte Carlo s.e."""
+    rng = np.random.default_rng(20240611)
+    reps, failing = 2000, []
+    mc_se = math.sqrt(0.95 * 0.05 / reps)
+    for n in (20, 50, 100, 200):
+        k = np.arange(n + 1)
+        for mean in (0.5, 0.8, 0.9, 0.97):
+            low, high = logs._wilson(k / n, n, 0.95)
+            binary = float(stats.binom.pmf(k, n, mean)[(low <= mean) & (mean <= high)].sum())
+            for epochs in (1, 3, 5):
+                for concentration in (1.0, 1e6):  # beta(mean * c, (1 - mean) * c): strong clustering vs none
+                    p = rng.beta(mean * concentration, (1 - mean) * concentration, size=(reps, n))
+                    per_case = rng.binomial(epochs, p) / epochs
+                    low, high = logs._wilson(per_case.mean(axis=1), n, 0.95)
+                    coverage = float(np.mean((low <= mean) & (mean <= high)))
+                    if coverage < min(0.95, binary) - 3 * mc_se:
+                        failing.append((coverage, binary, n, epochs, mean, concentration))
+    assert not failing, failing
+
+
+# --- bad input ----------------------------------------------------------------------------------------------------
+
+def test_readers_bad_input(tmp_path):
+    missing = tmp_path / "missing.json"
+    for reader in (logs.read_inspect, logs.read_promptfoo):
+        with pytest.raises(FileNotFoundError, match="missing.json: no such file"):
+            reader(missing)
+    with pytest.raises(FileNotFoundError, match="missing.jsonl: no such file"):
+        logs.read_openai_evals(tmp_path / "missing.jsonl")
+    with pytest.raises(FileNotFoundError, match="nowhere: no such folder"):
+        logs.read_lm_eval(tmp_path / "nowhere")
+    text = tmp_path / "log.txt"
+    text.write_text("hello")
+    for reader, expected in ((logs.read_inspect, "an inspect_ai log"), (logs.read_promptfoo, "a promptfoo results file"),
+                             (logs.read_openai_evals, "an OpenAI evals record file")):
+        with pytest.raises(ValueError, match=f"log.txt: expected {expected}"):
+            reader(text)
+    with pytest.raises(TypeError, match="`path` must be a path"):
+        logs.read_inspect(123)
+    with pytest.raises(ValueError, match="log.txt: expected an lm-evaluation-harness results"):
+        logs.read_lm_eval(text)
+    with pytest.raises(ValueError, match=r"found 0 .*--output_path"):
+        logs.read_lm_eval(tmp_path)
+
+
+def test_truncated_files_are_refused(tmp_path):
+    torn = tmp_path / "torn.eval"
+    torn.write_bytes((HERE / "inspect" / "inspect_small.eval").read_bytes()[:5000])
+    with pytest.raises(ValueError, match=r"torn.eval: not a complete inspect_ai .eval log .*truncated"):
+        logs.read_inspect(torn)
+    for name, source, reader in (("torn.json", SMALL_JSON, logs.read_inspect),
+                                 ("torn_pf.json", DEMO / "promptfoo_v1.json", logs.read_promptfoo)):
+        path = tmp_path / name
+        path.write_text(source.read_text()[:3000])
+        with pytest.raises(ValueError, match=f"{name}: not valid JSON"):
+            reader(path)
+    lines = (HERE / "openai_evals" / "match.jsonl").read_text()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(lines[: lines.index("\n", 1000) + 40])
+    with pytest.raises(ValueError, match=r"cut.jsonl, line \d+: not valid JSON"):
+        logs.read_openai_evals(cut)
+    unfinished = tmp_path / "unfinished.jsonl"
+    unfinished.write_text("\n".join(line for line in lines.splitlines() if "final_report" not in line) + "\n")
+    with pytest.warns(UserWarning, match="no final report: the run did not finish"):
+        assert len(logs.read_openai_evals(unfinished)) == 6
+    out = tmp_path / "lm"
+    out.mkdir()
+    source = next((HERE / "lm_eval" / "out").rglob("results_*.json"))
+    (out / source.name).write_text(source.read_text())
+    with pytest.raises(ValueError, match="no samples_<task>_.*--log_samples"):
+        logs.read_lm_eval(out)
+
+
+def test_wrong_contents_are_refused(tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"results": [1, 2]}))
+    with pytest.raises(ValueError, match="other.json: not a promptfoo results file"):
+        logs.read_promptfoo(other)
+    with pytest.raises(ValueError, match="other.json: not an inspect_ai log"):
+        logs.read_inspect(other)
+    spec_only = tmp_path / "spec.jsonl"
+    spec_only.write_text(json.dumps({"type": "match", "sample_id": "a.dev.0", "data": {"correct": True}}) + "\n")
+    with pytest.raises(ValueError, match="spec.jsonl: no spec line"):
+        logs.read_openai_evals(spec_only)
+    zipped = tmp_path / "not_inspect.eval"
+    import zipfile
+
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr("readme.txt", "hi")
+    with pytest.raises(ValueError, match="not_inspect.eval: a zip archive without header.json"):
+        logs.read_inspect(zipped)
+    with pytest.raises(TypeError, match="`result` must be a deepeval EvaluationResult"):
+        logs.from_deepeval(pd.DataFrame())
+    with pytest.raises(TypeError, match="`frame` must be a pandas DataFrame"):
+        logs.from_ragas([1, 2], threshold=0.5)
+    with pytest.raises(KeyError, match=r"`threshold` has no value for metric column\(s\) \['b'\]"):
+        logs.from_ragas(pd.DataFrame({"a": [0.1], "b": [0.2]}), threshold={"a": 0.5})
+    with pytest.raises(ValueError, match="`frame` has no numeric metric column"):
+        logs.from_ragas(pd.DataFrame({"user_input": ["q"], "response": ["r"]}), threshold=0.5)
+    with pytest.raises(KeyError, match="`results` is missing column"):
+        logs.pass_rate(pd.DataFrame({"case_id": ["a"]}))
+    with pytest.raises(TypeError, match="`results` must be a pandas DataFrame"):
+        logs.pass_rate("run.jsonl")
