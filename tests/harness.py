@@ -123,9 +123,42 @@ def _judge_pass_rate(sample, level):
     return row["ci_low"], row["ci_high"]
 
 
+def clustered_epochs(mean: float, epochs: int, concentration: float) -> Design:
+    """n cases, each graded ``epochs`` times: a case's pass probability is Beta(mean c, (1 - mean) c).
+
+    Small ``concentration`` c makes the epochs of one case agree (strong clustering); large c makes them
+    independent. The truth is ``mean``, the pass rate of the population of cases.
+    """
+
+    def draw(rng, n):
+        p = rng.beta(mean * concentration, (1 - mean) * concentration, size=n)
+        return {"passed": rng.random((n, epochs)) < p[:, None], "truth": mean}
+
+    kind = "strongly clustered" if concentration < 10 else "independent"
+    return Design(f"epochs(mean={mean}, epochs={epochs}, c={concentration:g})",
+                  f"{epochs} graded epochs per case, {kind}, pass rate {mean}", draw)
+
+
+def _logs_pass_rate(sample, level):
+    from evalkit import logs
+
+    passed = sample["passed"]
+    n, epochs = passed.shape
+    results = pd.DataFrame({"case_id": [f"c{i}_epoch_{e}" for i in range(n) for e in range(epochs)],
+                            "sample_id": np.repeat(np.arange(n).astype(str), epochs), "rubric": "r",
+                            "rubric_version": "v1", "model": "m", "verdict": np.where(passed.ravel(), "PASS", "FAIL"),
+                            "error": None})
+    row = logs.pass_rate(results, confidence_level=level).iloc[0]
+    return row["ci_low"], row["ci_high"]
+
+
 ENTRIES: list[Entry] = [
     Entry("judge.pass_rate", "Wilson (default)", "interval", _judge_pass_rate,
           (bernoulli(0.5), bernoulli(0.9), bernoulli(0.97)), default=True),
+    # ----------------------------------------------------------------------------------------------- logs
+    Entry("logs.pass_rate", "Wilson on per-case means (default)", "interval", _logs_pass_rate,
+          (clustered_epochs(0.9, 3, 1.0), clustered_epochs(0.9, 3, 1e6), clustered_epochs(0.5, 5, 1.0),
+           clustered_epochs(0.97, 5, 1e6)), default=True),
 ]
 
 #: Public functions whose docstrings mention an interval or a p-value but that report none of their own.
