@@ -380,7 +380,7 @@ def extract_facts(documents: pd.DataFrame, model, *, max_claims: int = 30, model
         ``doc_id, claim, prob_fact``.
     items : DataFrame
         Indexed by ``doc_id``: ``n_claims``, ``error``, ``attempts``, ``model``, ``prompt_version``. Leave the
-        failed documents (``error`` not missing) out of :func:`fd_star`.
+        failed documents (``error`` not missing) out of :func:`evalkit.density.fd_star`.
 
     Examples
     --------

@@ -1,0 +1,76 @@
+"""Sphinx configuration: the user guide, the API reference from numpydoc docstrings, the notebooks executed.
+
+The build needs no network: MathJax is served from the build (sphinx-mathjax-offline), the theme bundles
+its assets, intersphinx is off (no inventory to fetch), and widget pages use their static snapshots.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import evalkit
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+
+project = "evalkit"
+author = "evalkit developers"
+copyright = "evalkit developers"
+release = version = evalkit.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",
+    "numpydoc",
+    "myst_nb",
+]
+
+# --- the gallery: the notebooks of notebooks/, copied in at every build and executed on the demo data
+GALLERY = HERE / "gallery"
+for stale in GALLERY.glob("*.ipynb"):
+    stale.unlink()
+for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    shutil.copy2(notebook, GALLERY / notebook.name)
+
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]
+templates_path = ["_templates"]
+
+nb_execution_mode = "force"
+nb_execution_timeout = 1200
+nb_execution_raise_on_error = True
+nb_execution_in_temp = True  # notebook 00 writes a labels file: keep it out of the source tree
+nb_execution_show_tb = True
+nb_ipywidgets_js = {}  # no widget manager from a CDN: widgets show their static snapshot (text/html)
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_heading_anchors = 3
+
+autosummary_generate = True
+autodoc_typehints = "none"  # numpydoc's Parameters sections say the types
+autodoc_default_options = {"members": False}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+nitpicky = True
+nitpick_ignore_regex = [
+    # types named in prose by numpydoc docstrings and signatures, documented by their own projects
+    (r"py:.*", r"(pandas|numpy|np|pd|matplotlib|scipy|dask|ipywidgets|openai|sqlite3|pathlib|os|bm25s)\..*"),
+]
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"evalkit {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "navbar_align": "left",
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
+html_static_path: list[str] = []
+html_show_sourcelink = False

@@ -1,0 +1,108 @@
+"""The documentation site: every public name in the API reference, and a clean offline build with no broken link."""
+
+import html.parser
+import importlib
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+import evalkit
+from tests._extras import needs
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def _public_modules() -> list[str]:
+    names = [name for name in evalkit.__all__ if isinstance(getattr(evalkit, name), types.ModuleType)]
+    return sorted(names + ["widgets", "report"])
+
+
+def _listed(rst: Path) -> set[str]:
+    """Names listed under the autosummary directives of an API page."""
+    names, inside = set(), False
+    for line in rst.read_text(encoding="utf-8").splitlines():
+        if line.startswith(".. autosummary::"):
+            inside = True
+        elif inside and re.match(r"^   [A-Za-z_][\w.]*$", line):
+            names.add(line.strip())
+        elif inside and line and not line.startswith("   "):
+            inside = False
+    return names
+
+
+@pytest.mark.parametrize("module", _public_modules())
+def test_every_public_name_is_in_the_api_reference(module):
+    page = DOCS / "api" / f"{module}.rst"
+    assert page.is_file(), f"docs/api/{module}.rst is missing: every public module has an API page"
+    public = set(importlib.import_module(f"evalkit.{module}").__all__) if module not in ("widgets", "report") else None
+    if public is None:
+        try:
+            public = set(importlib.import_module(f"evalkit.{module}").__all__)
+        except ImportError:
+            pytest.skip(f"evalkit.{module} needs an extra that is not installed")
+    listed = _listed(page)
+    assert public == listed, f"docs/api/{module}.rst: missing {sorted(public - listed)}, not public {sorted(listed - public)}"
+
+
+def test_every_module_page_is_in_the_api_index():
+    index = (DOCS / "api" / "index.rst").read_text(encoding="utf-8")
+    missing = [m for m in _public_modules() if not re.search(rf"^   {m}$", index, flags=re.M)]
+    assert not missing, f"docs/api/index.rst does not list {missing}"
+    assert "EvalkitWarning" in _listed(DOCS / "api" / "index.rst")
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links, self.ids = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        for key in ("href", "src"):
+            if tag in ("a", "img", "script", "link", "iframe") and attrs.get(key):
+                self.links.append((tag, attrs[key]))
+
+
+@pytest.mark.slow
+@needs("sphinx", "docs")
+@needs("myst_nb", "docs")
+def test_docs_build_offline_with_no_warning_and_no_broken_link(tmp_path):
+    out = tmp_path / "html"
+    build = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-b", "html", str(DOCS),
+                            str(out)], capture_output=True, text=True, cwd=ROOT)
+    # Sphinx's own messages ("file:line: WARNING: ..."); the kernels' transport notice is not one of them
+    warnings = [line for line in build.stderr.splitlines() if "WARNING:" in line or "ERROR:" in line]
+    assert build.returncode == 0 and not warnings, "\n".join(warnings) or build.stderr[-3000:]
+    pages = sorted(out.rglob("*.html"))
+    parsed = {}
+    for page in pages:
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        parsed[page.resolve()] = parser
+    broken, fetched = [], []
+    for page, parser in parsed.items():
+        for tag, link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme in ("http", "https") or link.startswith("//"):
+                if tag != "a":
+                    fetched.append((page.name, link))  # a page loads nothing from the network
+                continue
+            if parts.scheme in ("mailto", "data", "javascript"):
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if not target.exists():
+                broken.append((str(page.relative_to(out.resolve())), link))
+            elif parts.fragment and target.suffix == ".html" and target in parsed and parts.fragment not in parsed[target].ids:
+                broken.append((str(page.relative_to(out.resolve())), link))
+    assert not broken, f"broken internal links: {broken[:20]}"
+    assert not fetched, f"pages load from the network: {fetched[:10]}"
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "mathjax" in index.lower() and "cdn.jsdelivr" not in index
