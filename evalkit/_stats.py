@@ -252,18 +252,19 @@ BETTING_MAX_UNLABELLED = 20_000
 JUDGE_MEAN_SHARE = 0.1
 
 
-def _tuned_weights(y, yhat, judge_var: float, inflate: float):
+def _tuned_weights(y, yhat, judge_var, inflate):
     """Predictable PPI++ weights: lam_t from the first t-1 labelled pairs, ``Cov(y, yhat) / (inflate * Var(judge))``."""
-    n = len(y)
-    lam = np.zeros(n)
-    if n < 3 or not judge_var > 0:
+    n = y.shape[-1]
+    lam = np.zeros(y.shape)
+    if n < 3:
         return lam
     t = np.arange(1, n + 1, dtype=float)
-    sy, sh, syh = np.cumsum(y), np.cumsum(yhat), np.cumsum(y * yhat)
+    sy, sh, syh = np.cumsum(y, axis=-1), np.cumsum(yhat, axis=-1), np.cumsum(y * yhat, axis=-1)
+    cov = syh / t - (sy / t) * (sh / t)  # population covariance of the first t pairs
     with np.errstate(invalid="ignore", divide="ignore"):
-        cov = syh / t - (sy / t) * (sh / t)  # population covariance of the first t pairs
-    lam[2:] = np.clip(cov[1:-1] / (inflate * judge_var), 0.0, 1.0)  # lam_t uses pairs 1..t-1 (t >= 3)
-    return np.nan_to_num(lam)
+        tuned = np.clip(cov[..., 1:-1] / (np.asarray(inflate)[..., None] * np.asarray(judge_var)[..., None]), 0.0, 1.0)
+    lam[..., 2:] = np.nan_to_num(tuned)  # lam_t uses pairs 1..t-1 (t >= 3)
+    return lam
 
 
 def ppi_betting(y, yhat, yhat_rest, *, weight, bounds, judge_bounds, confidence_level: float,
@@ -283,52 +284,52 @@ def ppi_betting(y, yhat, yhat_rest, *, weight, bounds, judge_bounds, confidence_
     of step t is that of the cases not yet labelled (Waudby-Smith & Ramdas 2020); the interval is intersected
     with what the labels already fix, so it has width 0 once every case is labelled.
 
-    ``bounds`` are the labels' (and theta's) ends; ``judge_bounds`` the judge scores'. Returns (low, high), or
-    for ``sequence=True`` arrays with the confidence sequence after every label.
+    ``bounds`` are the labels' (and theta's) ends; ``judge_bounds`` the judge scores'. Arrays may carry leading
+    batch axes (labelled pairs (..., n), unlabelled scores (..., N)). Returns (low, high), or for
+    ``sequence=True`` arrays with the confidence sequence after every label.
     """
     y, yhat, rest = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_rest))
     a, b = map(float, bounds)
     ja, jb = map(float, judge_bounds)
-    n, n_rest = len(y), len(rest)
+    n, n_rest = y.shape[-1], rest.shape[-1]
     alpha = 1 - confidence_level
     total = n + n_rest
     uses_judge = not (isinstance(weight, (int, float)) and weight == 0) and n_rest > 0
     if finite_population:
-        everything = np.concatenate([yhat, rest])
-        judge_var, inflate = float(everything.var()), 1.0
+        everything = np.concatenate([yhat, rest], axis=-1)
+        judge_var, inflate = everything.var(axis=-1), 1.0
     else:
-        judge_var, inflate = (float(rest.var()) if n_rest else 0.0), 1 + n / max(n_rest, 1)
+        judge_var, inflate = (rest.var(axis=-1) if n_rest else np.zeros(y.shape[:-1])), 1 + n / max(n_rest, 1)
     if not uses_judge:
-        lam = np.zeros(n)
+        lam = np.zeros(y.shape)
     elif weight == "tuned":
         lam = _tuned_weights(y, yhat, judge_var, inflate)
     else:
-        lam = np.full(n, float(weight))
+        lam = np.full(y.shape, float(weight))
     z = y - lam * yhat
     lo, hi = a - lam * jb, b - lam * ja
     level, slope = confidence_level, np.ones(n)
     if finite_population:
-        t = np.arange(1, n + 1, dtype=float)
-        remaining = total - t + 1
-        mu_total = float(everything.sum())
-        sy_prev = np.concatenate([[0.0], np.cumsum(y)[:-1]])
-        sh_prev = np.concatenate([[0.0], np.cumsum(yhat)[:-1]])
+        remaining = total - np.arange(n, dtype=float)
+        prev = lambda v: np.concatenate([np.zeros(v.shape[:-1] + (1,)), np.cumsum(v, axis=-1)[..., :-1]], axis=-1)  # noqa: E731
         slope = total / remaining
-        offset_low = offset_high = (-sy_prev - lam * (mu_total - sh_prev)) / remaining
+        offset_low = offset_high = (-prev(y) - lam * (everything.sum(axis=-1)[..., None] - prev(yhat))) / remaining
     elif uses_judge:
         share = alpha * JUDGE_MEAN_SHARE
         if n_rest <= BETTING_MAX_UNLABELLED:
             mu_low, mu_high = betting_interval(rest, ja, jb, confidence_level=1 - share, theta_range=(ja, jb))
         else:
-            mu_low, mu_high = empirical_bernstein_interval(rest, ja, jb, 1 - share)
-        offset_low, offset_high = -lam * float(mu_low), -lam * float(mu_high)
+            mu_low, mu_high = (np.asarray(v) for v in zip(*[empirical_bernstein_interval(r, ja, jb, 1 - share)
+                                                             for r in rest.reshape(-1, n_rest)], strict=True))
+            mu_low, mu_high = mu_low.reshape(y.shape[:-1]), mu_high.reshape(y.shape[:-1])
+        offset_low, offset_high = -lam * np.asarray(mu_low)[..., None], -lam * np.asarray(mu_high)[..., None]
         level = 1 - (alpha - share)
     else:
-        offset_low = offset_high = np.zeros(n)
+        offset_low = offset_high = 0.0
     kwargs = dict(slope=slope, offset=offset_low, offset_upper=offset_high, confidence_level=level, theta_range=(a, b))
     low, high = (betting_sequence if sequence else betting_interval)(z, lo, hi, **kwargs)
     if finite_population:  # what the labels fix: the unlabelled cases' labels lie within the bounds
-        known = np.cumsum(y) if sequence else y.sum()
+        known = np.cumsum(y, axis=-1) if sequence else y.sum(axis=-1)
         left = total - (np.arange(1, n + 1) if sequence else n)
         low = np.maximum(low, (known + left * a) / total)
         high = np.minimum(high, (known + left * b) / total)
