@@ -1129,7 +1129,8 @@ def choose_cases(judge: pd.Series, n: int, *, strategy: str = "stratified", n_st
 
 
 def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1000, method=METHODS,
-             confidence_level: float = 0.95, rng=None) -> pd.DataFrame:
+             interval: str = "clt", confidence_level: float = 0.95, bounds=None, finite_population: bool = False,
+             rng=None) -> pd.DataFrame:
     """How the estimators would have done: repeat :func:`mean` on random labelled subsets of a fully labelled set.
 
     With a human label on every case, the truth is the human mean over all cases. Each draw labels a random
@@ -1146,13 +1147,21 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
         Numbers of labels to draw (each at least 2 and below the number of cases).
     n_draws : int, default 1000
     method : str or list of str, default all four
+    interval : {"clt", "betting"}, default "clt"
+        The interval of :func:`mean` to measure (``"betting"`` is :func:`mean`'s default; ``"clt"`` is
+        faster: one pass over the draws).
     confidence_level : float, default 0.95
+    bounds : (float, float), optional
+        The labels' scale, for the betting interval (as in :func:`mean`).
+    finite_population : bool, default False
+        Measure the intervals for the mean over exactly these cases (the truth here), with the
+        finite-population correction, instead of the population they were drawn from.
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     DataFrame
-        One row per number of labels and method: ``n_labelled, method, n_draws, coverage`` (share of
+        One row per number of labels and method: ``n_labelled, method, interval, n_draws, coverage`` (share of
         intervals holding the truth), ``width`` (mean interval width), ``bias`` (mean estimate - truth),
         ``rmse`` and ``truth``.
 
@@ -1170,6 +1179,7 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
     1         100  judge     0.000
     """
     methods = _methods(method)
+    check_option(interval, ["clt", "betting"], "interval")
     confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     n_draws = check_number(n_draws, "n_draws", low=1, integer=True)
     judge, human = _as_scores(judge, "judge"), _as_scores(human, "human")
@@ -1203,10 +1213,27 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
         my, mh, mu = sy / n, sh / n, (tot["h"] - sh) / big_n
         m = {"n": n, "N": big_n, "my": my + cy, "mh": mh + ch, "mu": mu + ch, "vy": syy / n - my**2,
              "vh": shh / n - mh**2, "cyh": syh / n - my * mh, "vu": (tot["hh"] - shh) / big_n - mu**2}
+        if interval == "betting":  # the labels of each draw in mean()'s order: by case, then the fixed permutation
+            ordered = np.sort(picks, axis=1)[:, _betting_order(size)]
+            keep = np.ones((n_draws, total), dtype=bool)
+            np.put_along_axis(keep, picks, False, axis=1)
+            rest = np.nonzero(keep)[1].reshape(n_draws, total - size)
+            scale = _bounds(bounds, y_all, yhat_all)
+            judge_bounds = (float(yhat_all.min()), float(yhat_all.max()))
         for name in methods:
-            est, se, _ = _estimate(m, name)
-            low, high = _interval(est, se, level)
-            rows.append({"n_labelled": size, "method": name, "n_draws": n_draws,
+            est, se, _ = (_finite_estimate if finite_population else _estimate)(m, name)
+            if interval == "clt":
+                low, high = _interval(est, se, level)
+            elif name == "judge":
+                low, high = _interval(est, se, level)  # the judge-only row: as in mean(), from every score
+                if not finite_population:
+                    low, high = (np.full(n_draws, v) for v in _stats.betting_interval(
+                        yhat_all, *judge_bounds, confidence_level=level, theta_range=judge_bounds))
+            else:
+                low, high = _stats.ppi_betting(y_all[ordered], yhat_all[ordered], yhat_all[rest], weight=_WEIGHT[name],
+                                               bounds=scale, judge_bounds=judge_bounds, confidence_level=level,
+                                               finite_population=finite_population)
+            rows.append({"n_labelled": size, "method": name, "interval": interval, "n_draws": n_draws,
                          "coverage": float(np.mean((low <= truth) & (truth <= high))),
                          "width": float(np.mean(high - low)), "bias": float(np.mean(est) - truth),
                          "rmse": float(np.sqrt(np.mean((est - truth) ** 2))), "truth": truth})
