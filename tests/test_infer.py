@@ -471,3 +471,123 @@ def test_stratified_choice_reduces_the_spread_of_the_estimates():
     sd = {k: np.std(v) for k, v in estimates.items()}
     assert sd["stratified"] < 0.85 * sd["random"], sd  # theory: within-verdict variance gives about 0.67
     assert abs(np.mean(estimates["stratified"]) - human_all.mean()) < 3 * sd["stratified"] / np.sqrt(300)
+
+
+# ------------------------------------------------------------------------------ betting, clusters, sequences
+def _slow_betting_lower(x, level, trunc=0.9):
+    """Independent recipe for the lower end of the hedged betting interval (WSR 2024, Theorem 3) on [0, 1] data:
+    a plain loop over a fine grid of candidate means."""
+    n, alpha = len(x), 1 - level
+    best = 0.0
+    for m in np.linspace(0, 1, 20001):
+        cap, mu, var, rejected = 1.0, 0.5, 0.25, False
+        s, ss = 0.0, 0.25
+        for t, xi in enumerate(x, start=1):
+            lam = np.sqrt(2 * np.log(2 / alpha) / (n * var))
+            bet = min(lam, trunc / m) if m > 0 else lam
+            cap *= 1 + bet * (xi - m)
+            if cap >= 2 / alpha:
+                rejected = True
+                break
+            s += xi
+            mu = (0.5 + s) / (t + 1)
+            ss += (xi - mu) ** 2
+            var = ss / (t + 1)
+        if not rejected:
+            return m
+        best = m
+    return best
+
+
+def test_betting_interval_matches_an_independent_loop():
+    from evalkit._stats import betting_interval
+
+    rng = np.random.default_rng(4)
+    for n in (15, 40):
+        x = rng.choice([0, 0.25, 0.5, 0.75, 1.0], size=n, p=[0.02, 0.03, 0.05, 0.2, 0.7])
+        low, _ = betting_interval(x, 0.0, 1.0, confidence_level=0.95, theta_range=(0, 1))
+        assert abs(float(low) - _slow_betting_lower(x, 0.95)) <= 1 / 20000 + 1e-9
+
+
+def test_classical_cluster_interval_equals_statsmodels():
+    sm = pytest.importorskip("statsmodels.api", reason="the reference needs statsmodels (the 'test' extra)")
+    rng = np.random.default_rng(8)
+    ids = pd.Index([f"c{i}" for i in range(600)])
+    groups = pd.Series(np.repeat(np.arange(150), 4), index=ids)
+    y = rng.integers(1, 6, 600).astype(float)
+    judge_scores = pd.Series(y + rng.normal(0, 1, 600), index=ids)
+    labelled = ids[:240]
+    row = infer.mean(judge_scores, pd.Series(y[:240], index=labelled), method="classical", cluster=groups).iloc[0]
+    fit = sm.OLS(y[:240], np.ones(240)).fit(cov_type="cluster", cov_kwds={"groups": groups[labelled].to_numpy()}, use_t=True)
+    low, high = fit.conf_int(0.05)[0]
+    np.testing.assert_allclose([row["ci_low"], row["ci_high"]], [low, high], rtol=0, atol=1e-10)
+    assert row["interval"] == "cluster-t" and row["n_clusters"] == 60
+
+
+def test_clopper_pearson_equals_scipy():
+    from evalkit._stats import clopper_pearson
+
+    for k, n in ((0, 20), (3, 20), (20, 20), (47, 50), (1, 1)):
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+        np.testing.assert_allclose(clopper_pearson(k, n, 0.95), [ci.low, ci.high], rtol=0, atol=1e-12)
+
+
+def test_finite_population_half_width_is_zero_with_every_case_labelled(rng):
+    scores, _, truth = synthetic(rng, n_cases=60, n_labelled=5)
+    human_all = pd.Series(truth, index=scores.index)
+    row = infer.mean(scores, human_all, method="classical", finite_population=True).iloc[0]
+    assert row["ci_low"] == pytest.approx(truth.mean(), abs=1e-9) and row["ci_high"] == pytest.approx(truth.mean(), abs=1e-9)
+    curve = infer.expected_half_width(scores, human_all.iloc[:20], n_labelled=[20, 60], finite_population=True)
+    assert (curve[curve["n_labelled"] == 60]["half_width"] == 0).all()
+
+
+def test_stopping_when_narrow_keeps_the_sequence_level_where_the_fixed_n_interval_does_not():
+    """Stop the first time the half-width is <= 0.1 (at most 300 labels, pass rate 0.9): the confidence sequence at
+    that moment holds at least 95% of the time; the fixed-n clt interval read after every label and stopped the
+    same way does not."""
+    hits_cs, hits_fixed = 0, 0
+    reps = 300
+    for seed in range(reps):
+        rng = np.random.default_rng(seed)
+        x = (rng.random(300) < 0.9).astype(float)
+        cs = infer.confidence_sequence(pd.Series(x, index=[f"c{i}" for i in range(300)]))
+        stop = infer.stopping_point(cs, half_width=0.1) or 300
+        row = cs.iloc[stop - 1]
+        hits_cs += row["cs_low"] <= 0.9 <= row["cs_high"]
+        t = np.arange(1, 301)
+        m = np.cumsum(x) / t
+        half = 1.96 * np.sqrt(np.maximum(np.cumsum(x * x) / t - m**2, 0)) / np.sqrt(t)
+        first = np.flatnonzero((half <= 0.1) & (t >= 5))[0]
+        hits_fixed += m[first] - half[first] <= 0.9 <= m[first] + half[first]
+    assert hits_cs / reps >= 0.95
+    assert hits_fixed / reps < 0.9
+
+
+def test_confidence_sequence_bad_input():
+    labels = pd.Series(["PASS", "FAIL", "PASS"], index=["a", "b", "c"])
+    with pytest.raises(ValueError, match="`statistic` must be one of"):
+        infer.confidence_sequence(labels, statistic="median")
+    with pytest.raises(ValueError, match="compares judge and human: pass `judge`"):
+        infer.confidence_sequence(labels, statistic="agreement")
+    with pytest.raises(ValueError, match="that `judge` does not score"):
+        infer.confidence_sequence(labels, pd.Series(["PASS"], index=["a"]), statistic="agreement")
+    with pytest.raises(ValueError, match="holds no label"):
+        infer.confidence_sequence(labels.iloc[:0])
+    with pytest.raises(KeyError, match="missing column"):
+        infer.stopping_point(pd.DataFrame({"x": [1]}), half_width=0.1)
+    recall = infer.confidence_sequence(labels, pd.Series(["FAIL", "FAIL", "PASS"], index=["a", "b", "c"]),
+                                       statistic="fail_recall")
+    assert recall["n_used"].tolist() == [0, 1, 1] and recall["estimate"].iloc[1] == 1.0
+
+
+def test_planned_labels_deliver_the_half_width():
+    """labels_needed's plan, checked by simulation: at the planned n the clt interval's mean half-width is near the
+    target and its coverage near 95% (pilot estimates: the plan is itself an estimate)."""
+    rng = np.random.default_rng(2)
+    ids = pd.Index([f"c{i}" for i in range(4000)])
+    truth = rng.normal(3, 1, 4000)
+    scores = pd.Series(truth + rng.normal(0, 0.6, 4000), index=ids)
+    plan = infer.labels_needed(scores, pd.Series(truth[:60], index=ids[:60]), half_width=0.08).set_index("method")
+    n = int(plan.loc["ppi++", "labels_needed"])
+    sim = infer.simulate(scores, pd.Series(truth, index=ids), n_labelled=n, n_draws=1000, method="ppi++", rng=3).iloc[0]
+    assert abs(sim["width"] / 2 - 0.08) < 0.012 and sim["coverage"] >= 0.93
