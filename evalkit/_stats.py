@@ -63,3 +63,285 @@ def adjust_p_values(p_values, method: str) -> np.ndarray:
     result[order] = np.minimum(adjusted, 1.0)
     out[ok] = result
     return out
+
+
+# ------------------------------------------------------------------------------------ exact binomial
+def clopper_pearson(k, n, confidence_level: float):
+    """Clopper-Pearson ("exact") interval for ``k`` successes in ``n`` trials, vectorised (NaN where ``n`` is 0).
+
+    Equal to ``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``; written with the beta quantiles so
+    that thousands of counts take one call. Its coverage is at least ``confidence_level`` at every n and p.
+    """
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    alpha = 1 - np.asarray(confidence_level, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+        high = np.where(k < n, stats.beta.isf(alpha / 2, k + 1, n - k), 1.0)
+    empty = n <= 0
+    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+
+
+def binomial_interval(k, n, confidence_level: float, method: str = "clopper-pearson"):
+    """A 0/1 rate's interval by name: ``"clopper-pearson"`` (exact, the default everywhere) or ``"wilson"``."""
+    if method == "clopper-pearson":
+        low, high = clopper_pearson(k, n, confidence_level)
+        return float(low), float(high)
+    if method == "wilson":
+        return wilson_interval(k, n, confidence_level)
+    raise ValueError(f"`interval` must be one of ['clopper-pearson', 'wilson']; got {method!r}.")
+
+
+# ------------------------------------------------------------------------------------ cluster-robust
+def cluster_variance(contributions, groups) -> tuple[float, int]:
+    """Cluster-robust variance of an estimate that is a sum of per-case contributions, and the number of clusters.
+
+    ``contributions[i]`` is case i's term of the estimate's linearisation (for a mean, ``(y_i - mean) / n``);
+    the variance is ``G / (G - 1) * sum over clusters of (sum of the cluster's terms) ** 2``: the sandwich with
+    statsmodels' small-sample factor, so that for a mean it equals ``sm.OLS(y, 1).fit(cov_type="cluster")``.
+    """
+    codes = np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
+    sums = np.bincount(codes, weights=np.asarray(contributions, dtype=float))
+    g = len(sums)
+    if g < 2:
+        return np.nan, g
+    return float(g / (g - 1) * np.dot(sums, sums)), g
+
+
+# ------------------------------------------------------------------------------------ betting
+#: Bets are truncated at this share of the largest bet that keeps the capital non-negative (WSR 2024, their c;
+#: they suggest 1/2 or 3/4: 0.9 gave the narrowest intervals on 1-5 ratings piled at the top, where the lower
+#: bettor is the one truncated, at the same guaranteed coverage).
+BET_TRUNCATION = 0.9
+
+
+def _bets(u, alpha: float, horizon):
+    """Predictable plug-in bets (Waudby-Smith & Ramdas 2024, eqs. 26-27): from the first t-1 values of ``u`` in [0, 1].
+
+    ``horizon`` is the planned number of observations for a fixed-n interval (bets sized for n), or None for a
+    confidence sequence (bets shrinking like 1 / sqrt(t log t)).
+    """
+    t = np.arange(1, u.shape[-1] + 1, dtype=float)
+    mu = (0.5 + np.cumsum(u, axis=-1)) / (t + 1)
+    var = (0.25 + np.cumsum((u - mu) ** 2, axis=-1)) / (t + 1)
+    prev = np.concatenate([np.full(u.shape[:-1] + (1,), 0.25), var[..., :-1]], axis=-1)
+    scale = horizon if horizon is not None else t * np.log1p(t)
+    return np.sqrt(2 * np.log(2 / alpha) / (scale * prev))
+
+
+def _log_capital(theta, z, lo, hi, slope, offset, bets, side: int):
+    """Log capital after each step of betting against "the mean of z_t is slope_t * theta + offset_t".
+
+    ``side = +1`` bets that the mean is larger (it grows when theta is too small), ``-1`` smaller. A hypothesis
+    the bounds make impossible (the mean outside [lo_t, hi_t]) gets infinite capital. ``theta`` broadcasts
+    against the leading axes of ``z``.
+    """
+    width = hi - lo
+    with np.errstate(divide="ignore", invalid="ignore"):
+        centre = (slope * theta[..., None] + offset - lo) / width  # the null mean on the [0, 1] scale
+        u = (z - lo) / width
+        if side > 0:
+            bet = np.minimum(bets, BET_TRUNCATION / centre)
+            factor = 1 + bet * (u - centre)
+            impossible = centre < 0
+        else:
+            bet = np.minimum(bets, BET_TRUNCATION / (1 - centre))
+            factor = 1 - bet * (u - centre)
+            impossible = centre > 1
+        steps = np.log(np.maximum(factor, 0.0))
+    steps = np.where(impossible, np.inf, steps)
+    return np.cumsum(steps, axis=-1)
+
+
+def betting_interval(z, lo, hi, *, slope=1.0, offset=0.0, offset_upper=None, confidence_level: float, theta_range,
+                     tol: float = 1e-10):
+    """Betting confidence interval for theta, where the conditional mean of z_t given the past is ``slope_t * theta + offset_t``.
+
+    The hedged capital process of Waudby-Smith & Ramdas (JRSS-B 2024, section 4, Theorem 3): two bettors, one
+    on each side, each with half the error rate, with predictable plug-in bets sized for n and truncated at
+    ``BET_TRUNCATION``; theta is excluded when either bettor's capital reaches ``2 / alpha`` at some step (the
+    running intersection). By Ville's inequality the interval holds with probability at least
+    ``confidence_level`` whatever the distribution within the bounds, at every sample size. Each z_t must lie
+    in [lo_t, hi_t] (fixed before z_t is seen) and ``slope_t > 0``: a plain bounded mean has slope 1 and offset
+    0; sampling without replacement and prediction-powered rectifiers are other slopes and offsets.
+
+    ``offset_upper`` (default ``offset``) is the upper bettor's offset: with an offset known only to lie in a
+    range, each bettor takes the end that is least favourable to it. ``z, lo, hi, slope, offset`` broadcast to
+    shape (..., n); the ends have shape (...), found by bisection to ``tol`` (each bettor's capital is monotone
+    in theta).
+    """
+    z, lo, hi, slope, offset, offset_upper = _broadcast(z, lo, hi, slope, offset, offset if offset_upper is None else offset_upper)
+    alpha = 1 - confidence_level
+    bets = _bets(_unit(z, lo, hi), alpha, z.shape[-1])
+    threshold = np.log(2 / alpha)
+
+    def rejects(theta, side):
+        shift = offset if side > 0 else offset_upper
+        return _log_capital(theta, z, lo, hi, slope, shift, bets, side).max(axis=-1) >= threshold
+
+    ends = []
+    for side in (+1, -1):
+        a, b = np.full(z.shape[:-1], float(theta_range[0])), np.full(z.shape[:-1], float(theta_range[1]))
+        edge = a if side > 0 else b
+        keep = ~rejects(edge, side)  # the range's own end is not excluded
+        while np.max(np.where(keep, 0.0, b - a), initial=0.0) > tol:
+            mid = (a + b) / 2
+            r = rejects(mid, side)
+            a, b = (np.where(r, mid, a), np.where(r, b, mid)) if side > 0 else (np.where(r, a, mid), np.where(r, mid, b))
+        ends.append(np.where(keep, edge, b if side > 0 else a))
+    return ends[0], ends[1]
+
+
+def betting_sequence(z, lo, hi, *, slope=1.0, offset=0.0, offset_upper=None, confidence_level: float, theta_range,
+                     grid: int = 2000):
+    """Betting confidence sequence: the interval for theta after every step, valid at all steps at once.
+
+    As :func:`betting_interval`, with bets that shrink like ``1 / sqrt(t log t)`` instead of being sized for a
+    fixed n (WSR 2024, eq. 26), so that the probability that theta ever leaves the sequence is at most
+    ``1 - confidence_level``: the interval at a stopping time of the user's choosing (stop when it looks
+    narrow enough) keeps its level. Ends are read off a grid of ``grid + 1`` values of theta over
+    ``theta_range`` and rounded outwards by one grid step; shape (..., n).
+    """
+    z, lo, hi, slope, offset, offset_upper = _broadcast(z, lo, hi, slope, offset, offset if offset_upper is None else offset_upper)
+    alpha = 1 - confidence_level
+    bets = _bets(_unit(z, lo, hi), alpha, None)
+    threshold = np.log(2 / alpha)
+    thetas = np.linspace(float(theta_range[0]), float(theta_range[1]), grid + 1)
+    step = thetas[1] - thetas[0]
+    # kept[g, ..., t]: theta_g not excluded by either bettor at any step up to t
+    theta = thetas.reshape((-1,) + (1,) * (z.ndim - 1))
+    kept = np.ones((len(thetas),) + z.shape, dtype=bool)
+    for side, shift in ((+1, offset), (-1, offset_upper)):
+        capital = _log_capital(theta, z[None], lo[None], hi[None], slope[None], shift[None], bets[None], side)
+        kept &= np.maximum.accumulate(capital, axis=-1) < threshold
+    any_kept = kept.any(axis=0)
+    first = np.argmax(kept, axis=0)
+    last = len(thetas) - 1 - np.argmax(kept[::-1], axis=0)
+    low = np.where(any_kept, np.maximum(thetas[first] - step, thetas[0]), np.nan)
+    high = np.where(any_kept, np.minimum(thetas[last] + step, thetas[-1]), np.nan)
+    return low, high
+
+
+def _broadcast(z, *others):
+    z = np.asarray(z, dtype=float)
+    return (z, *(np.broadcast_to(np.asarray(v, dtype=float), z.shape) for v in others))
+
+
+def _unit(z, lo, hi):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.clip(np.where(hi > lo, (z - lo) / (hi - lo), 0.5), 0.0, 1.0)
+
+
+def empirical_bernstein_interval(x, lo: float, hi: float, confidence_level: float) -> tuple[float, float]:
+    """Maurer & Pontil's (2009, Theorem 4) empirical Bernstein interval for the mean of values in [lo, hi].
+
+    Finite-sample valid and closed-form (each side at half the error rate); used where a betting interval
+    over millions of values would cost too much and is no tighter.
+    """
+    x = np.asarray(x, dtype=float)
+    n, width = len(x), hi - lo
+    if n < 2:
+        return float(lo), float(hi)
+    log_term = np.log(4 / (1 - confidence_level))
+    half = np.sqrt(2 * x.var(ddof=1) * log_term / n) + 7 * width * log_term / (3 * (n - 1))
+    return float(max(lo, x.mean() - half)), float(min(hi, x.mean() + half))
+
+
+#: Above this many unlabelled cases the judge's mean gets the empirical Bernstein interval instead of betting.
+BETTING_MAX_UNLABELLED = 20_000
+#: The share of the error rate spent on the judge's own mean in a prediction-powered betting interval.
+JUDGE_MEAN_SHARE = 0.1
+
+
+def _tuned_weights(y, yhat, judge_var, inflate):
+    """Predictable PPI++ weights: lam_t from the first t-1 labelled pairs, ``Cov(y, yhat) / (inflate * Var(judge))``."""
+    n = y.shape[-1]
+    lam = np.zeros(y.shape)
+    if n < 3:
+        return lam
+    t = np.arange(1, n + 1, dtype=float)
+    sy, sh, syh = np.cumsum(y, axis=-1), np.cumsum(yhat, axis=-1), np.cumsum(y * yhat, axis=-1)
+    cov = syh / t - (sy / t) * (sh / t)  # population covariance of the first t pairs
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tuned = np.clip(cov[..., 1:-1] / (np.asarray(inflate)[..., None] * np.asarray(judge_var)[..., None]), 0.0, 1.0)
+    lam[..., 2:] = np.nan_to_num(tuned)  # lam_t uses pairs 1..t-1 (t >= 3)
+    return lam
+
+
+def ppi_betting(y, yhat, yhat_rest, *, weight, bounds, judge_bounds, confidence_level: float,
+                finite_population: bool = False, sequence: bool = False):
+    """Finite-sample (or anytime-valid) interval for the humans' mean from labelled pairs and unlabelled judge scores.
+
+    The labelled pairs are taken in the order given; each step bets on the rectified label
+    ``z_t = y_t - lam_t * yhat_t``, whose conditional mean is ``theta - lam_t * mu`` (mu: the judge's mean), with
+    ``lam_t`` fixed (``weight`` a number: 0 is the humans alone, 1 is PPI) or tuned on the pairs before t
+    (``weight="tuned"``: PPI++'s formula, clipped to [0, 1]), so every bet is predictable.
+
+    ``finite_population=False`` (the population the cases were drawn from): mu is unknown; an interval for it
+    from the unlabelled scores (betting, or empirical Bernstein above ``BETTING_MAX_UNLABELLED`` cases) spends
+    ``JUDGE_MEAN_SHARE`` of the error rate, and each bettor centres at the end of it least favourable to it, so
+    the union bound gives the level. ``finite_population=True`` (the mean over exactly these cases, labels a
+    random sample without replacement): mu is the mean of every judge score, known exactly, and the null mean
+    of step t is that of the cases not yet labelled (Waudby-Smith & Ramdas 2020); the interval is intersected
+    with what the labels already fix, so it has width 0 once every case is labelled.
+
+    ``bounds`` are the labels' (and theta's) ends; ``judge_bounds`` the judge scores'. Arrays may carry leading
+    batch axes (labelled pairs (..., n), unlabelled scores (..., N)). Returns (low, high), or for
+    ``sequence=True`` arrays with the confidence sequence after every label.
+    """
+    y, yhat, rest = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_rest))
+    a, b = map(float, bounds)
+    ja, jb = map(float, judge_bounds)
+    n, n_rest = y.shape[-1], rest.shape[-1]
+    alpha = 1 - confidence_level
+    total = n + n_rest
+    uses_judge = not (isinstance(weight, (int, float)) and weight == 0) and n_rest > 0
+    if finite_population:
+        everything = np.concatenate([yhat, rest], axis=-1)
+        judge_var, inflate = everything.var(axis=-1), 1.0
+    else:
+        judge_var, inflate = (rest.var(axis=-1) if n_rest else np.zeros(y.shape[:-1])), 1 + n / max(n_rest, 1)
+    if not uses_judge:
+        lam = np.zeros(y.shape)
+    elif weight == "tuned":
+        lam = _tuned_weights(y, yhat, judge_var, inflate)
+    else:
+        lam = np.full(y.shape, float(weight))
+    z = y - lam * yhat
+    lo, hi = a - lam * jb, b - lam * ja
+    level, slope = confidence_level, np.ones(n)
+    if finite_population:
+        remaining = total - np.arange(n, dtype=float)
+        prev = lambda v: np.concatenate([np.zeros(v.shape[:-1] + (1,)), np.cumsum(v, axis=-1)[..., :-1]], axis=-1)  # noqa: E731
+        slope = total / remaining
+        offset_low = offset_high = (-prev(y) - lam * (everything.sum(axis=-1)[..., None] - prev(yhat))) / remaining
+    elif uses_judge:
+        share = alpha * JUDGE_MEAN_SHARE
+        if n_rest <= BETTING_MAX_UNLABELLED:
+            mu_low, mu_high = betting_interval(rest, ja, jb, confidence_level=1 - share, theta_range=(ja, jb))
+        else:
+            mu_low, mu_high = (np.asarray(v) for v in zip(*[empirical_bernstein_interval(r, ja, jb, 1 - share)
+                                                             for r in rest.reshape(-1, n_rest)], strict=True))
+            mu_low, mu_high = mu_low.reshape(y.shape[:-1]), mu_high.reshape(y.shape[:-1])
+        offset_low, offset_high = -lam * np.asarray(mu_low)[..., None], -lam * np.asarray(mu_high)[..., None]
+        level = 1 - (alpha - share)
+    else:
+        offset_low = offset_high = 0.0
+    kwargs = dict(slope=slope, offset=offset_low, offset_upper=offset_high, confidence_level=level, theta_range=(a, b))
+    low, high = (betting_sequence if sequence else betting_interval)(z, lo, hi, **kwargs)
+    if finite_population:  # what the labels fix: the unlabelled cases' labels lie within the bounds
+        known = np.cumsum(y, axis=-1) if sequence else y.sum(axis=-1)
+        left = total - (np.arange(1, n + 1) if sequence else n)
+        low = np.maximum(low, (known + left * a) / total)
+        high = np.minimum(high, (known + left * b) / total)
+    return low, high
+
+
+def betting_p_value(test, *, tol: float = 1e-6) -> float:
+    """The smallest error rate at which ``test(alpha)`` (True: the null value is excluded) rejects, by bisection."""
+    if not test(1 - 1e-9):
+        return 1.0
+    low, high = 0.0, 1.0
+    while high - low > tol:
+        mid = (low + high) / 2
+        low, high = (low, mid) if test(mid) else (mid, high)
+    return float(high)

@@ -21,7 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
-from evalkit._stats import wilson_interval, z_value
+from evalkit._stats import binomial_interval, z_value
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_rng, check_unique_index
 from evalkit.labels import latest_labels
 
@@ -117,8 +117,8 @@ class CalibrationReport:
     base_rate_agreement : float
         Agreement an always-PASS judge would reach (the share of human PASS).
     table : DataFrame
-        Every rate with ``value, ci_low, ci_high, numerator, denominator`` (Wilson intervals; kappa's is
-        the large-sample normal interval).
+        Every rate with ``value, ci_low, ci_high, numerator, denominator, interval`` (Clopper-Pearson by
+        default, or Wilson; kappa's is the large-sample normal interval); ``interval`` names the method.
     pairs : DataFrame
         The aligned labels (``human``, ``judge``; True = PASS), indexed by case id.
     n_excluded : int
@@ -172,7 +172,8 @@ class CalibrationReport:
                 + self.table.to_html(float_format=lambda v: f"{v:.3f}"))
 
 
-def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, pass_levels=None) -> CalibrationReport:
+def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interval: str = "clopper-pearson",
+              pass_levels=None) -> CalibrationReport:
     """Measure a judge against human labels.
 
     Parameters
@@ -182,6 +183,9 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, pass_l
     human : Series
         PASS/FAIL strings or booleans (True = PASS), or the rubric's levels, indexed by case id.
     confidence_level : float, default 0.95
+    interval : {"clopper-pearson", "wilson"}, default "clopper-pearson"
+        The rates' intervals: Clopper-Pearson covers at least ``confidence_level`` at every count (the coverage
+        harness's rule for a default); Wilson is narrower and dips below it at some (n, p).
     pass_levels : sequence of str, optional
         The verdicts that count as a pass (default: the rubric's from ``judge.attrs``, else PASS).
 
@@ -200,6 +204,8 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, pass_l
     (1, 2, 0.667, 0.667)
     """
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    if interval not in ("clopper-pearson", "wilson"):
+        raise ValueError(f"`interval` must be one of ['clopper-pearson', 'wilson']; got {interval!r}.")
     pairs, excluded = _pairs(judge, human, pass_levels)
     h_fail, j_fail = ~pairs["human"].to_numpy(), ~pairs["judge"].to_numpy()
     n = len(pairs)
@@ -218,10 +224,11 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, pass_l
     rows = {}
     for metric, k, d in (("agreement", tp + tn, n), ("fail_recall", tp, tp + fn), ("false_flag_rate", fp, fp + tn),
                          ("precision", tp, tp + fp), ("base_rate_agreement", fp + tn, n)):
-        low, high = wilson_interval(k, d, confidence_level)
-        rows[metric] = {"value": k / d if d else np.nan, "ci_low": low, "ci_high": high, "numerator": k, "denominator": d}
+        low, high = binomial_interval(k, d, confidence_level, interval)
+        rows[metric] = {"value": k / d if d else np.nan, "ci_low": low, "ci_high": high, "numerator": k, "denominator": d,
+                        "interval": interval}
     rows["kappa"] = {"value": kappa, "ci_low": max(-1.0, kappa - z * se), "ci_high": min(1.0, kappa + z * se),
-                     "numerator": pd.NA, "denominator": n}
+                     "numerator": pd.NA, "denominator": n, "interval": "clt"}
     table = pd.DataFrame(rows).T
     table.index.name = "metric"
     table = table.astype({"value": float, "ci_low": float, "ci_high": float, "numerator": "Int64", "denominator": "Int64"})
@@ -294,9 +301,11 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     specificity - 1)``. The percentile interval resamples both the run's verdicts and the calibration set,
     so it carries the uncertainty of the calibration too.
 
-    Nothing is clipped: an estimate outside [0, 1] means the calibration's error rates do not fit this
-    run (other data, or too few labels), and an :class:`EvalkitWarning` says so; clipping would report a
-    confident 1.0 [1.0, 1.0] instead. A judge no better than chance on the calibration set (sensitivity
+    The estimate is not clipped: one outside [0, 1] means the calibration's error rates do not fit this run
+    (other data, or too few labels), and an :class:`EvalkitWarning` says so. The interval is reported both
+    ways: ``ci_low, ci_high`` clipped to [0, 1], the values a rate can take (clipping commutes with the
+    bootstrap percentiles, so it loses nothing), and ``ci_low_unclipped, ci_high_unclipped`` as the bootstrap
+    gives them. A judge no better than chance on the calibration set (sensitivity
     + specificity <= 1) cannot be corrected for: a warning, and NaN estimate and interval.
 
     Parameters
@@ -314,7 +323,9 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     Returns
     -------
     DataFrame
-        One row: ``n_run, observed, corrected, ci_low, ci_high, sensitivity, specificity, n_calibration``.
+        One row: ``n_run, observed, corrected, ci_low, ci_high, ci_low_unclipped, ci_high_unclipped, interval,
+        sensitivity, specificity, n_calibration``; ``interval`` names the method (the bootstrap percentile
+        interval over the run and the calibration set).
 
     Examples
     --------
@@ -349,6 +360,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
 
     corrected, se, sp = correct(observed, cells.astype(float))
     row = {"n_run": n_run, "observed": observed, "corrected": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+           "ci_low_unclipped": np.nan, "ci_high_unclipped": np.nan, "interval": "bootstrap-percentile",
            "sensitivity": float(se), "specificity": float(sp), "n_calibration": int(cells.sum())}
     if se + sp - 1 <= 0:
         warnings.warn(f"the judge is no better than chance on the calibration set (sensitivity {se:.2f} + "
@@ -367,12 +379,13 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     boot = boot[np.isfinite(boot) & (se_star + sp_star - 1 > 0)]
     alpha = (1 - confidence_level) / 2
     low, high = np.quantile(boot, [alpha, 1 - alpha]) if len(boot) else (np.nan, np.nan)
-    row.update(corrected=float(corrected), ci_low=float(low), ci_high=float(high))
+    row.update(corrected=float(corrected), ci_low=float(np.clip(low, 0, 1)), ci_high=float(np.clip(high, 0, 1)),
+               ci_low_unclipped=float(low), ci_high_unclipped=float(high))
     return pd.DataFrame([row])
 
 
 def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: int = 5,
-                    confidence_level: float = 0.95) -> pd.DataFrame:
+                    confidence_level: float = 0.95, interval: str = "clopper-pearson") -> pd.DataFrame:
     """Agreement of the judge with human labels along the labelling order, to expose drift.
 
     Parameters
@@ -386,11 +399,13 @@ def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: 
         A numeric column is cut into ``bins`` equal-count bins; any other column is used as is.
     bins : int, default 5
     confidence_level : float, default 0.95
+    interval : {"clopper-pearson", "wilson"}, default "clopper-pearson"
+        Each bin's interval (as in :func:`calibrate`).
 
     Returns
     -------
     DataFrame
-        One row per bin or session: ``n, agreement, ci_low, ci_high`` (Wilson). ``attrs["p_trend"]`` is
+        One row per bin or session: ``n, agreement, ci_low, ci_high, interval``. ``attrs["p_trend"]`` is
         the p-value of a Spearman test between labelling order and agreement (numeric ``by`` only).
 
     Examples
@@ -413,9 +428,9 @@ def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: 
     rows = []
     for key, idx in pd.Series(range(len(order)), index=order.index).groupby(groups.to_numpy(), sort=True):
         k, n = int(agree[idx.to_numpy()].sum()), len(idx)
-        low, high = wilson_interval(k, n, confidence_level)
+        low, high = binomial_interval(k, n, confidence_level, interval)
         span = f"{order.iloc[idx.to_numpy()].min()}-{order.iloc[idx.to_numpy()].max()}" if numeric else key
-        rows.append({by: span, "n": n, "agreement": k / n, "ci_low": low, "ci_high": high})
+        rows.append({by: span, "n": n, "agreement": k / n, "ci_low": low, "ci_high": high, "interval": interval})
     out = pd.DataFrame(rows)
     if numeric and len(set(agree)) > 1:
         out.attrs["p_trend"] = float(stats.spearmanr(order.to_numpy(), agree).pvalue)

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit import _stats
 from evalkit._coerce import as_pass
 from evalkit._validation import (
     EvalkitWarning,
@@ -42,10 +43,11 @@ from evalkit._validation import (
     check_unique_index,
 )
 
-__all__ = ["mean", "difference", "pass_rate", "expected_half_width", "labels_needed", "choose_cases", "simulate"]
+__all__ = ["mean", "difference", "pass_rate", "confidence_sequence", "stopping_point", "expected_half_width", "labels_needed",
+           "choose_cases", "simulate"]
 
 METHODS = ("ppi++", "ppi", "classical", "judge")
-COLUMNS = ["estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled", "lam", "method"]
+COLUMNS = ["estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled", "lam", "method", "interval", "note"]
 
 
 # ----------------------------------------------------------------------------------------------- input
@@ -203,20 +205,65 @@ def _estimate(m: dict, method: str):
     return estimate, np.sqrt(var), lam
 
 
-def _interval(estimate, se, confidence_level, alternative="two-sided"):
+def _finite_estimate(m: dict, method: str):
+    """Estimate, standard error and lam for the mean over exactly the given cases (labels drawn without replacement).
+
+    The difference estimator of survey sampling: ``lam * mean(every judge score) + mean(labels - lam * judge)``
+    over the labelled cases, with variance ``(1 - n / T) * S^2(labels - lam * judge) / n`` (``S^2`` with ``ddof=1``,
+    T the number of cases); lam for PPI++ is ``Cov(labels, judge) / Var(judge)`` clipped to [0, 1].
+    """
+    n, big_n = m["n"], m["N"]
+    total = n + big_n
+    mean_all, ss_all = _spread(m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "judge":
+            return mean_all, np.zeros_like(n), np.full_like(n, np.nan)
+        if method == "ppi++":
+            lam = np.clip(m["cyh"] / (ss_all / total), 0.0, 1.0)
+        else:
+            lam = np.full_like(n, 1.0 if method == "ppi" else 0.0)
+        lam = np.where((big_n == 0) | _constant(m) | np.isnan(lam), 0.0, lam)
+        estimate = m["my"] + lam * (mean_all - m["mh"])
+        rect_var = np.maximum(m["vy"] + lam**2 * m["vh"] - 2 * lam * m["cyh"], 0.0) * n / (n - 1)
+        var = (1 - n / total) * rect_var / n
+    return estimate, np.sqrt(var), lam
+
+
+def _quantile(kind: str, level, df=None, alternative: str = "two-sided"):
+    q = 0.5 + np.asarray(level) / 2 if alternative == "two-sided" else np.asarray(level)
+    return stats.norm.ppf(q) if kind == "clt" else stats.t.ppf(q, df)
+
+
+def _interval(estimate, se, confidence_level, alternative="two-sided", kind="clt", df=None):
+    q = _quantile(kind, confidence_level, df, alternative)
     if alternative == "two-sided":
-        z = stats.norm.ppf(0.5 + np.asarray(confidence_level) / 2)
-        return estimate - z * se, estimate + z * se
-    z = stats.norm.ppf(confidence_level)
+        return estimate - q * se, estimate + q * se
     if alternative == "greater":
-        return estimate - z * se, np.full_like(estimate, np.inf)
-    return np.full_like(estimate, -np.inf), estimate + z * se
+        return estimate - q * se, np.full_like(estimate, np.inf)
+    return np.full_like(estimate, -np.inf), estimate + q * se
+
+
+ADJUST = (None, "bonferroni", "holm", "bh", "by")
 
 
 def _level(confidence_level, adjust, k: int) -> float:
-    """Per-interval confidence level: Bonferroni divides the error rate over the k segments."""
-    check_option(adjust, [None, "bonferroni"], "adjust")
-    return 1 - (1 - confidence_level) / k if adjust == "bonferroni" and k > 1 else confidence_level
+    """Per-interval confidence level for a family of k segment intervals.
+
+    ``"bonferroni"`` and ``"holm"`` make the k intervals simultaneous (all hold together with probability at least
+    ``confidence_level``; Holm's step-down gains nothing for intervals, so its intervals are Bonferroni's).
+    ``"bh"`` and ``"by"`` control the false coverage-statement rate (Benjamini & Yekutieli 2005) of the reported
+    intervals: every segment is reported, so BH's level is the marginal one and BY's ``1 - alpha / H_k``
+    (H_k = 1 + 1/2 + ... + 1/k), valid under any dependence.
+    """
+    check_option(adjust, list(ADJUST), "adjust")
+    alpha = 1 - confidence_level
+    if adjust is None or k <= 1:
+        return confidence_level
+    if adjust in ("bonferroni", "holm"):
+        return 1 - alpha / k
+    if adjust == "bh":
+        return confidence_level
+    return 1 - alpha / float(np.sum(1.0 / np.arange(1, k + 1)))
 
 
 def _warn_degenerate(m: dict, methods: list[str], names) -> None:
@@ -235,28 +282,186 @@ def _warn_degenerate(m: dict, methods: list[str], names) -> None:
                           "equal the classical estimate.", EvalkitWarning, stacklevel=3)
 
 
-def _table(m: dict, methods: list[str], level: float, names=None) -> pd.DataFrame:
-    few = m["n"] < 2
-    parts = {c: [] for c in ("estimate", "ci_low", "ci_high", "lam")}
+INTERVALS = ("auto", "betting", "clt", "t")
+#: Large-sample intervals (``"clt"``, ``"t"``, cluster-robust) are not given below this many labels (or clusters):
+#: the coverage harness measures them below nominal there on bounded, skewed data; betting intervals hold at any n.
+MIN_LARGE_SAMPLE = 30
+_WEIGHT = {"ppi++": "tuned", "ppi": 1.0, "classical": 0.0}
+
+
+def _resolve_interval(interval, cluster, finite_population) -> str:
+    check_option(interval, list(INTERVALS), "interval")
+    if interval == "auto":
+        return "t" if cluster is not None else "betting"
+    if cluster is not None and interval == "betting":
+        raise ValueError("`interval='betting'` needs independent labels; with `cluster=` use interval='t' (the "
+                         "cluster-robust interval with G - 1 degrees of freedom) or 'clt'.")
+    return interval
+
+
+def _bounds(bounds, y, values):
+    """The labels' scale ends: given, (0, 1) for 0/1 data, else the smallest and largest value seen."""
+    seen = np.concatenate([y[~np.isnan(y)], values[~np.isnan(values)]])
+    if bounds is None:
+        if seen.size and np.isin(seen, (0.0, 1.0)).all():
+            return 0.0, 1.0
+        return float(seen.min()), float(seen.max())
+    try:
+        low, high = (float(v) for v in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"`bounds` must be a pair (low, high) of the scale's ends, e.g. (1, 5); got {bounds!r}.") from None
+    if not low < high:
+        raise ValueError(f"`bounds` must have low < high; got {bounds!r}.")
+    labels = y[~np.isnan(y)]
+    if labels.size and (labels.min() < low or labels.max() > high):
+        raise ValueError(f"`human` has labels outside `bounds` {bounds!r} (from {labels.min():g} to {labels.max():g}).")
+    return low, high
+
+
+def _betting_order(n: int) -> np.ndarray:
+    """A fixed pseudo-random order of n labels (taken in the judge's case order first): the betting interval is
+    a function of the labelled set, not of the order the labels were handed over in."""
+    return np.random.default_rng(n).permutation(n)
+
+
+def _segment_arrays(y, values, positions, unlabelled, codes, segment):
+    """Labels, their judge scores (in the judge's case order) and the unlabelled scores of one segment."""
+    rest_mask = np.ones(len(values), dtype=bool) if unlabelled is None else unlabelled.copy()
+    if unlabelled is None:
+        rest_mask[positions] = False
+    in_segment = np.ones(len(positions), dtype=bool) if codes is None else codes[positions] == segment
+    order = np.argsort(positions[in_segment], kind="stable")
+    pos = positions[in_segment][order]
+    ys = y[in_segment][order]
+    rest = rest_mask if codes is None else rest_mask & (codes == segment)
+    return ys, values[pos], pos, np.flatnonzero(rest)
+
+
+def _betting_rows(arrays, methods, level, bounds, judge_bounds, finite_population, alternative="two-sided",
+                  degenerate=False):
+    """Betting interval ends per method for one segment (``degenerate``: a constant judge or no unlabelled case,
+    where PPI and PPI++ are the classical estimate)."""
+    y, yhat, _, rest_idx, values = arrays
+    out = {}
+    if alternative != "two-sided":
+        level = 1 - 2 * (1 - level)  # each bettor spends half the error rate: one end of a 1 - 2 alpha interval
+    order = _betting_order(len(y))
     for method in methods:
-        est, se, lam = _estimate(m, method)
-        if method != "judge":
-            est, se = np.where(few, np.nan, est), np.where(few, np.nan, se)
-        low, high = _interval(est, se, level)
-        for column, values in zip(parts, (est, low, high, lam), strict=True):
-            parts[column].append(values)
-    k = len(methods)
-    out = pd.DataFrame({**{c: np.concatenate(v) for c, v in parts.items() if c != "lam"},
-                        "n_labelled": np.tile(m["n"].astype(int), k), "n_unlabelled": np.tile(m["N"].astype(int), k),
-                        "lam": np.concatenate(parts["lam"]), "method": np.repeat(np.array(methods, dtype=object), len(m["n"]))})
-    if names is not None:
-        out.insert(0, names.name, np.tile(names.to_numpy(), k))
+        if method == "judge":
+            every = values[np.concatenate([arrays[2], rest_idx])]
+            if finite_population:
+                low = high = float(every.mean())
+            elif len(every) <= _stats.BETTING_MAX_UNLABELLED:
+                low, high = _stats.betting_interval(every, *judge_bounds, confidence_level=level, theta_range=judge_bounds)
+            else:
+                low, high = _stats.empirical_bernstein_interval(every, *judge_bounds, level)
+        elif len(y) < 1:
+            low = high = np.nan
+        else:
+            weight = 0.0 if degenerate else _WEIGHT[method]
+            low, high = _stats.ppi_betting(y[order], yhat[order], values[rest_idx], weight=weight, bounds=bounds,
+                                           judge_bounds=judge_bounds, confidence_level=level,
+                                           finite_population=finite_population)
+        if alternative == "greater":
+            high = np.inf
+        elif alternative == "less":
+            low = -np.inf
+        out[method] = (float(low), float(high))
+    return out
+
+
+def _cluster_se(arrays, groups, method, lam):
+    """Cluster-robust standard error of one segment's estimate and the number of clusters (sandwich, G/(G-1))."""
+    y, yhat, pos, rest_idx, values = arrays
+    if method == "judge":
+        every = np.concatenate([pos, rest_idx])
+        h = values[every]
+        contributions, g = (h - h.mean()) / len(h), groups[every]
+    else:
+        r = y - lam * yhat
+        parts, ids = [(r - r.mean()) / len(r)], [groups[pos]]
+        if lam > 0 and len(rest_idx):
+            u = values[rest_idx]
+            parts.append(lam * (u - u.mean()) / len(u))
+            ids.append(groups[rest_idx])
+        contributions, g = np.concatenate(parts), np.concatenate(ids)
+    var, n_clusters = _stats.cluster_variance(contributions, g)
+    return np.sqrt(var), n_clusters
+
+
+def _inference(judge: pd.Series, human: pd.Series, *, methods, interval, confidence_level, by, adjust, cluster, bounds,
+               finite_population, nan_policy, alternative="two-sided", keep_se=False):
+    """The table of :func:`mean` (``keep_se``: with each row's standard error and degrees of freedom, for p-values)."""
+    interval = _resolve_interval(interval, cluster, finite_population)
+    if cluster is not None and finite_population:
+        raise ValueError("`cluster=` with `finite_population=True` is not supported: the finite-population correction "
+                         "here assumes cases drawn one by one, not clusters.")
+    y, positions, unlabelled, values = _align(judge, human, nan_policy)
+    if len(y) < 2 and by is None:
+        raise ValueError(f"`human` must hold at least 2 labels (with a score and a label); got {len(y)}.")
+    codes, names = (None, None) if by is None else _codes(by, judge)
+    groups = None if cluster is None else _codes(cluster, judge, "cluster")[0]
+    k = 1 if names is None else len(names)
+    m = _moments(y, values, positions, unlabelled, codes, k) if codes is not None else _moments(y, values, positions, unlabelled)
+    _warn_degenerate(m, methods, names)
+    scale = _bounds(bounds, y, values)
+    judge_bounds = (float(np.nanmin(values)), float(np.nanmax(values)))
+    level = _level(confidence_level, adjust, 1 if names is None else int((m["n"] >= 2).sum()))
+    rows, refused = [], []
+    for method in methods:
+        est, se, lam = (_finite_estimate if finite_population else _estimate)(m, method)
+        for s in range(k):
+            arrays = (*_segment_arrays(y, values, positions, unlabelled, codes, s), values)
+            n_lab = int(m["n"][s])
+            row = {"estimate": est[s] if (n_lab >= 2 or method == "judge") else np.nan, "ci_low": np.nan,
+                   "ci_high": np.nan, "n_labelled": n_lab, "n_unlabelled": int(m["N"][s]), "lam": lam[s],
+                   "method": method, "interval": "cluster-t" if (groups is not None and interval == "t") else
+                   "cluster-clt" if groups is not None else interval, "note": ""}
+            if names is not None:
+                row = {names.name: names[s], **row}
+            if n_lab >= 2 or (method == "judge"):
+                if interval == "betting":
+                    if method == "judge" or n_lab >= 2:
+                        degenerate = bool(m["N"][s] == 0 or _constant(m)[s])
+                        row["ci_low"], row["ci_high"] = _betting_rows(arrays, [method], level, scale, judge_bounds,
+                                                                      finite_population, alternative, degenerate)[method]
+                else:
+                    size, df, s_e = n_lab, n_lab - 1, se[s]
+                    if method == "judge":
+                        size, df = n_lab + int(m["N"][s]), n_lab + int(m["N"][s]) - 1
+                    if groups is not None:
+                        s_e, size = _cluster_se(arrays, groups, method, lam[s] if method != "judge" else 0.0)
+                        df = size - 1
+                        row["n_clusters"] = size
+                    if size < MIN_LARGE_SAMPLE and not (finite_population and s_e == 0):
+                        what = "clusters" if groups is not None else "labels"
+                        row["note"] = (f"{size} {what} < {MIN_LARGE_SAMPLE}: a large-sample interval is not backed here; "
+                                       "use interval='betting'")
+                        refused.append(names[s] if names is not None else method)
+                    else:
+                        low, high = _interval(np.array([est[s]]), np.array([s_e]), level, alternative, interval, df)
+                        row["ci_low"], row["ci_high"] = float(low[0]), float(high[0])
+                    row["_se"], row["_df"] = s_e, df
+            rows.append(row)
+    if refused:
+        warnings.warn(f"{interval} intervals need at least {MIN_LARGE_SAMPLE} labels (or clusters); not given for "
+                      f"{sorted(set(map(str, refused)))[:6]}: the estimate stands, the interval is NaN with a note. "
+                      "interval='betting' holds at any number of labels.", EvalkitWarning, stacklevel=3)
+    out = pd.DataFrame(rows)
+    if not keep_se:
+        out = out.drop(columns=[c for c in ("_se", "_df") if c in out.columns])
+    if groups is not None and "n_clusters" not in out.columns:
+        out["n_clusters"] = pd.NA
+    out.attrs.update(confidence_level=level, joint_confidence_level=confidence_level if adjust else None, adjust=adjust,
+                     interval=interval, cluster=None if cluster is None else getattr(cluster, "name", "cluster"),
+                     population="finite" if finite_population else "superpopulation", bounds=scale)
     return out
 
 
 # ---------------------------------------------------------------------------------------------- public
-def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", confidence_level: float = 0.95, by=None,
-         adjust: str | None = None, nan_policy: str = "raise") -> pd.DataFrame:
+def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = "auto", confidence_level: float = 0.95,
+         by=None, adjust: str | None = None, cluster=None, bounds=None, finite_population: bool = False,
+         nan_policy: str = "raise") -> pd.DataFrame:
     """The humans' mean over all cases, from judge scores on every case and human labels on a random subset.
 
     Parameters
@@ -268,16 +473,45 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", confidence_level
         The human labels of the labelled cases, on the same scale; its index must be a subset of ``judge``'s.
         The cases of ``judge`` it does not name are the unlabelled ones.
     method : str or list of str, default "ppi++"
-        ``"ppi++"`` (power-tuned lam, clipped to [0, 1]), ``"ppi"`` (lam = 1), ``"classical"`` (human labels
-        only, lam = 0) or ``"judge"`` (the judge's mean over all cases with its sampling interval: what a
-        judge-only report claims; it ignores the labels and is biased whenever the judge is).
+        The estimator: ``"ppi++"`` (power-tuned lam, clipped to [0, 1]), ``"ppi"`` (lam = 1), ``"classical"``
+        (human labels only, lam = 0) or ``"judge"`` (the judge's mean over all cases with its sampling interval:
+        what a judge-only report claims; it ignores the labels and is biased whenever the judge is).
+    interval : {"auto", "betting", "clt", "t"}, default "auto"
+        How the interval is made. ``"betting"`` (the default without ``cluster``): the betting confidence
+        interval of Waudby-Smith & Ramdas (2024) on the labels (for PPI and PPI++ on the rectified labels,
+        with lam tuned only on earlier labels, and the judge's own mean bounded with a tenth of the error rate):
+        its coverage is at least ``confidence_level`` at every number of labels for scores within ``bounds``.
+        ``"clt"``: the normal interval of ``ppi_py`` (population variances); ``"t"``: the same standard error
+        with Student's t on n - 1 degrees of freedom. Both are large-sample intervals that run short on bounded,
+        skewed labels at 20-100 labels (see the coverage harness), and are not given (NaN, a note and a
+        warning) below ``MIN_LARGE_SAMPLE`` labels. With ``cluster``, ``"auto"`` is the cluster-robust t.
     confidence_level : float, default 0.95
     by : Series or sequence, optional
         Segment names (e.g. the system), a Series indexed by case id or a sequence as long as ``judge``: one
         estimate per segment, with lam tuned within each.
-    adjust : {None, "bonferroni"}, default None
-        Multiple-comparison adjustment of the per-segment intervals: ``"bonferroni"`` makes each interval a
-        ``1 - (1 - confidence_level) / k`` interval for k segments, so that all hold together.
+    adjust : {None, "bonferroni", "holm", "bh", "by"}, default None
+        The family of segment intervals. ``"bonferroni"`` and ``"holm"``: simultaneous intervals, each at
+        ``1 - (1 - confidence_level) / k`` for k segments, so that all k hold together with probability at
+        least ``confidence_level`` (Holm's step-down improves tests, not intervals: its intervals are
+        Bonferroni's). ``"bh"`` and ``"by"``: intervals controlling the false coverage-statement rate, the
+        expected share of the reported intervals that miss (Benjamini & Yekutieli 2005): with every segment
+        reported, BH's level is the marginal one and BY's ``1 - alpha / (1 + 1/2 + ... + 1/k)``, valid under
+        any dependence. These do not make the intervals hold together.
+    cluster : Series or sequence, optional
+        Cluster ids (claims of one item, runs of one case, turns of one conversation), a Series indexed by case
+        id or a sequence as long as ``judge``: cluster-robust standard errors (the sandwich with statsmodels'
+        G / (G - 1) factor; for ``"classical"`` equal to ``sm.OLS(y, 1).fit(cov_type="cluster")``), for PPI the
+        cluster-robust form of its variance (labelled and unlabelled cases of one cluster together), and t on
+        G - 1 degrees of freedom. Fewer than ``MIN_LARGE_SAMPLE`` clusters: no interval (NaN, a note, a warning).
+    bounds : (float, float), optional
+        The ends of the labels' scale, e.g. ``(1, 5)``, which the betting interval relies on. Default: (0, 1)
+        for 0/1 labels and scores, else the smallest and largest value among the labels and judge scores; give
+        the scale when some of its values may be absent from the data.
+    finite_population : bool, default False
+        The estimand. False: the mean of the population the cases were drawn from (the judge's mean itself is
+        then uncertain). True: the mean over exactly the cases given, the labels a random sample of them drawn
+        without replacement: the judge's mean over them is known, the interval carries the finite-population
+        correction and has width 0 once every case is labelled.
     nan_policy : {"raise", "omit"}, default "raise"
         ``"omit"`` drops cases without a judge score and treats cases whose label is missing as unlabelled.
 
@@ -285,58 +519,50 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", confidence_level
     -------
     DataFrame
         One row per method (and segment, first column named after ``by``): ``estimate, ci_low, ci_high,
-        n_labelled, n_unlabelled, lam, method``; ``lam`` is the weight the judge got (1 for PPI, 0 for
-        classical, NaN for the judge-only row). ``attrs["confidence_level"]`` is the level of each interval
-        (after any adjustment; k counts the segments with an estimate). A segment with fewer than 2 labels
-        gets a NaN row and a warning; with a constant judge, or no unlabelled case, PPI and PPI++ get lam = 0
-        (the classical estimate) and a warning.
+        n_labelled, n_unlabelled, lam, method, interval, note`` (and ``n_clusters`` with ``cluster``);
+        ``interval`` names the interval method, ``note`` says why an interval was not given; ``lam`` is the
+        weight the judge got (1 for PPI, 0 for classical, NaN for the judge-only row). ``attrs`` hold
+        ``confidence_level`` (each interval's, after any adjustment; k counts the segments with an estimate),
+        ``joint_confidence_level``, ``adjust``, ``interval``, ``cluster``, ``population`` and ``bounds``. A
+        segment with fewer than 2 labels gets a NaN row and a warning; with a constant judge, or no unlabelled
+        case, PPI and PPI++ get lam = 0 (the classical estimate) and a warning.
 
     Raises
     ------
     ValueError
-        Labels for cases the judge did not score, missing values under ``nan_policy="raise"``, or fewer
-        than 2 labels in all.
+        Labels for cases the judge did not score, missing values under ``nan_policy="raise"``, fewer than 2
+        labels in all, labels outside ``bounds``, or ``interval="betting"`` with ``cluster``.
 
     Examples
     --------
     >>> import numpy as np, pandas as pd
     >>> from evalkit import infer
     >>> rng = np.random.default_rng(0)
-    >>> truth = rng.normal(3.0, 1.0, 2000)
-    >>> judge = pd.Series(truth + 0.5 + rng.normal(0, 0.5, 2000), index=[f"c{i}" for i in range(2000)])  # biased
+    >>> truth = rng.integers(1, 6, 2000).astype(float)
+    >>> judge = pd.Series(np.clip(truth + rng.normal(0.5, 0.5, 2000), 1, 5), index=[f"c{i}" for i in range(2000)])
     >>> human = pd.Series(truth[:150], index=judge.index[:150])
-    >>> table = infer.mean(judge, human, method=["ppi++", "classical", "judge"])
-    >>> table[["method", "estimate", "ci_low", "ci_high", "lam"]].round(3)
-          method  estimate  ci_low  ci_high    lam
-    0      ppi++     3.009   2.929    3.090  0.689
-    1  classical     3.063   2.910    3.216  0.000
-    2      judge     3.471   3.422    3.520    NaN
+    >>> table = infer.mean(judge, human, method=["ppi++", "classical", "judge"], bounds=(1, 5))
+    >>> table[["method", "estimate", "ci_low", "ci_high", "lam", "interval"]].round(3)
+          method  estimate  ci_low  ci_high    lam interval
+    0      ppi++     3.007   2.768    3.250  0.937  betting
+    1  classical     3.100   2.781    3.380  0.000  betting
+    2      judge     3.424   3.349    3.497    NaN  betting
     """
     methods = _methods(method)
     confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     check_option(nan_policy, ["raise", "omit"], "nan_policy")
     judge, human = _as_scores(judge, "judge"), _as_scores(human, "human")
-    y, positions, unlabelled, values = _align(judge, human, nan_policy)
-    if by is None:
-        if len(y) < 2:
-            raise ValueError(f"`human` must hold at least 2 labels (with a score and a label); got {len(y)}.")
-        m = _moments(y, values, positions, unlabelled)
-        names = None
-    else:
-        codes, names = _codes(by, judge)
-        m = _moments(y, values, positions, unlabelled, codes, len(names))
-    _warn_degenerate(m, methods, names)
-    level = _level(confidence_level, adjust, 1 if names is None else int((m["n"] >= 2).sum()))
-    out = _table(m, methods, level, names)
-    out.attrs["confidence_level"] = level
-    return out
+    return _inference(judge, human, methods=methods, interval=interval, confidence_level=confidence_level, by=by,
+                      adjust=adjust, cluster=cluster, bounds=bounds, finite_population=bool(finite_population),
+                      nan_policy=nan_policy)
 
 
 def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human_b: pd.Series, *, method="ppi++",
-               confidence_level: float = 0.95, alternative: str = "two-sided", nan_policy: str = "raise") -> pd.DataFrame:
+               interval: str = "auto", confidence_level: float = 0.95, alternative: str = "two-sided", cluster=None,
+               bounds=None, finite_population: bool = False, nan_policy: str = "raise") -> pd.DataFrame:
     """Paired difference of two systems' human means (A - B), both judged on the same cases.
 
-    The per-case differences ``human_a - human_b`` and ``judge_a - judge_b`` go through the PPI estimator of
+    The per-case differences ``human_a - human_b`` and ``judge_a - judge_b`` go through the estimator of
     :func:`mean`, with one lam for the difference: pairing removes the case-to-case variation both systems
     share.
 
@@ -347,17 +573,22 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
     human_a, human_b : Series
         Human labels of A's and B's outputs. Only cases labelled for both count as labelled (a warning says
         how many labels were set aside).
-    method, confidence_level, nan_policy
+    method, interval, confidence_level, cluster, finite_population, nan_policy
         As in :func:`mean`.
     alternative : {"two-sided", "greater", "less"}, default "two-sided"
         The alternative to "no difference": ``"greater"`` means A > B. One-sided alternatives give one-sided
         intervals, as in scipy.
+    bounds : (float, float), optional
+        The ends of the labels' scale (e.g. ``(1, 5)``; the differences then lie in [-4, 4]). Default: (0, 1)
+        for 0/1 labels, else the smallest and largest label or judge score seen.
 
     Returns
     -------
     DataFrame
-        One row per method: ``estimate, ci_low, ci_high, p_val, n_labelled, n_unlabelled, lam, method``
-        (``p_val`` from the z statistic ``estimate / se``, as ``ppi_py.ppi_mean_pval``).
+        One row per method: ``estimate, ci_low, ci_high, p_val, n_labelled, n_unlabelled, lam, method,
+        interval, note``. ``p_val`` is the test of "no difference" that matches the interval: for ``"clt"`` the
+        z statistic ``estimate / se`` (as ``ppi_py.ppi_mean_pval``), for ``"t"`` Student's t, for
+        ``"betting"`` the smallest error rate at which the betting interval excludes 0.
 
     Examples
     --------
@@ -370,7 +601,8 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
     >>> ja = pd.Series(ha + rng.normal(0, 0.3, 1000), index=ids)
     >>> jb = pd.Series(hb + rng.normal(0, 0.3, 1000), index=ids)
     >>> labelled = ids[:100]
-    >>> res = infer.difference(ja, jb, pd.Series(ha[:100], index=labelled), pd.Series(hb[:100], index=labelled))
+    >>> res = infer.difference(ja, jb, pd.Series(ha[:100], index=labelled), pd.Series(hb[:100], index=labelled),
+    ...                        interval="clt")
     >>> res[["estimate", "ci_low", "ci_high", "p_val"]].round(3)
        estimate  ci_low  ci_high  p_val
     0     0.204   0.144    0.264    0.0
@@ -393,25 +625,44 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
                       f"uses the {len(both)} cases labelled for both.", EvalkitWarning, stacklevel=2)
     judge = ja - jb.reindex(ja.index)
     human = ha.loc[both] - hb.loc[both]
-    y, positions, unlabelled, values = _align(judge, human, nan_policy)
-    if len(y) < 2:
-        raise ValueError(f"a paired difference needs at least 2 cases labelled for both systems; got {len(y)}.")
-    m = _moments(y, values, positions, unlabelled)
-    _warn_degenerate(m, methods, None)
-    rows = []
-    for name in methods:
-        est, se, lam = _estimate(m, name)
-        low, high = _interval(est, se, confidence_level, alternative)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = est / se
-        p = {"two-sided": 2 * stats.norm.sf(np.abs(z)), "greater": stats.norm.sf(z), "less": stats.norm.cdf(z)}[alternative]
-        rows.append({"estimate": est[0], "ci_low": low[0], "ci_high": high[0], "p_val": p[0], "n_labelled": int(m["n"][0]),
-                     "n_unlabelled": int(m["N"][0]), "lam": lam[0], "method": name})
-    return pd.DataFrame(rows)
+    if len(both) < 2:
+        raise ValueError(f"a paired difference needs at least 2 cases labelled for both systems; got {len(both)}.")
+    if bounds is None:
+        seen = np.concatenate([v.to_numpy(dtype=float) for v in (ja, jb, ha, hb)])
+        seen = seen[~np.isnan(seen)]
+        low, high = (0.0, 1.0) if np.isin(seen, (0.0, 1.0)).all() else (float(seen.min()), float(seen.max()))
+    else:
+        low, high = _bounds(bounds, np.concatenate([ha.to_numpy(float), hb.to_numpy(float)]), np.array([]))
+    scale = (low - high, high - low)
+    resolved = _resolve_interval(interval, cluster, finite_population)
+    out = _inference(judge, human, methods=methods, interval=interval, confidence_level=confidence_level, by=None,
+                     adjust=None, cluster=cluster, bounds=scale, finite_population=bool(finite_population),
+                     nan_policy=nan_policy, alternative=alternative, keep_se=True)
+    p_values = []
+    for row in out.to_dict("records"):
+        if resolved == "betting":
+            y, positions, unlabelled, values = _align(judge, human, nan_policy)
+            arrays = (*_segment_arrays(y, values, positions, unlabelled, None, 0), values)
+            judge_bounds = (float(np.nanmin(values)), float(np.nanmax(values)))
+
+            def excludes(alpha, method=row["method"], arrays=arrays, judge_bounds=judge_bounds):
+                low_, high_ = _betting_rows(arrays, [method], 1 - alpha, scale, judge_bounds, bool(finite_population),
+                                            alternative)[method]
+                return not (low_ <= 0.0 <= high_)
+
+            p_values.append(_stats.betting_p_value(excludes))
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = row["estimate"] / row["_se"]
+            dist = stats.norm if resolved == "clt" else stats.t(row["_df"])
+            p_values.append({"two-sided": 2 * dist.sf(np.abs(z)), "greater": dist.sf(z), "less": dist.cdf(z)}[alternative])
+    out.insert(3, "p_val", np.asarray(p_values, dtype=float))
+    return out.drop(columns=["_se", "_df"], errors="ignore")
 
 
 def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame | None = None, method="ppi++",
-              confidence_level: float = 0.95, by=None, adjust: str | None = None) -> pd.DataFrame:
+              interval: str = "auto", confidence_level: float = 0.95, by=None, adjust: str | None = None, cluster=None,
+              finite_population: bool = False) -> pd.DataFrame:
     """The human pass rate over all judged cases, from a judge results table and a few human labels.
 
     Verdicts count as in :func:`evalkit.judge.pass_rate`: ``PASS`` passes, every other level (including an
@@ -426,16 +677,19 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
         PASS/FAIL strings or booleans (True = PASS) indexed by case id, for a random subset of the cases.
     checks : DataFrame, optional
         :func:`evalkit.checks.run_checks` output (``all_passed`` by case id).
-    method, confidence_level, adjust
-        As in :func:`mean`.
+    method, interval, confidence_level, adjust, finite_population
+        As in :func:`mean` (the scale is 0/1: the betting interval needs no ``bounds``).
     by : str or Series, optional
         A column of ``results`` or a Series of segment names by case id.
+    cluster : str or Series, optional
+        A column of ``results`` or a Series of cluster ids by case id (as in :func:`mean`).
 
     Returns
     -------
     DataFrame
         ``rubric, rubric_version, model`` (and the segment), then ``estimate, ci_low, ci_high, n_labelled,
-        n_unlabelled, lam, method, n_error``.
+        n_unlabelled, lam, method, interval, note`` (``n_clusters`` with ``cluster``), ``n_error``; ``attrs`` as
+        in :func:`mean`.
 
     Examples
     --------
@@ -472,6 +726,8 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
         failed = ~status.to_numpy(dtype=bool)
     if isinstance(by, str):
         check_columns(results, [by], "results")
+    if isinstance(cluster, str):
+        check_columns(results, [cluster], "results")
     parts = []
     for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True):
         ok = group["error"].isna().to_numpy()
@@ -483,8 +739,12 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
             segments = pd.Series(judged[by].to_numpy(), index=score.index, name=by)
         elif by is not None:
             segments = by
+        clusters = cluster
+        if isinstance(cluster, str):
+            clusters = pd.Series(judged[cluster].to_numpy(), index=score.index, name=cluster)
         labels = human[human.index.isin(score.index)]
-        table = mean(score, labels, method=methods, confidence_level=confidence_level, by=segments, adjust=adjust)
+        table = mean(score, labels, method=methods, interval=interval, confidence_level=confidence_level, by=segments,
+                     adjust=adjust, cluster=clusters, bounds=(0, 1), finite_population=finite_population)
         for column in ("ci_low", "ci_high"):
             table[column] = np.clip(table[column].to_numpy(), 0.0, 1.0)
         table.insert(0, "model", key[2])
@@ -492,7 +752,9 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
         table.insert(0, "rubric", key[0])
         table["n_error"] = int((~ok).sum())
         parts.append(table)
-    return pd.concat(parts, ignore_index=True)
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs = {k: v for k, v in parts[0].attrs.items()}
+    return out
 
 
 def _planning_moments(judge, human_pilot):
@@ -507,19 +769,29 @@ def _planning_moments(judge, human_pilot):
     return vy, cyh, vj, len(values), len(y)
 
 
-def _half_width(n, vy, cyh, vj, total, z):
-    """Expected PPI++ and classical half-widths with n labels and total - n unlabelled cases (ppi_py's formulas)."""
+def _half_width(n, vy, cyh, vj, total, z, finite_population=False):
+    """Expected PPI++ and classical half-widths with n labels and total - n unlabelled cases (ppi_py's formulas).
+
+    With ``finite_population`` the estimand is the mean over the ``total`` cases: the variances carry the
+    finite-population correction ``1 - n / total`` (half-width 0 at n = total) and lam is the regression
+    coefficient ``Cov / Var(judge)`` of the difference estimator (as :func:`mean` with ``finite_population=True``).
+    """
     n = np.asarray(n, dtype=float)
     big_n = total - n
     with np.errstate(divide="ignore", invalid="ignore"):
+        if finite_population:
+            fpc = 1 - n / total
+            lam = np.where(vj > 0, np.clip(cyh / vj, 0.0, 1.0), 0.0) * np.ones_like(n)
+            var = fpc * np.maximum(vy + lam**2 * vj - 2 * lam * cyh, 0.0) / n
+            return z * np.sqrt(var), z * np.sqrt(fpc * vy / n), lam
         lam = np.clip(cyh / ((1 + n / big_n) * vj * total / (total - 1)), 0.0, 1.0)
         lam = np.where((big_n <= 0) | (vj == 0) | np.isnan(lam), 0.0, lam)
         var = np.where(lam > 0, lam**2 * vj / big_n, 0.0) + np.maximum(vy + lam**2 * vj - 2 * lam * cyh, 0.0) / n
     return z * np.sqrt(var), z * np.sqrt(vy / n), lam
 
 
-def expected_half_width(judge: pd.Series, human_pilot: pd.Series, *, n_labelled, confidence_level: float = 0.95
-                        ) -> pd.DataFrame:
+def expected_half_width(judge: pd.Series, human_pilot: pd.Series, *, n_labelled, confidence_level: float = 0.95,
+                        finite_population: bool = False) -> pd.DataFrame:
     """Expected interval half-width of PPI++ and classical for planned numbers of labels, from a pilot.
 
     The pilot's labels estimate the humans' variance and their covariance with the judge; the judge's
@@ -535,6 +807,14 @@ def expected_half_width(judge: pd.Series, human_pilot: pd.Series, *, n_labelled,
     n_labelled : int or sequence of int
         Planned total numbers of labels (the pilot's included), each in [2, number of cases].
     confidence_level : float, default 0.95
+    finite_population : bool, default False
+        False plans for the mean of the population the cases were drawn from; True for the mean over exactly
+        these cases (labels drawn without replacement): the finite-population correction ``1 - n / N`` makes the
+        half-width 0 at n = N, where the truth is known.
+
+    The half-widths are those of the large-sample (``interval="clt"``) intervals of :func:`mean`; the default
+    betting interval, valid at every n, is wider (on 1-5 ratings and pass rates about 1.3 to 1.6 times at 50
+    labels, see the coverage harness), so budget for that.
 
     Returns
     -------
@@ -560,14 +840,15 @@ def expected_half_width(judge: pd.Series, human_pilot: pd.Series, *, n_labelled,
     planned = np.atleast_1d(np.asarray(n_labelled))
     if planned.ndim != 1 or not np.issubdtype(planned.dtype, np.integer) or (planned < 2).any() or (planned > total).any():
         raise ValueError(f"`n_labelled` must be integers in [2, {total}] (the number of cases); got {n_labelled!r}.")
-    ppi, classical, lam = _half_width(planned, vy, cyh, vj, total, stats.norm.ppf(0.5 + confidence_level / 2))
+    ppi, classical, lam = _half_width(planned, vy, cyh, vj, total, stats.norm.ppf(0.5 + confidence_level / 2),
+                                      bool(finite_population))
     rows = np.column_stack([ppi, classical]).ravel()
     return pd.DataFrame({"n_labelled": np.repeat(planned, 2), "method": np.tile(["ppi++", "classical"], len(planned)),
                          "half_width": rows, "lam": np.column_stack([lam, np.zeros_like(lam)]).ravel()})
 
 
-def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float, confidence_level: float = 0.95
-                  ) -> pd.DataFrame:
+def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float, confidence_level: float = 0.95,
+                  finite_population: bool = False) -> pd.DataFrame:
     """How many human labels PPI++ and classical need for an interval of a given half-width, from a pilot.
 
     Uses the variance formula of :func:`expected_half_width` (pilot estimates, so the answer is itself an
@@ -582,6 +863,9 @@ def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float
     half_width : float
         The target half-width, on the scale of the labels.
     confidence_level : float, default 0.95
+    finite_population : bool, default False
+        As in :func:`expected_half_width`: True when the estimand is the mean over exactly these cases, which
+        every target reaches at the latest when every case is labelled.
 
     Returns
     -------
@@ -610,7 +894,7 @@ def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float
     rows = []
     for which, method in ((0, "ppi++"), (1, "classical")):
         def width(n, which=which):
-            return float(_half_width(n, vy, cyh, vj, total, z)[which])
+            return float(_half_width(n, vy, cyh, vj, total, z, bool(finite_population))[which])
 
         if width(total) > half_width:
             warnings.warn(f"{method}: even {total} labels (every case) give a half-width of {width(total):.3g}, above "
@@ -625,6 +909,155 @@ def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float
     out = pd.DataFrame(rows)
     out["labels_needed"] = out["labels_needed"].astype("Int64")
     return out
+
+
+STATISTICS = ("mean", "agreement", "fail_recall")
+
+
+def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, statistic: str = "mean", method="ppi++",
+                        confidence_level: float = 0.95, bounds=None) -> pd.DataFrame:
+    """A live interval for what a labeller watches, valid however they decide when to stop: one row per label so far.
+
+    A fixed-n interval read after every label, and acted on ("stop when it looks settled"), holds far less often
+    than its level; a confidence sequence holds at every number of labels at once, so the interval at the
+    moment the labeller stops, whenever and however that moment is chosen, keeps ``confidence_level``. These
+    are betting confidence sequences (Waudby-Smith & Ramdas 2024, with bets shrinking like 1 / sqrt(t log t)),
+    computed in the order the labels were given (the order they were made), which must be a random order of
+    the cases, as :func:`choose_cases` with ``strategy="random"`` gives it.
+
+    Parameters
+    ----------
+    human : Series
+        The labels so far, in the order they were made, indexed by case id (numbers, PASS/FAIL or booleans).
+    judge : Series, optional
+        The judge on every case of the pool (scores or verdicts by case id); needed for ``"agreement"``,
+        ``"fail_recall"`` and for ``"mean"`` with PPI.
+    statistic : {"mean", "agreement", "fail_recall"}, default "mean"
+        ``"mean"``: the humans' mean (their pass rate, for PASS/FAIL labels). With ``judge``, it is the mean over
+        the judge's cases (the pool the labels are drawn from without replacement), estimated with ``method``;
+        without, the mean of the population the labels come from. ``"agreement"``: the share of cases where
+        judge and human give the same verdict; ``"fail_recall"``: the share of human FAILs the judge also fails
+        (its rows count every label; the sequence moves at each human FAIL). Both are rates of the population
+        the cases come from.
+    method : {"ppi++", "ppi", "classical"}, default "ppi++"
+        For ``"mean"`` with ``judge``: the estimator, as in :func:`mean` (lam tuned only on earlier labels).
+    confidence_level : float, default 0.95
+    bounds : (float, float), optional
+        The labels' scale (as in :func:`mean`); rates are on [0, 1].
+
+    Returns
+    -------
+    DataFrame
+        One row per label so far: ``n_labelled, n_used, estimate, cs_low, cs_high, half_width, statistic, method,
+        interval`` (``"betting-cs"``); ``n_used`` counts the labels the statistic rests on (the human FAILs for
+        ``"fail_recall"``). :func:`stopping_point` applies a stop rule to it.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit import infer
+    >>> rng = np.random.default_rng(0)
+    >>> labels = pd.Series(rng.random(400) < 0.8, index=[f"c{i}" for i in range(400)])
+    >>> cs = infer.confidence_sequence(labels)
+    >>> cs.iloc[[49, 199, 399]][["n_labelled", "estimate", "cs_low", "cs_high"]].round(3)
+         n_labelled  estimate  cs_low  cs_high
+    49           50     0.760   0.491    0.918
+    199         200     0.725   0.585    0.862
+    399         400     0.752   0.631    0.846
+    >>> infer.stopping_point(cs, half_width=0.15)
+    148
+    """
+    check_option(statistic, list(STATISTICS), "statistic")
+    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_option(method, ["ppi++", "ppi", "classical"], "method")
+    labels = _as_scores(human, "human")
+    check_unique_index(labels.index, "human")
+    if labels.isna().any():
+        raise ValueError(f"`human` has {int(labels.isna().sum())} missing label(s); drop them first.")
+    if len(labels) == 0:
+        raise ValueError("`human` holds no label yet.")
+    scores = None
+    if judge is not None:
+        scores = _as_scores(judge, "judge")
+        check_unique_index(scores.index, "judge")
+        missing = labels.index[~labels.index.isin(scores.index)]
+        if len(missing):
+            raise ValueError(f"`human` has {len(missing)} case id(s) that `judge` does not score, e.g. {missing[:3].tolist()}.")
+    elif statistic != "mean":
+        raise ValueError(f"statistic={statistic!r} compares judge and human: pass `judge`.")
+    y = labels.to_numpy(dtype=float)
+    n = len(y)
+    used_method = "classical" if (statistic != "mean" or scores is None) else method
+    if statistic == "mean":
+        a, b = _bounds(bounds, y, scores.to_numpy(dtype=float) if scores is not None else np.array([]))
+        if scores is None:
+            x, n_used = y, np.arange(1, n + 1)
+            low, high = _stats.betting_sequence(x, a, b, confidence_level=confidence_level, theta_range=(a, b))
+        else:
+            values = scores.to_numpy(dtype=float)
+            if np.isnan(values).any():
+                raise ValueError("`judge` has missing scores; a confidence sequence over its cases needs every score.")
+            labelled = scores.index.get_indexer(labels.index)
+            rest = np.ones(len(values), dtype=bool)
+            rest[labelled] = False
+            low, high = _stats.ppi_betting(y, values[labelled], values[rest], weight=_WEIGHT[used_method], bounds=(a, b),
+                                           judge_bounds=(float(values.min()), float(values.max())),
+                                           confidence_level=confidence_level, finite_population=True, sequence=True)
+            x, n_used = y, np.arange(1, n + 1)
+        estimate = np.cumsum(x) / n_used
+        if scores is not None and used_method != "classical":  # the running PPI++ estimate on the pool
+            estimate = np.array([mean(scores, labels.iloc[: t + 1], method=used_method, finite_population=True,
+                                      interval="clt").iloc[0]["estimate"] if t >= 1 else y[0] for t in range(n)])
+    else:
+        if not (np.isin(y, (0.0, 1.0)).all() and np.isin(scores.to_numpy(dtype=float)[~scores.isna().to_numpy()], (0.0, 1.0)).all()):
+            raise ValueError(f"statistic={statistic!r} needs PASS/FAIL (or boolean) labels and verdicts.")
+        j = scores.loc[labels.index].to_numpy(dtype=float)
+        if np.isnan(j).any():
+            raise ValueError("`judge` has no verdict for some labelled case; drop those labels first.")
+        if statistic == "agreement":
+            hits, counts = (j == y).astype(float), np.ones(n)
+        else:
+            counts = (y == 0).astype(float)
+            hits = ((j == 0) & (y == 0)).astype(float)
+        used = counts > 0
+        n_used = np.cumsum(counts).astype(int)
+        low, high = np.full(n, 0.0), np.full(n, 1.0)
+        if used.any():
+            seq_low, seq_high = _stats.betting_sequence(hits[used], 0.0, 1.0, confidence_level=confidence_level,
+                                                        theta_range=(0.0, 1.0))
+            step = np.maximum(n_used - 1, 0)
+            seen = n_used > 0
+            low[seen], high[seen] = seq_low[step[seen]], seq_high[step[seen]]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            estimate = np.cumsum(hits) / n_used
+    out = pd.DataFrame({"n_labelled": np.arange(1, n + 1), "n_used": np.asarray(n_used, dtype=int), "estimate": estimate,
+                        "cs_low": low, "cs_high": high})
+    out["half_width"] = (out["cs_high"] - out["cs_low"]) / 2
+    out["statistic"], out["method"], out["interval"] = statistic, used_method, "betting-cs"
+    out.attrs.update(confidence_level=confidence_level, population="finite" if (statistic == "mean" and scores is not None)
+                     else "superpopulation")
+    return out
+
+
+def stopping_point(sequence: pd.DataFrame, *, half_width: float) -> int | None:
+    """The stop rule "stop when the half-width is below h": the first number of labels at which it holds (None: not yet).
+
+    On a :func:`confidence_sequence` this rule keeps the sequence's level at the stopping point; on intervals
+    made for a fixed number of labels it does not (the coverage harness measures both).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import infer
+    >>> cs = pd.DataFrame({"n_labelled": [1, 2, 3], "half_width": [0.5, 0.2, 0.05]})
+    >>> infer.stopping_point(cs, half_width=0.1)
+    3
+    """
+    sequence = check_dataframe(sequence, "sequence")
+    check_columns(sequence, ["n_labelled", "half_width"], "sequence")
+    half_width = check_number(half_width, "half_width", low=0.0)
+    below = np.flatnonzero(sequence["half_width"].to_numpy(dtype=float) <= half_width)
+    return int(sequence["n_labelled"].iloc[below[0]]) if len(below) else None
 
 
 def _strata(values: np.ndarray, n_strata: int) -> np.ndarray:
@@ -696,7 +1129,8 @@ def choose_cases(judge: pd.Series, n: int, *, strategy: str = "stratified", n_st
 
 
 def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1000, method=METHODS,
-             confidence_level: float = 0.95, rng=None) -> pd.DataFrame:
+             interval: str = "clt", confidence_level: float = 0.95, bounds=None, finite_population: bool = False,
+             rng=None) -> pd.DataFrame:
     """How the estimators would have done: repeat :func:`mean` on random labelled subsets of a fully labelled set.
 
     With a human label on every case, the truth is the human mean over all cases. Each draw labels a random
@@ -713,13 +1147,21 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
         Numbers of labels to draw (each at least 2 and below the number of cases).
     n_draws : int, default 1000
     method : str or list of str, default all four
+    interval : {"clt", "betting"}, default "clt"
+        The interval of :func:`mean` to measure (``"betting"`` is :func:`mean`'s default; ``"clt"`` is
+        faster: one pass over the draws).
     confidence_level : float, default 0.95
+    bounds : (float, float), optional
+        The labels' scale, for the betting interval (as in :func:`mean`).
+    finite_population : bool, default False
+        Measure the intervals for the mean over exactly these cases (the truth here), with the
+        finite-population correction, instead of the population they were drawn from.
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     DataFrame
-        One row per number of labels and method: ``n_labelled, method, n_draws, coverage`` (share of
+        One row per number of labels and method: ``n_labelled, method, interval, n_draws, coverage`` (share of
         intervals holding the truth), ``width`` (mean interval width), ``bias`` (mean estimate - truth),
         ``rmse`` and ``truth``.
 
@@ -737,6 +1179,7 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
     1         100  judge     0.000
     """
     methods = _methods(method)
+    check_option(interval, ["clt", "betting"], "interval")
     confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     n_draws = check_number(n_draws, "n_draws", low=1, integer=True)
     judge, human = _as_scores(judge, "judge"), _as_scores(human, "human")
@@ -770,10 +1213,27 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
         my, mh, mu = sy / n, sh / n, (tot["h"] - sh) / big_n
         m = {"n": n, "N": big_n, "my": my + cy, "mh": mh + ch, "mu": mu + ch, "vy": syy / n - my**2,
              "vh": shh / n - mh**2, "cyh": syh / n - my * mh, "vu": (tot["hh"] - shh) / big_n - mu**2}
+        if interval == "betting":  # the labels of each draw in mean()'s order: by case, then the fixed permutation
+            ordered = np.sort(picks, axis=1)[:, _betting_order(size)]
+            keep = np.ones((n_draws, total), dtype=bool)
+            np.put_along_axis(keep, picks, False, axis=1)
+            rest = np.nonzero(keep)[1].reshape(n_draws, total - size)
+            scale = _bounds(bounds, y_all, yhat_all)
+            judge_bounds = (float(yhat_all.min()), float(yhat_all.max()))
         for name in methods:
-            est, se, _ = _estimate(m, name)
-            low, high = _interval(est, se, level)
-            rows.append({"n_labelled": size, "method": name, "n_draws": n_draws,
+            est, se, _ = (_finite_estimate if finite_population else _estimate)(m, name)
+            if interval == "clt":
+                low, high = _interval(est, se, level)
+            elif name == "judge":
+                low, high = _interval(est, se, level)  # the judge-only row: as in mean(), from every score
+                if not finite_population:
+                    low, high = (np.full(n_draws, v) for v in _stats.betting_interval(
+                        yhat_all, *judge_bounds, confidence_level=level, theta_range=judge_bounds))
+            else:
+                low, high = _stats.ppi_betting(y_all[ordered], yhat_all[ordered], yhat_all[rest], weight=_WEIGHT[name],
+                                               bounds=scale, judge_bounds=judge_bounds, confidence_level=level,
+                                               finite_population=finite_population)
+            rows.append({"n_labelled": size, "method": name, "interval": interval, "n_draws": n_draws,
                          "coverage": float(np.mean((low <= truth) & (truth <= high))),
                          "width": float(np.mean(high - low)), "bias": float(np.mean(est) - truth),
                          "rmse": float(np.sqrt(np.mean((est - truth) ** 2))), "truth": truth})

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from evalkit import models as _models
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._io import read_json_lines, write_atomic
-from evalkit._stats import wilson_interval
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_unique_column
+from evalkit._stats import binomial_interval, cluster_variance
+from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_option, check_unique_column
 from evalkit._version import __version__
 
 __all__ = [
@@ -372,9 +373,9 @@ def run_judge(
 
 
 def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, confidence_level: float = 0.95,
-              unparseable_alert: float = 0.05, baseline: pd.DataFrame | None = None,
-              max_jump: float = 0.05, pass_levels=None) -> pd.DataFrame:
-    """Pass rate with its Wilson CI, reported beside the unparseable, code-check and error counts.
+              interval: str = "clopper-pearson", cluster: str | None = None, unparseable_alert: float = 0.05,
+              baseline: pd.DataFrame | None = None, max_jump: float = 0.05, pass_levels=None) -> pd.DataFrame:
+    """Pass rate with its confidence interval, reported beside the unparseable, code-check and error counts.
 
     Parameters
     ----------
@@ -384,6 +385,15 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
         :func:`evalkit.checks.run_checks` output (index ``case_id``, column ``all_passed``): an output
         that fails a code check fails, whatever the judge said.
     confidence_level : float, default 0.95
+    interval : {"clopper-pearson", "wilson"}, default "clopper-pearson"
+        Clopper-Pearson's exact interval covers at least ``confidence_level`` at every n and pass rate (the
+        coverage harness's rule for a default). Wilson's is narrower but its coverage dips below the level
+        at some (n, p): 0.933 at p = 0.5 and 0.934 at p = 0.97 with n = 50, over 2,000 draws.
+    cluster : str, optional
+        A column of ``results`` naming clusters of cases that are not independent (epochs of one case, the
+        claims of one item): the rate then gets the cluster-robust interval (the sandwich with G / (G - 1), t on
+        G - 1 degrees of freedom, clipped to [0, 1]), as :func:`evalkit.infer.mean` computes it. With fewer than
+        30 clusters no interval is given (NaN and a warning).
     unparseable_alert : float, default 0.05
         Warn when the unparseable rate exceeds this.
     baseline : DataFrame, optional
@@ -399,8 +409,9 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     -------
     DataFrame
         One row per ``(rubric, rubric_version, model)``: ``n, n_judged, n_pass, pass_rate, ci_low, ci_high,
-        n_unparseable, unparseable_rate, n_check_failed, n_error``. Errors (no verdict) are left out of
-        ``n_judged`` and the rate, and counted.
+        interval, n_unparseable, unparseable_rate, n_check_failed, n_error`` (and ``n_clusters`` with
+        ``cluster``); ``interval`` names the interval method. Errors (no verdict) are left out of ``n_judged`` and
+        the rate, and counted.
 
     Examples
     --------
@@ -417,6 +428,9 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "parsed", "error"], "results")
     check_number(unparseable_alert, "unparseable_alert", low=0.0, high=1.0)
     check_number(max_jump, "max_jump", low=0.0, high=1.0)
+    check_option(interval, ["clopper-pearson", "wilson"], "interval")
+    if cluster is not None:
+        check_columns(results, [cluster], "results")
     check_failed = pd.Series(False, index=results.index)
     if checks is not None:
         check_columns(checks, ["all_passed"], "checks")
@@ -438,11 +452,19 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
         n_judged, n_pass = len(judged), int(passed.sum())
         n_unparseable = int((~judged["parsed"]).sum())
         rate = n_unparseable / n_judged if n_judged else np.nan
-        low, high = wilson_interval(n_pass, n_judged, confidence_level)
+        extra = {}
+        if cluster is None:
+            low, high = binomial_interval(n_pass, n_judged, confidence_level, interval)
+            method = interval
+        else:
+            low, high, extra["n_clusters"] = _cluster_rate(passed.to_numpy(dtype=float), judged[cluster].to_numpy(),
+                                                           confidence_level, key)
+            method = "cluster-t"
         rows.append({"rubric": key[0], "rubric_version": key[1], "model": key[2], "n": len(group), "n_judged": n_judged,
                      "n_pass": n_pass, "pass_rate": n_pass / n_judged if n_judged else np.nan, "ci_low": low,
-                     "ci_high": high, "n_unparseable": n_unparseable, "unparseable_rate": rate,
-                     "n_check_failed": int(check_failed[group.index].sum()), "n_error": int((~ok).sum())})
+                     "ci_high": high, "interval": method, **extra, "n_unparseable": n_unparseable,
+                     "unparseable_rate": rate, "n_check_failed": int(check_failed[group.index].sum()),
+                     "n_error": int((~ok).sum())})
         if rate > unparseable_alert:
             warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {n_unparseable} of {n_judged} judge answers "
                           f"({rate:.1%}) were unparseable and counted as FAIL.", EvalkitWarning, stacklevel=2)
@@ -450,6 +472,21 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
             warnings.warn(f"{key[0]}: the unparseable rate jumped from {base_rate:.1%} (baseline) to {rate:.1%}.",
                           EvalkitWarning, stacklevel=2)
     return pd.DataFrame(rows)
+
+
+def _cluster_rate(passed: np.ndarray, groups: np.ndarray, confidence_level: float, key) -> tuple[float, float, int]:
+    """Cluster-robust t interval of a rate (clipped to [0, 1]); NaN with a warning below 30 clusters."""
+    n = len(passed)
+    if n == 0:
+        return np.nan, np.nan, 0
+    rate = float(passed.mean())
+    var, g = cluster_variance((passed - rate) / n, groups)
+    if g < 30:
+        warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {g} clusters < 30; a cluster-robust interval is not backed "
+                      "there (NaN).", EvalkitWarning, stacklevel=3)
+        return np.nan, np.nan, g
+    half = float(stats.t.ppf(0.5 + confidence_level / 2, g - 1) * np.sqrt(var))
+    return max(0.0, rate - half), min(1.0, rate + half), g
 
 
 def save_results(results: pd.DataFrame, path) -> Path:

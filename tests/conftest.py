@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("EVALKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 
 @pytest.fixture(autouse=True)

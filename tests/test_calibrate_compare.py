@@ -43,11 +43,16 @@ def test_calibrate_against_hand_counts(labelled):
     assert report.base_rate_agreement == pytest.approx((fp + tn) / n)
     po, pe = (tp + tn) / n, ((tp + fn) * (tp + fp) + (fp + tn) * (fn + tn)) / n**2
     assert report.kappa == pytest.approx((po - pe) / (1 - pe))
+    with_wilson = calibrate.calibrate(judge, human, interval="wilson")
     for metric, (k, d) in {"agreement": (tp + tn, n), "fail_recall": (tp, tp + fn), "false_flag_rate": (fp, fp + tn),
                            "precision": (tp, tp + fp)}.items():
+        exact = stats.binomtest(k, d).proportion_ci(confidence_level=0.95, method="exact")
+        assert report.table.loc[metric, "ci_low"] == pytest.approx(exact.low, abs=1e-12)
+        assert report.table.loc[metric, "ci_high"] == pytest.approx(exact.high, abs=1e-12)
+        assert report.table.loc[metric, "interval"] == "clopper-pearson"
         low, high = wilson(k, d)
-        assert report.table.loc[metric, "ci_low"] == pytest.approx(low, abs=1e-12)
-        assert report.table.loc[metric, "ci_high"] == pytest.approx(high, abs=1e-12)
+        assert with_wilson.table.loc[metric, "ci_low"] == pytest.approx(low, abs=1e-12)
+        assert with_wilson.table.loc[metric, "ci_high"] == pytest.approx(high, abs=1e-12)
     assert f"caught {tp} of {tp + fn}" in repr(report)
     assert report.confusion.loc["FAIL", "FAIL"] == tp and report.confusion.loc["PASS", "FAIL"] == fp
     assert "<table" in report._repr_html_()
@@ -199,4 +204,7 @@ def test_corrected_pass_rate_outside_unit_interval_is_not_clipped():
         row = calibrate.corrected_pass_rate(pd.Series(["PASS"] * 20), report, rng=0).iloc[0]
     assert row["sensitivity"] == pytest.approx(8 / 15) and row["specificity"] == pytest.approx(3 / 5)
     assert row["corrected"] == pytest.approx((1 + 3 / 5 - 1) / (8 / 15 + 3 / 5 - 1))  # 4.5, not 1.0
-    assert row["ci_low"] < row["corrected"] < row["ci_high"]  # no zero-width interval
+    assert row["ci_low_unclipped"] < row["corrected"] < row["ci_high_unclipped"]  # no zero-width interval
+    # the interval a rate can take: the unclipped one clipped to [0, 1]
+    assert (row["ci_low"], row["ci_high"]) == (min(max(row["ci_low_unclipped"], 0), 1), min(max(row["ci_high_unclipped"], 0), 1))
+    assert 0 <= row["ci_low"] <= row["ci_high"] <= 1

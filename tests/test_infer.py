@@ -40,7 +40,8 @@ def test_mean_matches_ppi_py(binary, confidence_level):
         scores, human, _ = synthetic(rng, n_cases=int(rng.integers(500, 3000)), n_labelled=int(rng.integers(20, 300)),
                                      bias=float(rng.normal(0, 0.5)), noise=float(rng.uniform(0.1, 2.0)), binary=binary)
         y, yhat, yhat_u = split(scores, human)
-        table = infer.mean(scores, human, method=["ppi++", "ppi", "classical"], confidence_level=confidence_level)
+        table = infer.mean(scores, human, method=["ppi++", "ppi", "classical"], confidence_level=confidence_level,
+                           interval="clt")
         alpha = 1 - confidence_level
         for method, lam in (("ppi++", None), ("ppi", 1), ("classical", 0)):
             row = table.set_index("method").loc[method]
@@ -60,14 +61,14 @@ def test_mean_matches_ppi_py(binary, confidence_level):
 def test_ppi_plus_plus_is_never_much_wider_than_classical(rng):
     for bias, noise in ((0.0, 0.3), (1.0, 0.3), (0.0, 3.0), (0.0, 20.0)):
         scores, human, _ = synthetic(rng, bias=bias, noise=noise)
-        table = infer.mean(scores, human, method=["ppi++", "classical"]).set_index("method")
+        table = infer.mean(scores, human, method=["ppi++", "classical"], interval="clt").set_index("method")
         width = table["ci_high"] - table["ci_low"]
         assert width["ppi++"] <= width["classical"] * 1.01, (bias, noise, width.to_dict())
 
 
 def test_judge_method_is_the_plain_mean_of_every_score(rng):
     scores, human, _ = synthetic(rng, bias=0.7)
-    row = infer.mean(scores, human, method="judge").iloc[0]
+    row = infer.mean(scores, human, method="judge", interval="clt").iloc[0]
     values = scores.to_numpy()
     half = stats.norm.ppf(0.975) * values.std() / np.sqrt(len(values))
     np.testing.assert_allclose([row["estimate"], row["ci_low"], row["ci_high"]],
@@ -87,7 +88,7 @@ def test_monte_carlo_coverage_with_an_honest_and_a_biased_judge(bias):
         truth = rng.normal(3.0, 1.0, 1500)
         labelled = rng.choice(1500, 100, replace=False)
         scores = pd.Series(truth + bias + rng.normal(0, 0.8, 1500), index=ids)
-        table = infer.mean(scores, pd.Series(truth[labelled], index=ids[labelled]), method=list(infer.METHODS))
+        table = infer.mean(scores, pd.Series(truth[labelled], index=ids[labelled]), method=list(infer.METHODS), interval="clt")
         for method, low, high in table[["method", "ci_low", "ci_high"]].itertuples(index=False):
             hits[method] += low <= 3.0 <= high
     coverage = {m: h / n_draws for m, h in hits.items()}
@@ -104,7 +105,7 @@ def test_simulate_reuses_mean_on_the_same_draw(rng):
     human_all = pd.Series(truth, index=scores.index)
     sim = infer.simulate(scores, human_all, n_labelled=60, n_draws=1, rng=7).set_index("method")
     picks = np.argsort(np.random.default_rng(7).random((1, 800)), axis=1)[0, :60]
-    table = infer.mean(scores, human_all.iloc[picks]).set_index("method")
+    table = infer.mean(scores, human_all.iloc[picks], interval="clt").set_index("method")
     for method in ("ppi++",):
         np.testing.assert_allclose(sim.loc[method, "width"], table.loc[method, "ci_high"] - table.loc[method, "ci_low"],
                                    rtol=1e-9)
@@ -129,20 +130,20 @@ def test_segments_equal_separate_estimates_and_bonferroni(rng):
     scores, human, _ = synthetic(rng, n_cases=2400, n_labelled=300, bias=0.3)
     system = pd.Series(np.where(np.arange(2400) % 3 == 0, "A", np.where(np.arange(2400) % 3 == 1, "B", "C")),
                        index=scores.index, name="system")
-    table = infer.mean(scores, human, method=["ppi++", "classical"], by=system)
+    table = infer.mean(scores, human, method=["ppi++", "classical"], by=system, interval="clt")
     assert list(table.columns) == ["system", *infer.COLUMNS]
     for name in ("A", "B", "C"):
         ids = system.index[system == name]
-        alone = infer.mean(scores[ids], human[human.index.isin(ids)], method=["ppi++", "classical"])
+        alone = infer.mean(scores[ids], human[human.index.isin(ids)], method=["ppi++", "classical"], interval="clt")
         mine = table[table["system"] == name].drop(columns="system").reset_index(drop=True)
         pd.testing.assert_frame_equal(mine, alone, rtol=1e-12)
-    adjusted = infer.mean(scores, human, by=system, adjust="bonferroni")
+    adjusted = infer.mean(scores, human, by=system, adjust="bonferroni", interval="clt")
     assert adjusted.attrs["confidence_level"] == pytest.approx(1 - 0.05 / 3)
     alone = infer.mean(scores[system == "A"], human[human.index.isin(system.index[system == "A"])],
-                       confidence_level=1 - 0.05 / 3)
+                       confidence_level=1 - 0.05 / 3, interval="clt")
     np.testing.assert_allclose(adjusted.iloc[0][["ci_low", "ci_high"]].astype(float),
                                alone.iloc[0][["ci_low", "ci_high"]].astype(float), rtol=1e-12)
-    by_array = infer.mean(scores, human, method=["ppi++", "classical"], by=system.to_numpy())
+    by_array = infer.mean(scores, human, method=["ppi++", "classical"], by=system.to_numpy(), interval="clt")
     np.testing.assert_allclose(by_array["estimate"], table["estimate"])
 
 
@@ -168,7 +169,7 @@ def test_difference_matches_ppi_py_on_the_paired_differences():
     ja, jb = pd.Series(ha + 0.3 + rng.normal(0, 0.3, 2000), index=ids), pd.Series(hb + rng.normal(0, 0.3, 2000), index=ids)
     lab = rng.choice(2000, 150, replace=False)
     res = infer.difference(ja, jb, pd.Series(ha[lab], index=ids[lab]), pd.Series(hb[lab], index=ids[lab]),
-                           method=["ppi++", "ppi", "classical"]).set_index("method")
+                           method=["ppi++", "ppi", "classical"], interval="clt").set_index("method")
     mask = np.zeros(2000, dtype=bool)
     mask[lab] = True
     y, yhat, yhat_u = (ha - hb)[mask], (ja - jb).to_numpy()[mask], (ja - jb).to_numpy()[~mask]  # in judge order
@@ -180,7 +181,7 @@ def test_difference_matches_ppi_py_on_the_paired_differences():
         np.testing.assert_allclose(res.loc[method, "p_val"], np.squeeze(p), rtol=1e-9, atol=1e-300)
     assert res.loc["ppi++", "ci_high"] - res.loc["ppi++", "ci_low"] < res.loc["classical", "ci_high"] - res.loc["classical", "ci_low"]
     greater = infer.difference(ja, jb, pd.Series(ha[lab], index=ids[lab]), pd.Series(hb[lab], index=ids[lab]),
-                               alternative="greater").iloc[0]
+                               alternative="greater", interval="clt").iloc[0]
     assert greater["ci_high"] == np.inf and greater["p_val"] == pytest.approx(res.loc["ppi++", "p_val"] / 2)
 
 
@@ -259,7 +260,7 @@ def test_expected_half_width_by_hand(rng):
         assert curve.loc[(n, "ppi++"), "lam"] == pytest.approx(lam, rel=1e-12)
         assert curve.loc[(n, "classical"), "half_width"] == pytest.approx(z * np.sqrt(vy / n), rel=1e-12)
     # at the pilot's own size the plan is close to the interval mean() reports on the pilot
-    actual = infer.mean(scores, human).iloc[0]
+    actual = infer.mean(scores, human, interval="clt").iloc[0]
     planned = infer.expected_half_width(scores, human, n_labelled=80).iloc[0]["half_width"]
     assert planned == pytest.approx((actual["ci_high"] - actual["ci_low"]) / 2, rel=0.1)
 
@@ -416,7 +417,7 @@ def test_types_options_and_no_mutation(rng):
     with pytest.raises(ValueError, match="`method` must be one of"):
         infer.mean(scores, human, method="ppi+")
     with pytest.raises(ValueError, match="`adjust` must be one of"):
-        infer.mean(scores, human, adjust="holm")
+        infer.mean(scores, human, adjust="sidak")
     with pytest.raises(ValueError, match="`confidence_level` must be in"):
         infer.mean(scores, human, confidence_level=95)
     with pytest.raises(ValueError, match="`by` has no segment for 1 case"):
@@ -470,3 +471,123 @@ def test_stratified_choice_reduces_the_spread_of_the_estimates():
     sd = {k: np.std(v) for k, v in estimates.items()}
     assert sd["stratified"] < 0.85 * sd["random"], sd  # theory: within-verdict variance gives about 0.67
     assert abs(np.mean(estimates["stratified"]) - human_all.mean()) < 3 * sd["stratified"] / np.sqrt(300)
+
+
+# ------------------------------------------------------------------------------ betting, clusters, sequences
+def _slow_betting_lower(x, level, trunc=0.9):
+    """Independent recipe for the lower end of the hedged betting interval (WSR 2024, Theorem 3) on [0, 1] data:
+    a plain loop over a fine grid of candidate means."""
+    n, alpha = len(x), 1 - level
+    best = 0.0
+    for m in np.linspace(0, 1, 20001):
+        cap, mu, var, rejected = 1.0, 0.5, 0.25, False
+        s, ss = 0.0, 0.25
+        for t, xi in enumerate(x, start=1):
+            lam = np.sqrt(2 * np.log(2 / alpha) / (n * var))
+            bet = min(lam, trunc / m) if m > 0 else lam
+            cap *= 1 + bet * (xi - m)
+            if cap >= 2 / alpha:
+                rejected = True
+                break
+            s += xi
+            mu = (0.5 + s) / (t + 1)
+            ss += (xi - mu) ** 2
+            var = ss / (t + 1)
+        if not rejected:
+            return m
+        best = m
+    return best
+
+
+def test_betting_interval_matches_an_independent_loop():
+    from evalkit._stats import betting_interval
+
+    rng = np.random.default_rng(4)
+    for n in (15, 40):
+        x = rng.choice([0, 0.25, 0.5, 0.75, 1.0], size=n, p=[0.02, 0.03, 0.05, 0.2, 0.7])
+        low, _ = betting_interval(x, 0.0, 1.0, confidence_level=0.95, theta_range=(0, 1))
+        assert abs(float(low) - _slow_betting_lower(x, 0.95)) <= 1 / 20000 + 1e-9
+
+
+def test_classical_cluster_interval_equals_statsmodels():
+    sm = pytest.importorskip("statsmodels.api", reason="the reference needs statsmodels (the 'test' extra)")
+    rng = np.random.default_rng(8)
+    ids = pd.Index([f"c{i}" for i in range(600)])
+    groups = pd.Series(np.repeat(np.arange(150), 4), index=ids)
+    y = rng.integers(1, 6, 600).astype(float)
+    judge_scores = pd.Series(y + rng.normal(0, 1, 600), index=ids)
+    labelled = ids[:240]
+    row = infer.mean(judge_scores, pd.Series(y[:240], index=labelled), method="classical", cluster=groups).iloc[0]
+    fit = sm.OLS(y[:240], np.ones(240)).fit(cov_type="cluster", cov_kwds={"groups": groups[labelled].to_numpy()}, use_t=True)
+    low, high = fit.conf_int(0.05)[0]
+    np.testing.assert_allclose([row["ci_low"], row["ci_high"]], [low, high], rtol=0, atol=1e-10)
+    assert row["interval"] == "cluster-t" and row["n_clusters"] == 60
+
+
+def test_clopper_pearson_equals_scipy():
+    from evalkit._stats import clopper_pearson
+
+    for k, n in ((0, 20), (3, 20), (20, 20), (47, 50), (1, 1)):
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+        np.testing.assert_allclose(clopper_pearson(k, n, 0.95), [ci.low, ci.high], rtol=0, atol=1e-12)
+
+
+def test_finite_population_half_width_is_zero_with_every_case_labelled(rng):
+    scores, _, truth = synthetic(rng, n_cases=60, n_labelled=5)
+    human_all = pd.Series(truth, index=scores.index)
+    row = infer.mean(scores, human_all, method="classical", finite_population=True).iloc[0]
+    assert row["ci_low"] == pytest.approx(truth.mean(), abs=1e-9) and row["ci_high"] == pytest.approx(truth.mean(), abs=1e-9)
+    curve = infer.expected_half_width(scores, human_all.iloc[:20], n_labelled=[20, 60], finite_population=True)
+    assert (curve[curve["n_labelled"] == 60]["half_width"] == 0).all()
+
+
+def test_stopping_when_narrow_keeps_the_sequence_level_where_the_fixed_n_interval_does_not():
+    """Stop the first time the half-width is <= 0.1 (at most 300 labels, pass rate 0.9): the confidence sequence at
+    that moment holds at least 95% of the time; the fixed-n clt interval read after every label and stopped the
+    same way does not."""
+    hits_cs, hits_fixed = 0, 0
+    reps = 300
+    for seed in range(reps):
+        rng = np.random.default_rng(seed)
+        x = (rng.random(300) < 0.9).astype(float)
+        cs = infer.confidence_sequence(pd.Series(x, index=[f"c{i}" for i in range(300)]))
+        stop = infer.stopping_point(cs, half_width=0.1) or 300
+        row = cs.iloc[stop - 1]
+        hits_cs += row["cs_low"] <= 0.9 <= row["cs_high"]
+        t = np.arange(1, 301)
+        m = np.cumsum(x) / t
+        half = 1.96 * np.sqrt(np.maximum(np.cumsum(x * x) / t - m**2, 0)) / np.sqrt(t)
+        first = np.flatnonzero((half <= 0.1) & (t >= 5))[0]
+        hits_fixed += m[first] - half[first] <= 0.9 <= m[first] + half[first]
+    assert hits_cs / reps >= 0.95
+    assert hits_fixed / reps < 0.9
+
+
+def test_confidence_sequence_bad_input():
+    labels = pd.Series(["PASS", "FAIL", "PASS"], index=["a", "b", "c"])
+    with pytest.raises(ValueError, match="`statistic` must be one of"):
+        infer.confidence_sequence(labels, statistic="median")
+    with pytest.raises(ValueError, match="compares judge and human: pass `judge`"):
+        infer.confidence_sequence(labels, statistic="agreement")
+    with pytest.raises(ValueError, match="that `judge` does not score"):
+        infer.confidence_sequence(labels, pd.Series(["PASS"], index=["a"]), statistic="agreement")
+    with pytest.raises(ValueError, match="holds no label"):
+        infer.confidence_sequence(labels.iloc[:0])
+    with pytest.raises(KeyError, match="missing column"):
+        infer.stopping_point(pd.DataFrame({"x": [1]}), half_width=0.1)
+    recall = infer.confidence_sequence(labels, pd.Series(["FAIL", "FAIL", "PASS"], index=["a", "b", "c"]),
+                                       statistic="fail_recall")
+    assert recall["n_used"].tolist() == [0, 1, 1] and recall["estimate"].iloc[1] == 1.0
+
+
+def test_planned_labels_deliver_the_half_width():
+    """labels_needed's plan, checked by simulation: at the planned n the clt interval's mean half-width is near the
+    target and its coverage near 95% (pilot estimates: the plan is itself an estimate)."""
+    rng = np.random.default_rng(2)
+    ids = pd.Index([f"c{i}" for i in range(4000)])
+    truth = rng.normal(3, 1, 4000)
+    scores = pd.Series(truth + rng.normal(0, 0.6, 4000), index=ids)
+    plan = infer.labels_needed(scores, pd.Series(truth[:60], index=ids[:60]), half_width=0.08).set_index("method")
+    n = int(plan.loc["ppi++", "labels_needed"])
+    sim = infer.simulate(scores, pd.Series(truth, index=ids), n_labelled=n, n_draws=1000, method="ppi++", rng=3).iloc[0]
+    assert abs(sim["width"] / 2 - 0.08) < 0.012 and sim["coverage"] >= 0.93

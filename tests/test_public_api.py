@@ -142,6 +142,8 @@ ELSEWHERE = {
     "infer.labels_needed": "test_infer.py::test_labels_needed_unreachable_and_bad_input",
     "infer.choose_cases": "test_infer.py::test_choose_cases_exclude_random_and_labeller",
     "infer.simulate": "test_infer.py::test_types_options_and_no_mutation",
+    "infer.confidence_sequence": "test_infer.py::test_confidence_sequence_bad_input",
+    "infer.stopping_point": "test_infer.py::test_confidence_sequence_bad_input",
     "plots.label_budget": "test_infer.py::test_label_budget_plot",
     "datasets.load_usr": "test_agreement.py::test_load_usr_matches_its_readme_and_the_tcva_release",
     "plots.human_ceiling": "test_public_api.py::test_tables_need_their_columns",
