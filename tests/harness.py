@@ -157,7 +157,7 @@ ENTRIES: list[Entry] = [
     Entry("judge.pass_rate", "Wilson (default)", "interval", _judge_pass_rate,
           (bernoulli(0.5), bernoulli(0.9), bernoulli(0.97)), default=True),
     # ----------------------------------------------------------------------------------------------- logs
-    Entry("logs.pass_rate", "Wilson on per-case means (default)", "interval", _logs_pass_rate,
+    Entry("logs.pass_rate", "Clopper-Pearson on per-case means (default)", "interval", _logs_pass_rate,
           (clustered_epochs(0.9, 3, 1.0), clustered_epochs(0.9, 3, 1e6), clustered_epochs(0.5, 5, 1.0),
            clustered_epochs(0.97, 5, 1e6)), default=True),
 ]

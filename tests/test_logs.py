@@ -306,19 +306,36 @@ def test_log_tables_round_trip_and_feed_the_labeller(tmp_path):
     labeller.close()
 
 
-def test_pass_rate_with_one_epoch_is_judges_wilson_interval():
+@pytest.mark.parametrize("interval", ["clopper-pearson", "wilson"])
+def test_pass_rate_with_one_epoch_is_judges_interval(interval):
     table = logs.read_promptfoo(DEMO / "promptfoo_v1.json")
     first = table[table["repeat"] == 1]
-    ours = logs.pass_rate(first).set_index("rubric")
-    theirs = judge.pass_rate(first).set_index("rubric")
+    ours = logs.pass_rate(first, interval=interval).set_index("rubric")
+    theirs = judge.pass_rate(first, interval=interval).set_index("rubric")
     for column in ("pass_rate", "ci_low", "ci_high"):
         assert (ours[column] - theirs.loc[ours.index, column]).abs().max() < 1e-12
-    assert ours["method"].eq("wilson-cluster-means").all() and "per-case means" in logs.pass_rate(first).attrs["method"]
+    assert ours["method"].eq(f"{interval}-cluster-means").all()
+    assert "per-case means" in logs.pass_rate(first, interval=interval).attrs["method"]
+
+
+def test_pass_rate_with_epochs_is_clopper_pearson_on_the_case_means():
+    table = logs.read_promptfoo(DEMO / "promptfoo_v2.json")
+    rates = logs.pass_rate(table).set_index("rubric")
+    judged = table[table["error"].isna()]
+    for rubric, group in judged.groupby("rubric"):
+        means = (group["verdict"] == "PASS").groupby(group["sample_id"]).mean()
+        k, n = means.sum(), len(means)
+        low = stats.beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
+        high = stats.beta.isf(0.025, k + 1, n - k) if k < n else 1.0
+        assert rates.loc[rubric, "n_cases"] == n == 10
+        assert abs(rates.loc[rubric, "ci_low"] - low) < 1e-12 and abs(rates.loc[rubric, "ci_high"] - high) < 1e-12
+    with pytest.raises(ValueError, match="`interval` must be one of"):
+        logs.pass_rate(table, interval="wald")
 
 
 def test_pass_rate_with_epochs_is_wilson_on_the_case_means():
     table = logs.read_promptfoo(DEMO / "promptfoo_v2.json")
-    rates = logs.pass_rate(table).set_index("rubric")
+    rates = logs.pass_rate(table, interval="wilson").set_index("rubric")
     judged = table[table["error"].isna()]
     for rubric, group in judged.groupby("rubric"):
         means = (group["verdict"] == "PASS").groupby(group["sample_id"]).mean()
@@ -331,8 +348,11 @@ def test_pass_rate_with_epochs_is_wilson_on_the_case_means():
 
 
 def test_pass_rate_interval_coverage_with_clustered_epochs():
-    """Coverage at the sizes logs have (20-200 cases, 1-5 epochs, skewed, clustered or not) is at least that of
-    Wilson's interval for n single verdicts (computed exactly), or nominal, less 3 Monte Carlo s.e."""
+    """Coverage at the sizes logs have (20-200 cases, 1-5 epochs, skewed, clustered or not): the default
+    (Clopper-Pearson on the case means) holds nominal less 3 Monte Carlo s.e.; Wilson holds what Wilson's interval
+    for n single verdicts holds (computed exactly), or nominal."""
+    from evalkit._stats import clopper_pearson
+
     rng = np.random.default_rng(20240611)
     reps, failing = 2000, []
     mc_se = math.sqrt(0.95 * 0.05 / reps)
@@ -344,11 +364,12 @@ def test_pass_rate_interval_coverage_with_clustered_epochs():
             for epochs in (1, 3, 5):
                 for concentration in (1.0, 1e6):  # beta(mean * c, (1 - mean) * c): strong clustering vs none
                     p = rng.beta(mean * concentration, (1 - mean) * concentration, size=(reps, n))
-                    per_case = rng.binomial(epochs, p) / epochs
-                    low, high = logs._wilson(per_case.mean(axis=1), n, 0.95)
-                    coverage = float(np.mean((low <= mean) & (mean <= high)))
-                    if coverage < min(0.95, binary) - 3 * mc_se:
-                        failing.append((coverage, binary, n, epochs, mean, concentration))
+                    rate = (rng.binomial(epochs, p) / epochs).mean(axis=1)
+                    for name, (low, high), floor in (("wilson", logs._wilson(rate, n, 0.95), min(0.95, binary)),
+                                                     ("clopper-pearson", clopper_pearson(rate * n, n, 0.95), 0.95)):
+                        coverage = float(np.mean((low <= mean) & (mean <= high)))
+                        if coverage < floor - 3 * mc_se:
+                            failing.append((name, coverage, floor, n, epochs, mean, concentration))
     assert not failing, failing
 
 
