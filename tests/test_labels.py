@@ -225,3 +225,30 @@ def test_the_lock_is_taken_on_the_resolved_path(tmp_path):
     finally:
         other.send_signal(signal.SIGKILL)
         other.wait()
+
+
+# ------------------------------------------------------------------ annotators from several files
+def test_two_files_under_one_labeller_name_are_refused(tmp_path):
+    from evalkit import agreement
+
+    for file, who in (("a.jsonl", "anonymous"), ("b.jsonl", "anonymous"), ("c.jsonl", "cy")):
+        for i, label in enumerate(("PASS", "FAIL", "PASS")):
+            labels.append_label(tmp_path / file, {"case_id": f"c{i}", "label": label, "labeller": who, "mode": "label"})
+    with pytest.raises(ValueError, match=r"a.jsonl and .*b.jsonl both hold labels by labeller 'anonymous'.*merged"):
+        agreement.ratings_from_labels([tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"])
+    with pytest.raises(ValueError, match="both hold labels by labeller 'anonymous'"):
+        agreement.krippendorff_alpha([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+    ratings = agreement.ratings_from_labels([tmp_path / "a.jsonl", tmp_path / "c.jsonl"])
+    assert sorted(ratings["annotator"].unique()) == ["anonymous", "cy"] and len(ratings) == 6
+
+
+def test_label_records_without_a_labeller_name_are_refused(tmp_path):
+    from evalkit import agreement
+
+    labels.append_label(tmp_path / "a.jsonl", {"case_id": "c1", "label": "PASS", "labeller": "ann", "mode": "label"})
+    labels.append_label(tmp_path / "b.jsonl", {"case_id": "c1", "label": "FAIL", "mode": "label"})
+    with pytest.raises(ValueError, match=r"b.jsonl: 1 label record\(s\) name no labeller \(e.g. case 'c1'\)"):
+        agreement.ratings_from_labels([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+    records = labels.read_labels([tmp_path / "a.jsonl"]).assign(labeller=" ")
+    with pytest.raises(ValueError, match="`labels`: 1 label record"):
+        agreement.ratings_from_labels(records)
