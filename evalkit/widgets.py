@@ -137,9 +137,9 @@ export default { render };
 """
 
 _KEYS_CSS = """
-.evalkit-keyarea { outline: 2px dashed #c8c8c8; outline-offset: 1px; border-radius: 3px; padding: 2px 4px; }
-.evalkit-keyarea:focus { outline: 2px solid #1a9850; }
-.evalkit-keyarea.evalkit-keys-active { outline: 2px solid #1a9850; background: #f6fbf7; }
+.evalkit-keyarea { border: 2px dashed #c8c8c8; border-radius: 4px; padding: 2px 6px; margin: 2px 0; outline: none; }
+.evalkit-keyarea:focus { outline: none; }
+.evalkit-keyarea.evalkit-keys-active { border: 2px solid #1a9850; background: #f6fbf7; }
 .evalkit-keys-line { font-size: 0.92em; color: #555; padding: 2px 0; }
 .evalkit-keys-line .evalkit-keys-state { font-weight: 600; color: #888; }
 .evalkit-keys-line.evalkit-keys-on .evalkit-keys-state { color: #1a7a40; }
@@ -174,8 +174,10 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _duration(seconds: float) -> str:
+def _duration(seconds: float, *, tenths: bool = False) -> str:
     seconds = max(0.0, float(seconds))
+    if tenths and seconds < 10:
+        return f"{seconds:.1f} s"
     if seconds < 60:
         return f"{seconds:.0f} s"
     minutes = seconds / 60
@@ -450,7 +452,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self.progress.value = n_done
         self.progress_text.value = f"{n_done} / {len(self.order)}"
         self.done = n_done == len(self.order)
-        self.pacing.value = " · ".join(html.escape(part) for part in self._progress_segments())
+        self.pacing.value = "".join(f" · {html.escape(part)}" for part in self._progress_segments())
 
     def _progress_segments(self) -> list[str]:
         """The parts of the progress line after ``k / n``: the tally, then the pace."""
@@ -460,7 +462,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         parts.append(f"{_duration((_now() - self._session_start).total_seconds())} this session")
         if self._gaps:
             pace = float(np.median(self._gaps))
-            parts.append(f"{_duration(pace)} per label")
+            parts.append(f"{_duration(pace, tenths=True)} per label")
             if self._open:
                 parts.append(f"about {_duration(pace * len(self._open))} left")
         else:
@@ -700,7 +702,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         n = len(self.order)
         tally = " · ".join(f"{self._tally.get(level, 0)} {html.escape(self._shown_label(level))}" for level in self.levels)
         notes = sum(bool(r.get("note")) for r in self._current.values())
-        pace = f", {_duration(float(np.median(self._gaps)))} per label" if self._gaps else ""
+        pace = f", {_duration(float(np.median(self._gaps)), tenths=True)} per label" if self._gaps else ""
         return (f"<div style='background: #e5f5e0; border-radius: 3px; padding: 6px 10px'><p><b>All {n} {self._kind}s are "
                 f"labelled</b>: {tally}; {self._unsure} marked unsure, {notes} with a note "
                 f"({_duration((_now() - self._session_start).total_seconds())} in this session{pace}). The labels are in "

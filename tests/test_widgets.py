@@ -422,7 +422,7 @@ def test_pacing_tally_and_time_left(tmp_path, monkeypatch):
         lab.label(level)
     # gaps 30, 40 and 20 s (the 30 min break is left out): median 30 s, 5 cases open
     assert lab.progress_text.value == "5 / 10"
-    assert lab.pacing.value == "3 PASS · 2 FAIL · 32 min this session · 30 s per label · about 2 min left"
+    assert lab.pacing.value == " · 3 PASS · 2 FAIL · 32 min this session · 30 s per label · about 2 min left"
     lab.close()
     clock[0] += pd.Timedelta(hours=2)
     again = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann")  # the pace is read back from the file
