@@ -325,7 +325,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self.status = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.case_view = widgets.HTML()
         self.judge_view = widgets.HTML()
-        self.note = widgets.Textarea(placeholder="note on this case (optional): saved with its label; the keys are off "
+        self.note = widgets.Textarea(placeholder=f"note on this {self._kind} (optional): saved with its label; the keys are off "
                                      "while you type here", rows=2, layout=widgets.Layout(width="100%"))
         controls = widgets.HBox([*self.buttons.values(), self.unsure_button, self.skip_button, self.back_button,
                                  self.undo_button], layout=widgets.Layout(flex_flow="row wrap"))
@@ -345,6 +345,14 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self.position = self._open[0] if self._open else len(self.order)
         self._enter()
         self._render()
+        before = len(self.order) - len(self._open)
+        if self.done:
+            self._say(f"nothing left to label: {self._end_line()}")
+        elif before:
+            self._say(f"resumed: {before} of {len(self.order)} labelled before; the first open {self._kind} is "
+                      f"{self._code(self.current_case)}")
+        else:
+            self._say(f"ready: {self._count(len(self.order))} to label")
 
     # ------------------------------------------------------------------ set-up helpers
     @staticmethod
@@ -353,12 +361,14 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         if rubric is None:
             return "", ""
         if isinstance(rubric, str):
-            return rubric, ""
+            first = rubric.strip().split("\n")[0]
+            first = first if len(first) <= 240 else first[:240].rsplit(" ", 1)[0] + " …"
+            return rubric, f"<div style='padding: 2px 0; line-height: 1.45'><b>rubric</b>: {html.escape(first)}</div>"
         criterion = getattr(rubric, "criterion", None)
         if not isinstance(criterion, str):
             raise TypeError(f"`rubric` must be an evalkit.judge.Rubric or its text (a string); got {type(rubric).__name__}.")
         passing = ", ".join(getattr(rubric, "pass_levels", ()) or ())
-        line = (f"<div style='padding: 2px 0'><b>{html.escape(passing or 'PASS')}</b> when: {html.escape(criterion)}</div>")
+        line = (f"<div style='padding: 2px 0; line-height: 1.45'><b>{html.escape(passing or 'PASS')}</b> when: {html.escape(criterion)}</div>")
         text = (f"{rubric.name} (version {rubric.version})\n\nCriterion: {criterion}\n\nLevels: {', '.join(rubric.levels)}"
                 f" (pass: {passing})\n\nThe judge's prompt:\n{rubric.template}")
         return text, line
@@ -402,12 +412,12 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         badge = ""
         if self.mode == "relabel":
             style = "background: #fee0b6; border-left: 6px solid #e66101"
-            badge = (f"<div><b>RE-LABEL MODE</b>: {len(self.order)} {self._kind}s you labelled before, in random order, "
+            badge = (f"<div><b>RE-LABEL MODE</b>: {self._count(len(self.order))} you labelled before, drawn at random, "
                      "blind to your earlier labels and to the judge; kept apart in the file as <code>mode=\"relabel\"</code> "
                      "(<code>self_agreement()</code> compares them)</div>")
         else:
             badge = self._mode_badge()
-        return (f"<div style='{style}; padding: 4px 8px; border-radius: 3px'>labelling as {name} → "
+        return (f"<div style='{style}; padding: 4px 8px; border-radius: 3px; line-height: 1.45'>labelling as {name} → "
                 f"<code>{html.escape(str(self.path))}</code>{extra}{badge}</div>")
 
     def _mode_badge(self) -> str:
@@ -456,7 +466,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
 
     def _progress_segments(self) -> list[str]:
         """The parts of the progress line after ``k / n``: the tally, then the pace."""
-        parts = [" · ".join(f"{self._tally.get(level, 0)} {level}" for level in self.levels)]
+        parts = [" · ".join(f"{self._tally.get(level, 0)} {self._shown_label(level)}" for level in self.levels)]
         if self._unsure:
             parts.append(f"{self._unsure} unsure")
         parts.append(f"{_duration((_now() - self._session_start).total_seconds())} this session")
@@ -469,9 +479,13 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
             parts.append("pace after two labels")
         return parts
 
+    def _count(self, n: int, adjective: str = "") -> str:
+        """``"1 case"``, ``"3 skipped cases"``."""
+        return f"{n} {adjective + ' ' if adjective else ''}{self._kind}{'' if n == 1 else 's'}"
+
     def _say(self, text: str) -> None:
         """The one-line status after an action (already escaped HTML)."""
-        self.status.value = f"<span style='color: #333'>{text}</span>"
+        self.status.value = text
 
     def _code(self, case) -> str:
         return f"<code>{html.escape(str(case))}</code>"
@@ -652,8 +666,8 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
     # ------------------------------------------------------------------ display
     def _end_line(self) -> str:
         left = len(self._open)
-        return (f"all {len(self.order)} {self._kind}s are labelled" if not left
-                else f"{left} skipped {self._kind}(s) still unlabelled; s goes to the first of them")
+        return (f"all {self._count(len(self.order))} are labelled" if not left
+                else f"{self._count(left, 'skipped')} still unlabelled; s goes to the first of them")
 
     def _render(self) -> None:
         case = self.current_case
@@ -667,7 +681,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self.undo_button.disabled = not self._stack
         if at_end:
             self.case_view.value = self._summary_html() if self.done else (
-                f"<p><b>End of the list</b>: {len(self._open)} skipped {self._kind}(s) are still unlabelled; press "
+                f"<p style='line-height: 1.45'><b>End of the list</b>: {self._count(len(self._open), 'skipped')} still unlabelled; press "
                 "<i>skip</i> (key s) to go to the first of them, or <i>back</i>.</p>")
             self.judge_view.value = ""
             self.reveal_button.layout.display = "none"
@@ -679,7 +693,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
                     + (" (unsure)" if record.get("unsure") else ""))
         head = (f"<div style='margin: 2px 0 4px 0'><b>{self._kind}</b> {self._code(case)} · {self.position + 1} of "
                 f"{len(self.order)}{mine}</div>")
-        self.case_view.value = head + self._case_html(self.position)
+        self.case_view.value = f"<div style='line-height: 1.45'>{head}{self._case_html(self.position)}</div>"
         hidden_line = self._hidden_html(case)
         self.judge_view.value = hidden_line
         show_button = self.blind and bool(hidden_line) and not self._visible(case) and self._may_reveal(case)
@@ -703,7 +717,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         tally = " · ".join(f"{self._tally.get(level, 0)} {html.escape(self._shown_label(level))}" for level in self.levels)
         notes = sum(bool(r.get("note")) for r in self._current.values())
         pace = f", {_duration(float(np.median(self._gaps)), tenths=True)} per label" if self._gaps else ""
-        return (f"<div style='background: #e5f5e0; border-radius: 3px; padding: 6px 10px'><p><b>All {n} {self._kind}s are "
+        return (f"<div style='background: #e5f5e0; border-radius: 3px; padding: 6px 10px; line-height: 1.45'><p><b>All {self._count(n)} are "
                 f"labelled</b>: {tally}; {self._unsure} marked unsure, {notes} with a note "
                 f"({_duration((_now() - self._session_start).total_seconds())} in this session{pace}). The labels are in "
                 f"<code>{html.escape(str(self.path))}</code>.</p><p><b>Next</b>: {self._next_step()}</p>"
@@ -795,7 +809,7 @@ class Labeller(_LabellerBase):
     '1 / 2'
     >>> lab.undo()
     >>> lab.status.value
-    "<span style='color: #333'>undid <code>a</code> <b>FAIL</b> (its note is back in the note box)</span>"
+    'undid <code>a</code> <b>FAIL</b> (its note is back in the note box)'
     >>> lab.note.value
     'no source for the date'
     """

@@ -3,6 +3,7 @@
 import errno
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,8 @@ import pytest
 
 pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "evalkit[widgets]"')
 
-from evalkit import EvalkitWarning, calibrate, datasets, density, judge, tcva, widgets  # noqa: E402
+from evalkit import EvalkitWarning, calibrate, datasets, density, judge, labels, tcva, widgets  # noqa: E402
+from evalkit import cases as cases_mod  # noqa: E402
 from evalkit.labels import LabelsLockedError, read_labels  # noqa: E402
 from evalkit.widgets import AnnotatorError, FDBinExplorer, Labeller, PairwiseLabeller, SweepExplorer  # noqa: E402
 
@@ -77,7 +79,7 @@ def test_skipped_cases_come_round_again(tmp_path):
     assert lab.current_case == "c3"  # skip walks on; the end of the list says what is left
     lab.skip()
     lab.skip()
-    assert lab.current_case is None and "1 skipped case(s) are still unlabelled" in lab.case_view.value
+    assert lab.current_case is None and "1 skipped case still unlabelled" in lab.case_view.value
     lab.back()
     lab.back()
     lab.back()
@@ -541,6 +543,7 @@ def test_pairwise_labels_rebuild_the_comparisons_table(tmp_path):
     lab = PairwiseLabeller(PAIRS, path, labeller="ann", seed=7)
     assert lab.keys_line.legend == "1 A (left) · 2 B (right) · 3 tie · s skip · b back · u undo · ? unsure"
     assert "&lt;b&gt;answer from beta" in lab.case_view.value and "alpha" not in lab.judge_view.value
+    assert lab.pacing.value.startswith(" · 0 A (left) · 0 B (right) · 0 tie") and "8 comparisons to label" in lab.status.value
     winners = {}
     for i in range(8):
         shown = lab.shown()
@@ -602,6 +605,46 @@ def test_pairwise_bad_input(tmp_path):
     lab = PairwiseLabeller(renamed, tmp_path / "l.jsonl", labeller="ann", comparison_id="id", question="q",
                            systems=("m1", "m2"), seed=0)
     lab.label("TIE")
-    assert lines(tmp_path / "l.jsonl")[0]["case_id"] == "p0" and lab.status.value.endswith("<b>tie</b></span>")
+    assert lines(tmp_path / "l.jsonl")[0]["case_id"] == "p0" and lab.status.value == "labelled <code>p0</code> <b>tie</b>"
     with pytest.raises(ValueError, match="`seed` must be in"):
         PairwiseLabeller(PAIRS, tmp_path / "m.jsonl", labeller="ann", seed=-1)
+
+
+# ------------------------------------------------------------------ notebook 00 with someone's labels
+NOTEBOOK_00 = Path(__file__).resolve().parents[1] / "notebooks" / "00_labelling.ipynb"
+
+
+@pytest.mark.slow
+def test_notebook_00_calibrates_on_your_labels_and_says_so(tmp_path):
+    pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
+    from evalkit import report
+
+    demo = datasets.load_demo("judge")
+    to_label = cases_mod.sample_cases(demo["cases"], 30, stratify="day", rng=0)
+    folder = tmp_path / "labels"
+    for i, case in enumerate(to_label["case_id"][:12]):
+        labels.append_label(folder / "ann.jsonl", {"case_id": case, "label": ("PASS", "FAIL")[i % 2], "labeller": "ann",
+                                                   "mode": "label", "position": i})
+    result = report.run_notebook(NOTEBOOK_00, tmp_path, params={"ANNOTATOR": "ann", "LABELS_DIR": str(folder)})
+    assert result.ok, result.error
+    page = result.html.read_text()
+    assert "Calibrating on your 12 labels</strong> (labeller <code>ann</code>" in page
+    assert "18 of the 30 sampled cases are not labelled yet" in page and "<strong>Not your labels</strong>" not in page
+    assert "labelling as <b>ann</b>" in page and "12 / 30" in page
+    # Without a name, in a folder that holds someone else's labels: refused in one line.
+    (tmp_path / "out").mkdir()
+    refused = report.run_notebook(NOTEBOOK_00, tmp_path / "out", params={"LABELS_DIR": str(folder)})
+    assert not refused.ok and refused.error.startswith("AnnotatorError: name the annotator")
+    assert "holds labels by 'ann' (ann.jsonl)" in refused.error
+
+
+@pytest.mark.slow
+def test_notebook_00_report_page_says_it_used_the_demo_labels(tmp_path):
+    pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
+    from evalkit import report
+
+    result = report.run_notebook(NOTEBOOK_00, tmp_path, params={"LABELS_DIR": str(tmp_path / "none")})
+    assert result.ok, result.error
+    page = result.html.read_text()
+    assert "<strong>Not your labels</strong>" in page and "recorded labels of the synthetic demo set" in page
+    assert "no name given" in page and "0 / 30" in page and not (tmp_path / "none").exists()
