@@ -257,8 +257,10 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self._writer = LabelWriter(self.path, labeller=self.labeller)  # locks the file and repairs a torn tail
         self.session = self._writer.session
         self._session_start = _now()
-        latest = latest_labels(records).reset_index()
-        first = dict(zip(latest["case_id"].astype(str), latest.to_dict("records"), strict=True))
+        latest = latest_labels(records)
+        first = {str(case): {"label": label, "note": None if _blank(note) else note, "unsure": bool(unsure)}
+                 for case, label, note, unsure in zip(latest.index, latest["label"], latest["note"], latest["unsure"],
+                                                      strict=True)}
         ids_all = [str(c) for c in ids]
         self.mode = "label"
         if relabel is not None:
@@ -278,7 +280,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         # The latest record per case in this mode, kept in step with the file so a click never re-reads it, and the
         # positions still open, sorted: a click updates both in O(log n) instead of rescanning every case.
         self._current: dict[str, dict] = {} if self.mode == "relabel" else {
-            case: {k: (None if _blank(v) else v) for k, v in rec.items()} for case, rec in first.items() if case in self._at}
+            case: record for case, record in first.items() if case in self._at}
         self._open = [i for i, case in enumerate(self._ids) if case not in self._current]
         self._tally = Counter(str(r["label"]) for r in self._current.values())
         self._unsure = sum(bool(r.get("unsure")) for r in self._current.values())
@@ -382,13 +384,9 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
 
     def _undo_stack(self, mine: pd.DataFrame) -> list[int]:
         """Positions in the order their labels were last made, from this file: undo works across restarts."""
-        stack: dict[str, None] = {}
         rows = mine[mine["mode"].fillna("label") == "label"]
-        for case, label in zip(rows["case_id"].astype(str), rows["label"], strict=True):
-            stack.pop(case, None)
-            if not _blank(label) and case in self._at:
-                stack[case] = None
-        return [self._at[case] for case in stack]
+        last = rows.assign(case_id=rows["case_id"].astype(str)).drop_duplicates("case_id", keep="last")
+        return [self._at[case] for case in last.loc[last["label"].notna(), "case_id"] if case in self._at]
 
     def _pacing(self, mine: pd.DataFrame) -> tuple[list[float], datetime | None]:
         """Seconds between consecutive labels within each earlier session (breaks left out), for the pace."""
@@ -726,7 +724,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
 
     def _snapshot_html(self) -> str:
         return (f"<div>{self.header.value}<p>{type(self).__name__}: {html.escape(self.progress_text.value)} labelled "
-                f"(labels file <code>{html.escape(str(self.path))}</code>) · {self.pacing.value}</p>"
+                f"(labels file <code>{html.escape(str(self.path))}</code>){self.pacing.value}</p>"
                 f"<p style='color: #555'>keys: {html.escape(self._legend())} (a live widget in JupyterLab; this page "
                 f"shows a static snapshot)</p>{self.case_view.value}</div>")
 
