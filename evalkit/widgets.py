@@ -252,9 +252,18 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self.labeller, self._defaulted = _check_annotator(self.path, labeller)
         self._rubric_text, criterion = self._rubric_parts(rubric)
         self.rubric_version = rubric_version if rubric_version is not None else getattr(rubric, "version", None)
+        if relabel is not None:
+            relabel = check_number(relabel, "relabel", low=1, integer=True)
         records = read_labels(self.path) if existing_records is None else existing_records
         mine = records[records["labeller"].astype(object).eq(self.labeller) | records["labeller"].isna()]
         self._writer = LabelWriter(self.path, labeller=self.labeller)  # locks the file and repairs a torn tail
+        try:
+            self._build(ids, rows, records, mine, descriptions=descriptions, criterion=criterion, relabel=relabel, rng=rng)
+        except BaseException:
+            self._writer.close()  # a labeller that could not be built holds no lock
+            raise
+
+    def _build(self, ids, rows, records, mine, *, descriptions, criterion, relabel, rng) -> None:
         self.session = self._writer.session
         self._session_start = _now()
         latest = latest_labels(records)
@@ -266,9 +275,8 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         if relabel is not None:
             labelled = [i for i, case in enumerate(ids_all) if case in first]
             if not labelled:
-                self._writer.close()
                 raise ValueError(f"re-label mode needs already-labelled cases; {self.path} has none.")
-            size = min(check_number(relabel, "relabel", low=1, integer=True), len(labelled))
+            size = min(relabel, len(labelled))
             chosen = sorted(check_rng(rng).choice(labelled, size=size, replace=False).tolist())
             self.order = [rows[i] for i in chosen]
             self._ids = [ids_all[i] for i in chosen]
@@ -285,9 +293,10 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self._tally = Counter(str(r["label"]) for r in self._current.values())
         self._unsure = sum(bool(r.get("unsure")) for r in self._current.values())
         self._stack = self._undo_stack(mine) if self.mode == "label" else []
-        self._revealed = set(map(str, mine.loc[mine["mode"] == "reveal", "case_id"])) & set(self._at)
+        self._revealed = set(map(str, mine.loc[mine["mode"].fillna("label") == "reveal", "case_id"])) & set(self._at)
         self._drafts: dict[str, tuple[str, bool]] = {}
-        self._gaps, self._last = self._pacing(mine)
+        self._gaps = self._pacing(mine)
+        self._last: datetime | None = None  # the time of the last label in this session
         self._others = sorted(set(map(str, records.loc[records["label"].notna(), "labeller"].dropna())) - {self.labeller})
 
         # ---- the view
@@ -345,6 +354,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self._quiet = False
         self._sync_progress()
         self.position = self._open[0] if self._open else len(self.order)
+        self._ready = True
         self._enter()
         self._render()
         before = len(self.order) - len(self._open)
@@ -388,7 +398,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         last = rows.assign(case_id=rows["case_id"].astype(str)).drop_duplicates("case_id", keep="last")
         return [self._at[case] for case in last.loc[last["label"].notna(), "case_id"] if case in self._at]
 
-    def _pacing(self, mine: pd.DataFrame) -> tuple[list[float], datetime | None]:
+    def _pacing(self, mine: pd.DataFrame) -> list[float]:
         """Seconds between consecutive labels within each earlier session (breaks left out), for the pace."""
         rows = mine[(mine["mode"].fillna("label") == self.mode) & mine["label"].notna()]
         times = pd.to_datetime(rows["timestamp"], errors="coerce", utc=True)
@@ -396,7 +406,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         for _, group in times.groupby(rows["session"].fillna("").to_numpy()):
             diffs = group.dropna().sort_values().diff().dt.total_seconds().dropna()
             gaps += [float(d) for d in diffs if 0 < d <= _BREAK_S]
-        return gaps, None
+        return gaps
 
     def _header_html(self) -> str:
         name = f"<b>{html.escape(self.labeller)}</b>"
@@ -429,7 +439,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
 
     @traitlets.observe("position")
     def _on_position(self, change) -> None:
-        if hasattr(self, "note"):
+        if getattr(self, "_ready", False):
             self._leave(change["old"])
             self._enter()
             self._render()

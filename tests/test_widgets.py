@@ -186,6 +186,16 @@ def test_labeller_bad_input(tmp_path):
         Labeller(pd.concat([CASES, CASES]), tmp_path / "l.jsonl")
     with pytest.raises(ValueError, match="two distinct"):
         Labeller(CASES, tmp_path / "l.jsonl", levels=("PASS",))
+    with pytest.raises(TypeError, match="`relabel` must be an integer"):
+        Labeller(CASES, tmp_path / "l.jsonl", relabel="all")
+    with pytest.raises(ValueError, match="has none"):
+        Labeller(CASES, tmp_path / "l.jsonl", relabel=2)
+    import subprocess
+    import sys
+
+    other = subprocess.run([sys.executable, "-c", f"from evalkit.labels import LabelWriter; LabelWriter({str(tmp_path / 'l.jsonl')!r}, "
+                            "labeller='bob')"], capture_output=True, text=True)
+    assert other.returncode == 0, other.stderr  # a labeller that could not be built holds no lock
 
 
 def test_sweep_explorer():
@@ -379,6 +389,11 @@ def test_undo_works_across_a_restart(tmp_path):
     lab.close()
     again = Labeller(CASES, path, labeller="ann")  # a new kernel
     assert again.current_case == "c3" and not again.undo_button.disabled
+    again.back()
+    again.back()
+    assert again.current_case == "c1" and again.note.value == "n1"  # the saved note shows going back
+    again.skip()
+    again.skip()
     again.undo()
     assert "undid <code>c2</code> <b>FAIL</b>" in again.status.value and again.current_case == "c2"
     again.undo()
