@@ -307,8 +307,8 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         if self._rubric_text:
             self.rubric_panel = widgets.Accordion(children=[widgets.HTML(
                 f"<div style='white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; max-height: 18em; "
-                f"overflow: auto'>{html.escape(self._rubric_text)}</div>")], selected_index=None)
-            self.rubric_panel.set_title(0, "rubric (click to show or hide)")
+                f"overflow: auto'>{html.escape(self._rubric_text)}</div>")], titles=("rubric (click to show or hide)",),
+                selected_index=None)
             children.append(self.rubric_panel)
         self.buttons = {level: widgets.Button(description=text, tooltip=f"label {level} (key {i + 1})" if i < 9 else f"label {level}",
                                               button_style=self._button_style(level))
