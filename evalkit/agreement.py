@@ -131,6 +131,13 @@ def ratings_from_labels(labels) -> pd.DataFrame:
         re-labels (``mode="relabel"``) are left out: they measure self-agreement, not agreement between people.
         Every function of this module that takes ``ratings`` also takes labels files directly.
 
+    Raises
+    ------
+    ValueError
+        Two files hold labels under one labeller name (two annotators would merge into one, the latest label
+        winning; name each annotator, or read one person's files into one table with
+        :func:`evalkit.labels.read_labels` and pass that), or a label record has no labeller name.
+
     Returns
     -------
     DataFrame
@@ -149,6 +156,16 @@ def ratings_from_labels(labels) -> pd.DataFrame:
     0       a       ann   FAIL
     1       a       bob   FAIL
     """
+    def named(records: pd.DataFrame, where: str) -> None:
+        # Label records without a labeller name cannot be told apart from another annotator's.
+        modes = records["mode"].fillna("label") if "mode" in records.columns else pd.Series("label", index=records.index)
+        names = records.loc[modes == "label", "labeller"]
+        blank = names.isna() | (names.astype(str).str.strip() == "")
+        if blank.any():
+            case = records.loc[blank[blank].index[0], "case_id"]
+            raise ValueError(f"{where}: {int(blank.sum())} label record(s) name no labeller (e.g. case {show(case)}); "
+                             "every label needs the annotator's name to be compared with other annotators'.")
+
     if isinstance(labels, pd.DataFrame):
         records = labels
     elif _label_files(labels):
@@ -156,11 +173,25 @@ def ratings_from_labels(labels) -> pd.DataFrame:
         missing = [str(p) for p in paths if not Path(p).is_file()]
         if missing:
             raise FileNotFoundError(f"{missing[0]}: no such labels file.")
-        records = read_labels(paths)
+        tables, owner = [], {}
+        for path in paths:
+            table = read_labels(path)
+            named(table, f"{path}")
+            for name in table.loc[table["mode"].fillna("label") == "label", "labeller"].unique():
+                if name in owner and Path(owner[name]).resolve() != Path(path).resolve():
+                    raise ValueError(f"{owner[name]} and {path} both hold labels by labeller {show(name)}: two annotators "
+                                     "under one name would be merged into one (the latest label winning). Give each "
+                                     "annotator their own name; if both files are one person's, read them into one "
+                                     "table with evalkit.labels.read_labels([...]) and pass that.")
+                owner.setdefault(name, str(path))
+            tables.append(table)
+        records = pd.concat(tables, ignore_index=True)
     else:
         raise TypeError(f"`labels` must be a labels file path (.jsonl), a list of them, or a DataFrame of label records; "
                         f"got {type(labels).__name__}.")
     check_columns(records, ["case_id", "label", "labeller"], "labels")
+    if isinstance(labels, pd.DataFrame):
+        named(records, "`labels`")
     latest = latest_labels(records, by_labeller=True).sort_values(["case_id", "labeller"], kind="stable")
     return pd.DataFrame({"item_id": latest["case_id"].to_numpy(), "annotator": latest["labeller"].to_numpy(),
                          "rating": latest["label"].to_numpy()})

@@ -1,4 +1,4 @@
-"""Notebook widgets: a labeller for human verdicts, and explorers for temperature sweeps and FD* bins.
+"""Notebook widgets: labellers for human verdicts and pairwise votes, and explorers for temperature sweeps and FD* bins.
 
 Widgets subclass an ipywidgets container, keep their state in traitlets and call only public evalkit
 functions; plots are rendered to PNG in an ``Image`` widget. They need the ``widgets`` extra (``pip install
@@ -10,7 +10,9 @@ from __future__ import annotations
 import bisect
 import html
 import io
+import json
 import os
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,10 +21,11 @@ import numpy as np
 import pandas as pd
 
 try:
+    import anywidget
     import ipywidgets as widgets
     import traitlets
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError('evalkit.widgets needs ipywidgets: pip install "evalkit[widgets]"') from exc
+    raise ImportError('evalkit.widgets needs ipywidgets and anywidget: pip install "evalkit[widgets]"') from exc
 
 from evalkit import calibrate as _calibrate
 from evalkit import correlate as _correlate
@@ -30,10 +33,10 @@ from evalkit import density as _density
 from evalkit import plots as _plots
 from evalkit import tcva as _tcva
 from evalkit._coerce import judge_verdicts
-from evalkit._validation import check_columns, check_dataframe, check_rng, check_unique_column
+from evalkit._validation import check_columns, check_dataframe, check_number, check_rng, check_unique_column
 from evalkit.labels import LabelsLockedError, LabelWriter, latest_labels, read_labels
 
-__all__ = ["Labeller", "SweepExplorer", "FDBinExplorer"]
+__all__ = ["Labeller", "PairwiseLabeller", "AnnotatorError", "SweepExplorer", "FDBinExplorer"]
 
 def _png(fig) -> bytes:
     """Render a figure to PNG bytes and close it (widgets show images, so nothing leaks into cell output)."""
@@ -66,117 +69,367 @@ def _image_html(png: bytes) -> str:
     return f"<img src='data:image/png;base64,{base64.b64encode(png).decode()}' style='max-width: 100%'>" if png else ""
 
 
-class Labeller(_StaticFallback, widgets.VBox):
-    """Label cases one at a time; every label is on disk the moment it is made.
+# ---------------------------------------------------------------------------------------------- labelling
+# The keys line of a labeller. ipywidgets has no key events; ipyevents listens on the whole document while the
+# pointer is over a widget, so it takes keys typed into a text field (and lets them reach JupyterLab once the
+# pointer drifts off). This small front end listens only on the labeller's own areas, only while one of them
+# has the focus, never for a key typed into a text field, and keeps every plain key it sees from JupyterLab
+# (its command-mode shortcuts would insert or delete cells).
+_KEYS_ESM = r"""
+const TEXT = "input, textarea, select, [contenteditable]:not([contenteditable='false'])";
+const isText = (node) => !!(node && node.closest && node.closest(TEXT));
 
-    Parameters
-    ----------
-    cases : DataFrame
-        ``case_id`` and the fields to show.
-    path : str or Path
-        The labels file (append-only JSONL). Opening a labeller on an existing file resumes at the first
-        unlabelled case. The labeller holds the file's lock while open (see :class:`evalkit.labels.LabelWriter`):
-        a second labeller on the same file in another kernel is refused, naming who holds it; one opened
-        again in the same kernel takes over. :meth:`close` releases it.
-    levels : sequence of str, default ("PASS", "FAIL")
-        One button per level (e.g. the five TCVA levels).
-    show : sequence of str, default ("input", "output")
-        Case fields shown, in order, as escaped text.
-    judge : DataFrame or Series, optional
-        The judge's verdicts (a results table or a Series by case id), shown beside the case.
-    blind : bool, default True
-        Hide the judge's verdict until the human has labelled the case.
-    labeller : str, optional
-        Who labels (default: the ``USER`` environment variable); stored in every record. Several annotators
-        of one case set each use their own labels file (one writer per file); :mod:`evalkit.agreement` takes
-        the files directly, e.g. ``agreement.krippendorff_alpha(["ann.jsonl", "bob.jsonl", "cy.jsonl"])``.
-    rubric_version : str, optional
-        Stored with every label.
-    relabel : int, optional
-        Re-label mode: show a random sample of this many already-labelled cases, blind to the earlier
-        label; :meth:`self_agreement` then reports how often the labeller agrees with themself.
-    rng : None, int or numpy.random.Generator
-        For the re-label sample.
+function render({ model, el }) {
+  el.classList.add("evalkit-keys-line");
+  const state = document.createElement("span");
+  const legend = document.createElement("span");
+  state.className = "evalkit-keys-state";
+  el.append(state, legend);
+  let areas = [];
+  const active = () => areas.some((a) => a.contains(document.activeElement)) && !isText(document.activeElement);
+  const paint = () => {
+    const on = active();
+    for (const a of areas) a.classList.toggle("evalkit-keys-active", on);
+    el.classList.toggle("evalkit-keys-on", on);
+    state.textContent = on ? "\u2328 keys active" : "keys off: click the case or the buttons to use them";
+    legend.textContent = " \u00b7 " + model.get("legend");
+  };
+  const onKey = (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing || isText(event.target)) return;
+    if (event.key === "Enter" || event.key === " ") { event.stopPropagation(); return; }  // a focused button acts
+    if (event.key.length !== 1) return;  // Tab, arrows, Escape: as everywhere
+    event.preventDefault();
+    event.stopPropagation();
+    model.send({ key: event.key });
+  };
+  const onDown = (event) => {
+    if (isText(event.target) || event.target.closest("button")) return;
+    const area = event.currentTarget;
+    setTimeout(() => area.focus({ preventScroll: true }), 0);
+  };
+  const onOut = () => setTimeout(paint, 0);
+  const attach = () => {
+    if (!el.isConnected) { requestAnimationFrame(attach); return; }
+    const root = el.closest(".evalkit-labeller");
+    areas = root ? Array.from(root.querySelectorAll(".evalkit-keyarea")) : [];
+    for (const a of areas) {
+      if (!a.hasAttribute("tabindex")) a.tabIndex = 0;
+      a.addEventListener("keydown", onKey);
+      a.addEventListener("mousedown", onDown);
+      a.addEventListener("focusin", paint);
+      a.addEventListener("focusout", onOut);
+    }
+    paint();
+  };
+  model.on("change:legend", paint);
+  attach();
+  return () => {
+    model.off("change:legend", paint);
+    for (const a of areas) {
+      a.removeEventListener("keydown", onKey);
+      a.removeEventListener("mousedown", onDown);
+      a.removeEventListener("focusin", paint);
+      a.removeEventListener("focusout", onOut);
+    }
+  };
+}
+export default { render };
+"""
 
-    Examples
-    --------
-    >>> import pathlib, tempfile, pandas as pd
-    >>> from evalkit.widgets import Labeller
-    >>> cases = pd.DataFrame({"case_id": ["a", "b"], "input": ["q1", "q2"], "output": ["<b>x</b>", "y"]})
-    >>> lab = Labeller(cases, pathlib.Path(tempfile.mkdtemp()) / "labels.jsonl", labeller="ann")
-    >>> lab.buttons["PASS"].click()
-    >>> lab.labels().to_dict()
-    {'a': 'PASS'}
-    >>> lab.progress_text.value
-    '1 / 2'
+_KEYS_CSS = """
+.evalkit-keyarea { border: 2px dashed #c8c8c8; border-radius: 4px; padding: 2px 6px; margin: 2px 0; outline: none; }
+.evalkit-keyarea:focus { outline: none; }
+.evalkit-keyarea.evalkit-keys-active { border: 2px solid #1a9850; background: #f6fbf7; }
+.evalkit-keys-line { font-size: 0.92em; color: #555; padding: 2px 0; }
+.evalkit-keys-line .evalkit-keys-state { font-weight: 600; color: #888; }
+.evalkit-keys-line.evalkit-keys-on .evalkit-keys-state { color: #1a7a40; }
+.evalkit-relabel { border-left: 6px solid #e66101; padding-left: 8px; }
+"""
+
+_BREAK_S = 600  # a gap longer than this between two labels is a break, not labelling time
+_FIELD_BOX = ("max-height: {height}; overflow: auto; white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; "
+              "border: 1px solid #ddd; border-radius: 3px; padding: 4px 8px; margin: 2px 0 6px 0; background: #fcfcfc; "
+              "font-family: {font}; font-size: 0.95em; line-height: 1.4")
+
+
+class _Keys(anywidget.AnyWidget):
+    """The keys line: the legend and whether the keys are live; sends ``{"key": ...}`` for a key typed there."""
+
+    _esm = _KEYS_ESM
+    _css = _KEYS_CSS
+    legend = traitlets.Unicode("").tag(sync=True)
+
+
+class AnnotatorError(ValueError):
+    """The annotator is not named while the labels file or its folder holds other annotators' labels.
+
+    In a notebook the refusal shows as its one-line message, not a traceback.
     """
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows these lines instead of the traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _duration(seconds: float, *, tenths: bool = False) -> str:
+    seconds = max(0.0, float(seconds))
+    if tenths and seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes = seconds / 60
+    if minutes < 60:
+        return f"{minutes:.0f} min"
+    return f"{int(minutes // 60)} h {int(minutes % 60):02d} min"
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA
+
+
+def _field_html(value, *, height: str = "14em") -> str:
+    """An escaped field in a scroll box; JSON objects and arrays pretty-printed in a fixed-width font."""
+    text = "" if _blank(value) else str(value)
+    font = "inherit"
+    stripped = text.strip()
+    if stripped[:1] in "{[" and stripped:
+        try:
+            parsed = json.loads(stripped)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, (dict, list)):
+            text, font = json.dumps(parsed, indent=2, ensure_ascii=False), "var(--jp-code-font-family, monospace)"
+    return f"<div style='{_FIELD_BOX.format(height=height, font=font)}'>{html.escape(text)}</div>"
+
+
+def _default_name() -> str:
+    return os.environ.get("USER") or "anonymous"
+
+
+def _check_annotator(path: Path, labeller) -> tuple[str, bool]:
+    """``(name, defaulted)``; a missing name is refused when the file or its folder holds other annotators' labels."""
+    if labeller is not None:
+        if not isinstance(labeller, str) or not labeller.strip():
+            raise TypeError(f"`labeller` must be the annotator's name (a non-empty string); got {labeller!r}.")
+        return labeller.strip(), False
+    name = _default_name()
+    others = []
+    if path.parent.is_dir():
+        for file in sorted(path.parent.glob("*.jsonl")):
+            try:
+                records = read_labels(file)
+            except (ValueError, OSError):
+                continue  # not a labels file
+            named = records[records["label"].notna() & records["labeller"].notna()]
+            same = file.resolve() == path.resolve()
+            found = sorted(set(map(str, named["labeller"])) - ({name} if same else set()))
+            others += [f"{who!r} ({file.name})" for who in found]
+    if others:
+        raise AnnotatorError(f"name the annotator: {path.parent}{os.sep} holds labels by {', '.join(others[:4])}"
+                             f"{' and others' if len(others) > 4 else ''}; pass labeller='your name' (and a labels file "
+                             "of your own) so that your labels are not merged with theirs.")
+    return name, True
+
+
+class _LabellerBase(_StaticFallback, widgets.VBox):
+    """What every labeller shares: the labels file and its annotator, the key areas, notes, the unsure flag,
+    skip/back/undo, blind rules, pacing and the end summary. Subclasses show a case and add record fields."""
 
     position = traitlets.Int(0)
     done = traitlets.Bool(False)
 
-    def __init__(self, cases: pd.DataFrame, path, *, levels=("PASS", "FAIL"), show=("input", "output"), judge=None,
-                 blind: bool = True, labeller: str | None = None, rubric_version: str | None = None,
-                 relabel: int | None = None, rng=None):
-        cases = check_dataframe(cases, "cases")
-        check_columns(cases, ["case_id", *show], "cases")
-        check_unique_column(cases, "case_id", "cases")
-        if len(levels) < 2 or len(set(levels)) != len(levels):
-            raise ValueError(f"`levels` must hold at least two distinct labels; got {list(levels)}.")
-        self.cases = cases.reset_index(drop=True)
+    _kind = "case"  # how the status line names one item
+    _hidden = "the judge's verdict"  # what blind mode hides
+
+    def _setup(self, ids: list[str], rows: list[int], path, *, levels, descriptions, labeller, rubric, rubric_version,
+               blind: bool, relabel, rng, existing_records: pd.DataFrame | None = None) -> None:
         self.path = Path(path)
         self.levels = tuple(levels)
-        self.show = tuple(show)
-        self.blind = blind
-        self.labeller = labeller or os.environ.get("USER", "anonymous")
-        self.rubric_version = rubric_version
+        self.blind = bool(blind)
+        self.labeller, self._defaulted = _check_annotator(self.path, labeller)
+        self._rubric_text, criterion = self._rubric_parts(rubric)
+        self.rubric_version = rubric_version if rubric_version is not None else getattr(rubric, "version", None)
+        if relabel is not None:
+            relabel = check_number(relabel, "relabel", low=1, integer=True)
+        records = read_labels(self.path) if existing_records is None else existing_records
+        mine = records[records["labeller"].astype(object).eq(self.labeller) | records["labeller"].isna()]
         self._writer = LabelWriter(self.path, labeller=self.labeller)  # locks the file and repairs a torn tail
+        try:
+            self._build(ids, rows, records, mine, descriptions=descriptions, criterion=criterion, relabel=relabel, rng=rng)
+        except BaseException:
+            self._writer.close()  # a labeller that could not be built holds no lock
+            raise
+
+    def _build(self, ids, rows, records, mine, *, descriptions, criterion, relabel, rng) -> None:
         self.session = self._writer.session
-        self._judge = None if judge is None else judge_verdicts(judge)
-        self._history: list[int] = []  # positions labelled in this session, for undo
-        existing = latest_labels(read_labels(self.path))["label"]
-        done = set(existing.index)
+        self._session_start = _now()
+        latest = latest_labels(records)
+        first = {str(case): {"label": label, "note": None if _blank(note) else note, "unsure": bool(unsure)}
+                 for case, label, note, unsure in zip(latest.index, latest["label"], latest["note"], latest["unsure"],
+                                                      strict=True)}
+        ids_all = [str(c) for c in ids]
         self.mode = "label"
         if relabel is not None:
-            labelled = [i for i, c in enumerate(self.cases["case_id"]) if c in done]
+            labelled = [i for i, case in enumerate(ids_all) if case in first]
             if not labelled:
-                self._writer.close()
                 raise ValueError(f"re-label mode needs already-labelled cases; {self.path} has none.")
-            size = min(int(relabel), len(labelled))
-            self.order = sorted(check_rng(rng).choice(labelled, size=size, replace=False).tolist())
+            size = min(relabel, len(labelled))
+            chosen = sorted(check_rng(rng).choice(labelled, size=size, replace=False).tolist())
+            self.order = [rows[i] for i in chosen]
+            self._ids = [ids_all[i] for i in chosen]
             self.mode = "relabel"
         else:
-            self.order = list(range(len(self.cases)))
-        self._ids = [str(self.cases.at[row, "case_id"]) for row in self.order]  # case id at each position
-        # Latest label per case in this mode, kept in step with the file so a click never re-reads it, and the
+            self.order = list(rows)
+            self._ids = ids_all
+        self._at = {case: i for i, case in enumerate(self._ids)}  # position of each case id
+        # The latest record per case in this mode, kept in step with the file so a click never re-reads it, and the
         # positions still open, sorted: a click updates both in O(log n) instead of rescanning every case.
-        self._current: dict[str, str] = {} if self.mode == "relabel" else {str(k): v for k, v in existing.items()}
+        self._current: dict[str, dict] = {} if self.mode == "relabel" else {
+            case: record for case, record in first.items() if case in self._at}
         self._open = [i for i, case in enumerate(self._ids) if case not in self._current]
+        self._tally = Counter(str(r["label"]) for r in self._current.values())
+        self._unsure = sum(bool(r.get("unsure")) for r in self._current.values())
+        self._stack = self._undo_stack(mine) if self.mode == "label" else []
+        self._revealed = set(map(str, mine.loc[mine["mode"].fillna("label") == "reveal", "case_id"])) & set(self._at)
+        self._drafts: dict[str, tuple[str, bool]] = {}
+        self._gaps = self._pacing(mine)
+        self._last: datetime | None = None  # the time of the last label in this session
+        self._others = sorted(set(map(str, records.loc[records["label"].notna(), "labeller"].dropna())) - {self.labeller})
 
-        self.case_view = widgets.HTML()
-        self.judge_view = widgets.HTML()
-        self.buttons = {lvl: widgets.Button(description=lvl, tooltip=f"label {lvl} (key {i + 1})",
-                                            button_style="success" if lvl == "PASS" else "danger" if lvl == "FAIL" else "")
-                        for i, lvl in enumerate(self.levels)}
+        # ---- the view
+        self.header = widgets.HTML(self._header_html())
+        children = [self.header]
+        if criterion:
+            children.append(widgets.HTML(criterion))
+        if self._rubric_text:
+            self.rubric_panel = widgets.Accordion(children=[widgets.HTML(
+                f"<div style='white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; max-height: 18em; "
+                f"overflow: auto'>{html.escape(self._rubric_text)}</div>")], titles=("rubric (click to show or hide)",),
+                selected_index=None)
+            children.append(self.rubric_panel)
+        self.buttons = {level: widgets.Button(description=text, tooltip=f"label {level} (key {i + 1})" if i < 9 else f"label {level}",
+                                              button_style=self._button_style(level))
+                        for i, (level, text) in enumerate(zip(self.levels, descriptions, strict=True))}
         for level, button in self.buttons.items():
             button.on_click(lambda _, level=level: self.label(level))
-        self.note = widgets.Textarea(placeholder="optional note, saved with the next label", layout=widgets.Layout(width="100%"))
-        self.skip_button = widgets.Button(description="skip", tooltip="skip (key s)")
+        self.unsure_button = widgets.ToggleButton(value=False, description="unsure", icon="question",
+                                                  tooltip="flag this label as unsure (key ?): saved beside the label")
+        self.skip_button = widgets.Button(description="skip", tooltip="skip for now; it comes round again (key s)")
         self.back_button = widgets.Button(description="back", tooltip="previous case (key b)")
-        self.undo_button = widgets.Button(description="undo", tooltip="undo the last label (key u)")
+        self.undo_button = widgets.Button(description="undo", tooltip="undo the last label in this file (key u)")
+        self.reveal_button = widgets.Button(description=f"show {self._hidden}", icon="eye",
+                                            tooltip="blind labelling: this click is recorded in the labels file",
+                                            layout=widgets.Layout(display="none", width="auto"))
+        self.unsure_button.observe(self._on_unsure, names="value")
         self.skip_button.on_click(lambda _: self.skip())
         self.back_button.on_click(lambda _: self.back())
         self.undo_button.on_click(lambda _: self.undo())
-        self.progress = widgets.IntProgress(min=0, max=len(self.order))
+        self.reveal_button.on_click(lambda _: self.reveal())
+        self.keys_line = _Keys(legend=self._legend())
+        self.keys_line.on_msg(lambda _widget, content, _buffers: self.handle_key(content if isinstance(content, dict) else {}))
+        self.progress = widgets.IntProgress(min=0, max=max(len(self.order), 1), layout=widgets.Layout(width="14em"))
         self.progress_text = widgets.Label()
-        self.status = widgets.HTML()
-        controls = widgets.HBox([*self.buttons.values(), self.skip_button, self.back_button, self.undo_button])
-        super().__init__([widgets.HBox([self.progress, self.progress_text]), self.case_view, self.judge_view,
-                          controls, self.note, self.status])
-        self._keyboard()
-        start = self._open[0] if self._open else len(self.order)
+        self.pacing = widgets.HTML()  # the progress line: tally and pacing (a live estimate can join it here)
+        self.status = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
+        self.case_view = widgets.HTML()
+        self.judge_view = widgets.HTML()
+        self.note = widgets.Textarea(placeholder=f"note on this {self._kind} (optional): saved with its label; the keys are off "
+                                     "while you type here", rows=2, layout=widgets.Layout(width="100%"))
+        controls = widgets.HBox([*self.buttons.values(), self.unsure_button, self.skip_button, self.back_button,
+                                 self.undo_button], layout=widgets.Layout(flex_flow="row wrap"))
+        top = widgets.VBox([self.keys_line, widgets.HBox([self.progress, self.progress_text, self.pacing],
+                                                    layout=widgets.Layout(align_items="center")),
+                            controls, self.status])
+        bottom = widgets.VBox([self.case_view, widgets.HBox([self.judge_view, self.reveal_button],
+                                                            layout=widgets.Layout(align_items="center"))])
+        for area in (top, bottom):  # the case-and-buttons areas take the keys; the note box between them does not
+            area.add_class("evalkit-keyarea")
+        super().__init__(children + [top, self.note, bottom])
+        self.add_class("evalkit-labeller")
+        if self.mode == "relabel":
+            self.add_class("evalkit-relabel")
+        self._quiet = False
         self._sync_progress()
-        self.position = start
+        self.position = self._open[0] if self._open else len(self.order)
+        self._ready = True
+        self._enter()
         self._render()
+        before = len(self.order) - len(self._open)
+        if self.done:
+            self._say(f"nothing left to label: {self._end_line()}")
+        elif before:
+            self._say(f"resumed: {before} of {len(self.order)} labelled before; the first open {self._kind} is "
+                      f"{self._code(self.current_case)}")
+        else:
+            self._say(f"ready: {self._count(len(self.order))} to label")
+
+    # ------------------------------------------------------------------ set-up helpers
+    @staticmethod
+    def _rubric_parts(rubric) -> tuple[str, str]:
+        """(panel text, always-visible criterion line) from a Rubric (its criterion and levels) or a string."""
+        if rubric is None:
+            return "", ""
+        if isinstance(rubric, str):
+            first = rubric.strip().split("\n")[0]
+            first = first if len(first) <= 240 else first[:240].rsplit(" ", 1)[0] + " …"
+            return rubric, f"<div style='padding: 2px 0; line-height: 1.45'><b>rubric</b>: {html.escape(first)}</div>"
+        criterion = getattr(rubric, "criterion", None)
+        if not isinstance(criterion, str):
+            raise TypeError(f"`rubric` must be an evalkit.judge.Rubric or its text (a string); got {type(rubric).__name__}.")
+        passing = ", ".join(getattr(rubric, "pass_levels", ()) or ())
+        line = (f"<div style='padding: 2px 0; line-height: 1.45'><b>{html.escape(passing or 'PASS')}</b> when: {html.escape(criterion)}</div>")
+        text = (f"{rubric.name} (version {rubric.version})\n\nCriterion: {criterion}\n\nLevels: {', '.join(rubric.levels)}"
+                f" (pass: {passing})\n\nThe judge's prompt:\n{rubric.template}")
+        return text, line
+
+    def _button_style(self, level: str) -> str:
+        return "success" if level == "PASS" else "danger" if level == "FAIL" else ""
+
+    def _legend(self) -> str:
+        keys = [f"{i + 1} {self._shown_label(level)}" for i, level in enumerate(self.levels[:9])]
+        return " · ".join([*keys, "s skip", "b back", "u undo", "? unsure"])
+
+    def _undo_stack(self, mine: pd.DataFrame) -> list[int]:
+        """Positions in the order their labels were last made, from this file: undo works across restarts."""
+        rows = mine[mine["mode"].fillna("label") == "label"]
+        last = rows.assign(case_id=rows["case_id"].astype(str)).drop_duplicates("case_id", keep="last")
+        return [self._at[case] for case in last.loc[last["label"].notna(), "case_id"] if case in self._at]
+
+    def _pacing(self, mine: pd.DataFrame) -> list[float]:
+        """Seconds between consecutive labels within each earlier session (breaks left out), for the pace."""
+        rows = mine[(mine["mode"].fillna("label") == self.mode) & mine["label"].notna()]
+        times = pd.to_datetime(rows["timestamp"], errors="coerce", utc=True)
+        gaps = []
+        for _, group in times.groupby(rows["session"].fillna("").to_numpy()):
+            diffs = group.dropna().sort_values().diff().dt.total_seconds().dropna()
+            gaps += [float(d) for d in diffs if 0 < d <= _BREAK_S]
+        return gaps
+
+    def _header_html(self) -> str:
+        name = f"<b>{html.escape(self.labeller)}</b>"
+        if self._defaulted:
+            name += (" <span style='color: #b35806'>(no name given, so the default: pass <code>labeller=</code> to "
+                     "label under your own name)</span>")
+        extra = ""
+        if self._others:
+            extra = f" · this file also holds labels by {html.escape(', '.join(map(repr, self._others[:4])))}"
+        style = "background: #f3f3f3; border-left: 6px solid #999"
+        badge = ""
+        if self.mode == "relabel":
+            style = "background: #fee0b6; border-left: 6px solid #e66101"
+            badge = (f"<div><b>RE-LABEL MODE</b>: {self._count(len(self.order))} you labelled before, drawn at random, "
+                     "blind to your earlier labels and to the judge; kept apart in the file as <code>mode=\"relabel\"</code> "
+                     "(<code>self_agreement()</code> compares them)</div>")
+        else:
+            badge = self._mode_badge()
+        return (f"<div style='{style}; padding: 4px 8px; border-radius: 3px; line-height: 1.45'>labelling as {name} → "
+                f"<code>{html.escape(str(self.path))}</code>{extra}{badge}</div>")
+
+    def _mode_badge(self) -> str:
+        return ""
 
     # ------------------------------------------------------------------ state
     @property
@@ -186,23 +439,84 @@ class Labeller(_StaticFallback, widgets.VBox):
 
     @traitlets.observe("position")
     def _on_position(self, change) -> None:
-        self._render()
+        if getattr(self, "_ready", False):
+            self._leave(change["old"])
+            self._enter()
+            self._render()
+
+    def _leave(self, position: int) -> None:
+        """Keep a note or flag typed for a case but not yet saved, for when it comes round again."""
+        if not 0 <= position < len(self._ids):
+            return
+        case = self._ids[position]
+        record = self._current.get(case) or {}
+        typed = (self.note.value, bool(self.unsure_button.value))
+        if typed != ((record.get("note") or ""), bool(record.get("unsure"))):
+            self._drafts[case] = typed
+        else:
+            self._drafts.pop(case, None)
+
+    def _enter(self) -> None:
+        """Fill the note box and the unsure flag for the case on screen: a draft, else its label's, else empty."""
+        case = self.current_case
+        record = (self._current.get(case) or {}) if case is not None else {}
+        note, unsure = self._drafts.get(case, ((record.get("note") or ""), bool(record.get("unsure"))))
+        self._quiet = True
+        self.note.value, self.unsure_button.value = note, unsure
+        self._quiet = False
 
     def _sync_progress(self) -> None:
         n_done = len(self.order) - len(self._open)
         self.progress.value = n_done
         self.progress_text.value = f"{n_done} / {len(self.order)}"
         self.done = n_done == len(self.order)
+        self.pacing.value = "".join(f" · {html.escape(part)}" for part in self._progress_segments())
+
+    def _progress_segments(self) -> list[str]:
+        """The parts of the progress line after ``k / n``: the tally, then the pace."""
+        parts = [" · ".join(f"{self._tally.get(level, 0)} {self._shown_label(level)}" for level in self.levels)]
+        if self._unsure:
+            parts.append(f"{self._unsure} unsure")
+        parts.append(f"{_duration((_now() - self._session_start).total_seconds())} this session")
+        if self._gaps:
+            pace = float(np.median(self._gaps))
+            parts.append(f"{_duration(pace, tenths=True)} per label")
+            if self._open:
+                parts.append(f"about {_duration(pace * len(self._open))} left")
+        else:
+            parts.append("pace after two labels")
+        return parts
+
+    def _count(self, n: int, adjective: str = "") -> str:
+        """``"1 case"``, ``"3 skipped cases"``."""
+        return f"{n} {adjective + ' ' if adjective else ''}{self._kind}{'' if n == 1 else 's'}"
+
+    def _say(self, text: str) -> None:
+        """The one-line status after an action (already escaped HTML)."""
+        self.status.value = text
+
+    def _code(self, case) -> str:
+        return f"<code>{html.escape(str(case))}</code>"
 
     # ------------------------------------------------------------------ actions
     def _write(self, record: dict) -> bool:
-        """Append a record; a labeller replaced by a newer one on the same file says so and writes nothing."""
+        """Append a record; a refusal (a newer labeller took over, a full disk) says so and changes nothing."""
         try:
             self._writer.append(record)
-        except LabelsLockedError as exc:
-            self.status.value = f"<b>not saved</b>: {html.escape(str(exc))}"
+        except (LabelsLockedError, OSError) as exc:
+            self._say(f"<b style='color: #b2182b'>not saved</b>: {html.escape(str(exc))}")
             return False
         return True
+
+    def _record(self, position: int, label, *, mode: str | None = None, note=None, unsure: bool = False) -> dict:
+        return {"case_id": self._ids[position], "label": label, "labeller": self.labeller,
+                "timestamp": _now().isoformat(timespec="milliseconds"), "position": self.order[position],
+                "rubric_version": self.rubric_version, "note": note, "mode": mode or self.mode, "session": self.session,
+                "unsure": bool(unsure)}
+
+    def _extra_fields(self, position: int) -> dict:
+        """Fields a subclass adds to a label record."""
+        return {}
 
     def close(self) -> None:
         """Release the labels file (its lock) and close the widget."""
@@ -220,24 +534,47 @@ class Labeller(_StaticFallback, widgets.VBox):
         elif not labelled and not present:
             self._open.insert(at, position)
 
+    def _forget(self, case: str) -> dict | None:
+        """Take a case's current label out of the tally; returns its record."""
+        old = self._current.pop(case, None)
+        if old is not None:
+            self._tally[str(old["label"])] -= 1
+            self._unsure -= bool(old.get("unsure"))
+        return old
+
     def label(self, level: str) -> None:
-        """Record ``level`` for the case on screen, then show the next case."""
+        """Record ``level`` for the case on screen (with the note and the unsure flag), then show the next case."""
         if level not in self.levels:
             raise ValueError(f"`level` must be one of {list(self.levels)}; got {level!r}.")
         case = self.current_case
         if case is None:
+            self._say(f"nothing to label: {self._end_line()}")
             return
-        if not self._write({"case_id": case, "label": level, "labeller": self.labeller,
-                            "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
-                            "position": self.order[self.position], "rubric_version": self.rubric_version,
-                            "note": self.note.value or None, "mode": self.mode, "session": self.session}):
+        note, unsure = self.note.value.strip() or None, bool(self.unsure_button.value)
+        record = {**self._record(self.position, level, note=note, unsure=unsure), **self._extra_fields(self.position)}
+        if not self._write(record):
             return
-        self._current[case] = level
+        now = _now()
+        if self._last is not None and 0 < (now - self._last).total_seconds() <= _BREAK_S:
+            self._gaps.append((now - self._last).total_seconds())
+        self._last = now
+        self._forget(case)
+        self._current[case] = record
+        self._tally[level] += 1
+        self._unsure += unsure
+        self._drafts.pop(case, None)
         self._mark(self.position, True)
-        self._history.append(self.position)
-        self.note.value = ""
+        if self.position in self._stack:
+            self._stack.remove(self.position)
+        self._stack.append(self.position)
         self._sync_progress()
+        flags = ", ".join(x for x in ("unsure" if unsure else "", "with a note" if note else "") if x)
+        self._say(f"labelled {self._code(case)} <b>{html.escape(self._shown_label(level))}</b>"
+                  + (f" ({flags})" if flags else ""))
         self._advance()
+
+    def _shown_label(self, level: str) -> str:
+        return level
 
     def _advance(self) -> None:
         """Go to the next unlabelled case, wrapping around to skipped ones; past the end when none is left."""
@@ -247,51 +584,78 @@ class Labeller(_StaticFallback, widgets.VBox):
     def skip(self) -> None:
         """Leave the case unlabelled for now and show the next one (skipped cases come round again)."""
         if self.position < len(self.order):
+            case = self.current_case
             self.position += 1
+            self._say(f"skipped {self._code(case)}: it comes round again")
+        elif self._open:
+            self.position = self._open[0]
+            self._say(f"back to the first {self._kind} still open, {self._code(self.current_case)}")
+        else:
+            self._say(f"nothing to skip: {self._end_line()}")
 
     def back(self) -> None:
-        """Show the previous case (its label, if any, is shown and can be replaced)."""
-        if self.position > 0:
-            self.position -= 1
+        """Show the previous case (your label, if any, is shown and can be replaced)."""
+        if self.position == 0:
+            self._say(f"already at the first {self._kind}")
+            return
+        self.position -= 1
+        record = self._current.get(self.current_case)
+        self._say(f"back to {self._code(self.current_case)} · " + (
+            f"current label: <b>{html.escape(self._shown_label(record['label']))}</b>" if record else "not labelled yet"))
 
     def undo(self) -> None:
-        """Retract the last label of this session (an undo record is appended) and return to that case."""
-        if not self._history:
-            self.status.value = "<i>nothing to undo in this session</i>"
+        """Retract the last label made in this file (an undo record is appended; after a restart too) and return to
+        that case, with its note and unsure flag back in place."""
+        if not self._stack:
+            where = "in this re-label session" if self.mode == "relabel" else f"by {self.labeller!r} in this file"
+            self._say(f"nothing to undo: no label {html.escape(where)} is left")
             return
-        position = self._history.pop()
+        position = self._stack[-1]
         case = self._ids[position]
-        if not self._write({"case_id": case, "label": None, "labeller": self.labeller,
-                            "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
-                            "position": self.order[position], "rubric_version": self.rubric_version, "note": "undo",
-                            "mode": self.mode, "session": self.session}):
-            self._history.append(position)
+        if not self._write(self._record(position, None, note="undo")):
             return
-        self._current.pop(case, None)
+        self._stack.pop()
+        old = self._forget(case) or {}
         self._mark(position, False)
+        self._drafts[case] = ((old.get("note") or ""), bool(old.get("unsure")))
         self._sync_progress()
-        self.position = position
-        self._render()
+        if self.position == position:
+            self._enter()
+            self._render()
+        else:
+            self.position = position
+        kept = " (its note is back in the note box)" if old.get("note") else ""
+        self._say(f"undid {self._code(case)} <b>{html.escape(self._shown_label(str(old.get('label'))))}</b>{kept}")
 
-    def _keyboard(self) -> None:
-        """Keys 1..n label, s skips, b goes back, u undoes (needs ipyevents; buttons work without it).
-
-        In JupyterLab the keys reach the labeller once its background has been clicked (focus out of the
-        code editor and the buttons) and while the pointer is over it.
-        """
-        try:
-            from ipyevents import Event
-        except ImportError:
-            self._events = None
+    def reveal(self) -> None:
+        """Show what blind mode hides for the case on screen (recorded in the labels file as ``mode="reveal"``)."""
+        case = self.current_case
+        if case is None or not self._may_reveal(case):
+            self._say(f"label this {self._kind} first: {html.escape(self._hidden)} stays hidden until then")
             return
-        # prevent_default_action stops JupyterLab from also acting on the key (e.g. "1" = heading in command mode).
-        self._events = Event(source=self, watched_events=["keydown"], prevent_default_action=True)
-        self._events.on_dom_event(self.handle_key)
+        if not self._write(self._record(self.position, None, mode="reveal")):
+            return
+        self._revealed.add(case)
+        self._render()
+        self._say(f"{html.escape(self._hidden)} shown for {self._code(case)} (the click is recorded in the labels file)")
+
+    def _may_reveal(self, case: str) -> bool:
+        return case in self._current
+
+    def _visible(self, case: str) -> bool:
+        """Whether blind mode lets the hidden information show for ``case``."""
+        return not self.blind or case in self._revealed or self.done
+
+    def _on_unsure(self, change) -> None:
+        if self._quiet or self.current_case is None:
+            return
+        self._say(f"{self._code(self.current_case)} " + ("marked unsure: the flag is saved with its label"
+                                                        if change["new"] else "no longer marked unsure"))
 
     def handle_key(self, event: dict) -> None:
-        """Act on a key event (``{"key": ...}``) as the keyboard shortcuts do."""
+        """Act on a key event (``{"key": ...}``) as the keyboard shortcuts do; any other key says so."""
         key = str(event.get("key", ""))
-        if key.isdigit() and 1 <= int(key) <= len(self.levels):
+        if key.isdigit() and 1 <= int(key) <= min(len(self.levels), 9):
             self.label(self.levels[int(key) - 1])
         elif key == "s":
             self.skip()
@@ -299,38 +663,80 @@ class Labeller(_StaticFallback, widgets.VBox):
             self.back()
         elif key == "u":
             self.undo()
+        elif key == "?":
+            if self.current_case is None:
+                self._say(f"nothing to flag: {self._end_line()}")
+            else:
+                self.unsure_button.value = not self.unsure_button.value
+        else:
+            self._say(f"key {html.escape(repr(key))} does nothing here; the keys are {html.escape(self._legend())}")
 
     # ------------------------------------------------------------------ display
+    def _end_line(self) -> str:
+        left = len(self._open)
+        return (f"all {self._count(len(self.order))} are labelled" if not left
+                else f"{self._count(left, 'skipped')} still unlabelled; s goes to the first of them")
+
     def _render(self) -> None:
         case = self.current_case
-        if case is None:
-            left = len(self.order) - self.progress.value
-            self.case_view.value = ("<p><b>All cases are labelled.</b> Call <code>.labels()</code> for the labels.</p>"
-                                    if left == 0 else f"<p><b>End of the list</b>: {left} skipped case(s) are still "
-                                    "unlabelled; press <i>back</i> to return to them.</p>")
+        at_end = case is None
+        for button in self.buttons.values():
+            button.disabled = at_end
+        self.unsure_button.disabled = at_end
+        self.note.disabled = at_end
+        self.skip_button.disabled = at_end and not self._open
+        self.back_button.disabled = self.position == 0
+        self.undo_button.disabled = not self._stack
+        if at_end:
+            self.case_view.value = self._summary_html() if self.done else (
+                f"<p style='line-height: 1.45'><b>End of the list</b>: {self._count(len(self._open), 'skipped')} still unlabelled; press "
+                "<i>skip</i> (key s) to go to the first of them, or <i>back</i>.</p>")
             self.judge_view.value = ""
-            self.status.value = ""
+            self.reveal_button.layout.display = "none"
             return
-        row = self.cases.iloc[self.order[self.position]]
-        parts = [f"<p><b>case</b> <code>{html.escape(case)}</code></p>"]
-        for name in self.show:
-            value = row[name]
-            text = "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
-            parts.append(f"<p><b>{html.escape(str(name))}</b></p><pre style='white-space: pre-wrap'>{html.escape(text)}</pre>")
-        self.case_view.value = "".join(parts)
-        previous = self._current.get(case)
-        self.status.value = f"current label: <b>{html.escape(str(previous))}</b>" if previous else ""
-        if self._judge is None:
-            self.judge_view.value = ""
-        elif self.blind and previous is None:
-            self.judge_view.value = "<i>judge verdict hidden until you label this case</i>"
-        else:
-            verdict = self._judge.get(case)
-            self.judge_view.value = f"judge: <b>{html.escape(str(verdict))}</b>"
+        record = self._current.get(case)
+        mine = ""
+        if record is not None:
+            mine = (f" · your label: <b>{html.escape(self._shown_label(record['label']))}</b>"
+                    + (" (unsure)" if record.get("unsure") else ""))
+        head = (f"<div style='margin: 2px 0 4px 0'><b>{self._kind}</b> {self._code(case)} · {self.position + 1} of "
+                f"{len(self.order)}{mine}</div>")
+        self.case_view.value = f"<div style='line-height: 1.45'>{head}{self._case_html(self.position)}</div>"
+        hidden_line = self._hidden_html(case)
+        self.judge_view.value = hidden_line
+        show_button = self.blind and bool(hidden_line) and not self._visible(case) and self._may_reveal(case)
+        self.reveal_button.layout.display = "" if show_button else "none"
+
+    def _case_html(self, position: int) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _hides(self) -> bool:
+        """Whether blind mode has anything to hide."""
+        return self.blind
+
+    def _hidden_html(self, case: str) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _next_step(self) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _summary_html(self) -> str:
+        n = len(self.order)
+        tally = " · ".join(f"{self._tally.get(level, 0)} {html.escape(self._shown_label(level))}" for level in self.levels)
+        notes = sum(bool(r.get("note")) for r in self._current.values())
+        pace = f", {_duration(float(np.median(self._gaps)), tenths=True)} per label" if self._gaps else ""
+        return (f"<div style='background: #e5f5e0; border-radius: 3px; padding: 6px 10px; line-height: 1.45'><p><b>All {self._count(n)} are "
+                f"labelled</b>: {tally}; {self._unsure} marked unsure, {notes} with a note "
+                f"({_duration((_now() - self._session_start).total_seconds())} in this session{pace}). The labels are in "
+                f"<code>{html.escape(str(self.path))}</code>.</p><p><b>Next</b>: {self._next_step()}</p>"
+                f"<p>Press <i>back</i> (key b) to review a {self._kind}"
+                f"{'; ' + html.escape(self._hidden) + ' is shown now that the batch is done' if self._hides() else ''}.</p></div>")
 
     def _snapshot_html(self) -> str:
-        return (f"<div><p>Labeller: {html.escape(self.progress_text.value)} labelled "
-                f"(labels file <code>{html.escape(str(self.path))}</code>)</p>{self.case_view.value}</div>")
+        return (f"<div>{self.header.value}<p>{type(self).__name__}: {html.escape(self.progress_text.value)} labelled "
+                f"(labels file <code>{html.escape(str(self.path))}</code>){self.pacing.value}</p>"
+                f"<p style='color: #555'>keys: {html.escape(self._legend())} (a live widget in JupyterLab; this page "
+                f"shows a static snapshot)</p>{self.case_view.value}</div>")
 
     # ------------------------------------------------------------------ results
     def labels(self) -> pd.Series:
@@ -342,9 +748,263 @@ class Labeller(_StaticFallback, widgets.VBox):
         :func:`evalkit.calibrate.agreement_drift` takes."""
         return latest_labels(read_labels(self.path)).reset_index()
 
+
+class Labeller(_LabellerBase):
+    """Label cases one at a time; every label is on disk the moment it is made.
+
+    The widget shows who labels into which file, the rubric, the keys (``1 PASS · 2 FAIL · s skip · b back · u undo
+    · ? unsure``) and, after every action, one line saying what it did. Keys act only while the case-and-buttons
+    area has the focus (click it; its outline turns green and the keys line says "keys active"), never while a
+    text field has it, and JupyterLab's own shortcuts do not see them. Each field of a case sits in a scroll box
+    of bounded height, so the buttons stay in view; JSON is pretty-printed. The progress line gives the tally,
+    the time in this session, the pace and an estimate of the time left; the end shows a summary and the next
+    step.
+
+    Parameters
+    ----------
+    cases : DataFrame
+        ``case_id`` and the fields to show.
+    path : str or Path
+        The labels file (append-only JSONL; see :mod:`evalkit.labels` for its records), one per annotator.
+        Opening a labeller on an existing file resumes at the first unlabelled case. The labeller holds the
+        file's lock while open (see :class:`evalkit.labels.LabelWriter`): a second labeller on the same file in
+        another kernel is refused in one line naming who holds it; one opened again in the same kernel takes
+        over. :meth:`close` releases it.
+    levels : sequence of str, optional
+        One button per level (e.g. the five TCVA levels); default the rubric's levels, else PASS and FAIL.
+        Keys 1 to 9 label with the first nine.
+    show : sequence of str, default ("input", "output")
+        Case fields shown, in order, as escaped text.
+    judge : DataFrame or Series, optional
+        The judge's verdicts (a results table or a Series by case id), shown beside the case.
+    blind : bool, default True
+        Hide the judge's verdict until the human has labelled the case, and on a labelled case (going back)
+        until the human asks to see it (a click recorded in the labels file as ``mode="reveal"``) or the
+        batch is done.
+    labeller : str, optional
+        Who labels, stored in every record and shown in the header ("labelling as NAME → FILE"). Without it the
+        ``USER`` environment variable (or "anonymous") is used, and only while neither the file nor its folder
+        holds another annotator's labels (else :class:`AnnotatorError`): several annotators of one case set
+        each name themselves and use their own file; :mod:`evalkit.agreement` takes the files directly, e.g.
+        ``agreement.krippendorff_alpha(["ann.jsonl", "bob.jsonl", "cy.jsonl"])``.
+    rubric : evalkit.judge.Rubric or str, optional
+        Shown in a collapsible panel; a Rubric's criterion is always in view and its version is stored with
+        every label (unless ``rubric_version`` is given).
+    rubric_version : str, optional
+        Stored with every label.
+    relabel : int, optional
+        Re-label mode: show a random sample of this many already-labelled cases, blind to the earlier
+        label and to the judge; :meth:`self_agreement` then reports how often the labeller agrees with themself.
+    rng : None, int or numpy.random.Generator
+        For the re-label sample.
+
+    Attributes
+    ----------
+    status : ipywidgets.HTML
+        The line saying what the last action did, e.g. "undid case-056 PASS".
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, pandas as pd
+    >>> from evalkit.widgets import Labeller
+    >>> cases = pd.DataFrame({"case_id": ["a", "b"], "input": ["q1", "q2"], "output": ["<b>x</b>", "y"]})
+    >>> lab = Labeller(cases, pathlib.Path(tempfile.mkdtemp()) / "ann.jsonl", labeller="ann")
+    >>> lab.note.value = "no source for the date"
+    >>> lab.buttons["FAIL"].click()
+    >>> lab.labels().to_dict()
+    {'a': 'FAIL'}
+    >>> lab.progress_text.value
+    '1 / 2'
+    >>> lab.undo()
+    >>> lab.status.value
+    'undid <code>a</code> <b>FAIL</b> (its note is back in the note box)'
+    >>> lab.note.value
+    'no source for the date'
+    """
+
+    def __init__(self, cases: pd.DataFrame, path, *, levels=None, show=("input", "output"), judge=None,
+                 blind: bool = True, labeller: str | None = None, rubric=None, rubric_version: str | None = None,
+                 relabel: int | None = None, rng=None):
+        cases = check_dataframe(cases, "cases")
+        show = (show,) if isinstance(show, str) else tuple(show)
+        check_columns(cases, ["case_id", *show], "cases")
+        check_unique_column(cases, "case_id", "cases")
+        if levels is None:
+            levels = tuple(getattr(rubric, "levels", None) or ("PASS", "FAIL"))
+        levels = (levels,) if isinstance(levels, str) else tuple(levels)
+        if len(levels) < 2 or len(set(levels)) != len(levels) or not all(isinstance(lvl, str) and lvl for lvl in levels):
+            raise ValueError(f"`levels` must hold at least two distinct labels; got {list(levels)}.")
+        self.cases = cases.reset_index(drop=True)
+        self.show = show
+        self._judge = None if judge is None else judge_verdicts(judge)
+        self._setup(self.cases["case_id"].astype(str).tolist(), list(range(len(self.cases))), path, levels=levels,
+                    descriptions=levels, labeller=labeller, rubric=rubric, rubric_version=rubric_version, blind=blind,
+                    relabel=relabel, rng=rng)
+
+    def _case_html(self, position: int) -> str:
+        row = self.cases.iloc[self.order[position]]
+        height = "14em" if len(self.show) <= 2 else "10em"
+        return "".join(f"<div style='font-weight: 600; margin-top: 2px'>{html.escape(str(name))}</div>"
+                       f"{_field_html(row[name], height=height)}" for name in self.show)
+
+    def _hides(self) -> bool:
+        return self.blind and self._judge is not None
+
+    def _hidden_html(self, case: str) -> str:
+        if self._judge is None:
+            return ""
+        if self._visible(case):
+            return f"judge: <b>{html.escape(str(self._judge.get(case)))}</b>"
+        if case in self._current:
+            return "<i>judge's verdict hidden (blind labelling): your label stands on its own</i>"
+        return "<i>judge's verdict hidden until you label this case</i>"
+
+    def _next_step(self) -> str:
+        if self.mode == "relabel":
+            return ("<code>self_agreement()</code> says how often you agree with your earlier labels; a judge cannot be "
+                    "expected to agree with them more often than that.")
+        return ("calibrate the judge on these labels, e.g. <code>calibrate.calibrate(results, labeller.labels())</code> "
+                "(notebook 00 does this in its next cells); later, re-label a sample with <code>relabel=</code> to "
+                "measure your own consistency.")
+
     def self_agreement(self) -> pd.DataFrame:
         """How often re-labels match the earlier labels (:func:`evalkit.calibrate.self_agreement` on this file)."""
         return _calibrate.self_agreement(read_labels(self.path))
+
+
+class PairwiseLabeller(_LabellerBase):
+    """Compare two answers side by side, blind to the systems, and record which is better.
+
+    The same widget as :class:`Labeller` (annotator header, rubric panel, key areas and legend, notes, the unsure
+    flag, skip/back/undo across restarts, pacing, end summary, blind rules), for pairwise votes: the two
+    answers of each comparison are shown in a random left/right order, and the label says which side won.
+    Keys: ``1`` the left answer (A), ``2`` the right one (B), ``3`` a tie.
+
+    Parameters
+    ----------
+    comparisons : DataFrame
+        One row per comparison: its id, the question and the two systems' answers and names (columns below).
+    path : str or Path
+        The labels file, as for :class:`Labeller`. Each label record (see :mod:`evalkit.labels`) has ``case_id``
+        the comparison id, ``label`` ``"A"`` (the answer on the left is better), ``"B"`` (the right one) or
+        ``"TIE"``, and ``system_left``, ``system_right`` (the systems as shown, left first) and ``order_seed``: a
+        comparisons table is rebuilt with ``system_a = system_left`` (the system shown first).
+    comparison_id, question : str, default "comparison_id", "input"
+        Columns of the comparison id and of the question both systems answered.
+    answers, systems : pair of str, default ("output_a", "output_b"), ("system_a", "system_b")
+        Columns of the two answers and of the systems that gave them (first with first).
+    blind : bool, default True
+        Hide the systems: until the comparison is labelled, then until asked (a click recorded as
+        ``mode="reveal"``) or the batch is done.
+    labeller, rubric, rubric_version
+        As for :class:`Labeller`.
+    seed : int, optional
+        Seed of the random left/right order, stored with every label so the order can be reproduced. Default:
+        the seed recorded in the file (a restart shows the same order), else a fresh one. A comparison already
+        labelled is shown as it was when labelled.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, pandas as pd
+    >>> from evalkit.widgets import PairwiseLabeller
+    >>> table = pd.DataFrame({"comparison_id": ["q1"], "input": ["2+2?"], "output_a": ["4"], "output_b": ["5"],
+    ...                       "system_a": ["small"], "system_b": ["large"]})
+    >>> lab = PairwiseLabeller(table, pathlib.Path(tempfile.mkdtemp()) / "ann.jsonl", labeller="ann", seed=1)
+    >>> left = lab.shown()["left"]
+    >>> lab.buttons["A"].click()  # the answer on the left is better
+    >>> record = lab.records().iloc[0]
+    >>> record["label"], record["system_left"] == {"4": "small", "5": "large"}[left], int(record["order_seed"])
+    ('A', True, 1)
+    """
+
+    _kind = "comparison"
+    _hidden = "the systems"
+
+    def __init__(self, comparisons: pd.DataFrame, path, *, comparison_id: str = "comparison_id", question: str = "input",
+                 answers=("output_a", "output_b"), systems=("system_a", "system_b"), blind: bool = True,
+                 labeller: str | None = None, rubric=None, rubric_version: str | None = None, seed: int | None = None):
+        table = check_dataframe(comparisons, "comparisons")
+        for name, pair in (("answers", answers), ("systems", systems)):
+            if isinstance(pair, str) or len(pair) != 2:
+                raise ValueError(f"`{name}` must name two columns (first system's, second system's); got {pair!r}.")
+        check_columns(table, [comparison_id, question, *answers, *systems], "comparisons")
+        check_unique_column(table, comparison_id, "comparisons")
+        self.comparisons = table.reset_index(drop=True)
+        self._columns = {"id": comparison_id, "question": question, "answers": tuple(answers), "systems": tuple(systems)}
+        path = Path(path)
+        records = read_labels(path)
+        if seed is None:
+            seeds = records["order_seed"].dropna() if "order_seed" in records.columns else pd.Series([], dtype=object)
+            seed = int(seeds.iloc[-1]) if len(seeds) else int(np.random.SeedSequence().entropy % (2**32))
+        self.seed = check_number(seed, "seed", low=0, integer=True)
+        ids = self.comparisons[comparison_id].astype(str).tolist()
+        # True where the second system's answer is shown on the left.
+        self._swap = (np.random.default_rng(self.seed).random(len(ids)) < 0.5).tolist()
+        if "system_left" in records.columns:
+            shown = latest_labels(records)
+            first_system = dict(zip(ids, self.comparisons[systems[0]].astype(str), strict=True))
+            second_system = dict(zip(ids, self.comparisons[systems[1]].astype(str), strict=True))
+            row_of = {case: i for i, case in enumerate(ids)}
+            for case, left in shown["system_left"].items():
+                case = str(case)
+                if case in row_of and not _blank(left) and first_system[case] != second_system[case]:
+                    if str(left) == first_system[case]:
+                        self._swap[row_of[case]] = False
+                    elif str(left) == second_system[case]:
+                        self._swap[row_of[case]] = True
+        self._setup(ids, list(range(len(ids))), path, levels=("A", "B", "TIE"),
+                    descriptions=("A (left) is better", "B (right) is better", "tie"), labeller=labeller, rubric=rubric,
+                    rubric_version=rubric_version, blind=blind, relabel=None, rng=None, existing_records=records)
+
+    def _button_style(self, level: str) -> str:
+        return "info" if level in ("A", "B") else ""
+
+    def _shown_label(self, level: str) -> str:
+        return {"A": "A (left)", "B": "B (right)", "TIE": "tie"}.get(level, level)
+
+    def _mode_badge(self) -> str:
+        blind = ", blind to the systems" if self.blind else ""
+        return (f"<div>pairwise: which answer is better? The two answers are shown in a random left/right order "
+                f"(seed {self.seed}, recorded with every label){blind}.</div>")
+
+    def shown(self, position: int | None = None) -> dict:
+        """The comparison at ``position`` (default: on screen) as shown: ``left``/``right`` answers and systems."""
+        position = self.position if position is None else position
+        row = self.comparisons.iloc[self.order[position]]
+        (a, b), (sa, sb) = self._columns["answers"], self._columns["systems"]
+        pairs = [(row[a], row[sa]), (row[b], row[sb])]
+        if self._swap[self.order[position]]:
+            pairs.reverse()
+        return {"left": pairs[0][0], "right": pairs[1][0], "system_left": str(pairs[0][1]),
+                "system_right": str(pairs[1][1])}
+
+    def _extra_fields(self, position: int) -> dict:
+        shown = self.shown(position)
+        return {"system_left": shown["system_left"], "system_right": shown["system_right"], "order_seed": self.seed}
+
+    def _case_html(self, position: int) -> str:
+        row = self.comparisons.iloc[self.order[position]]
+        shown = self.shown(position)
+        column = ("<div style='flex: 1 1 0; min-width: 0'><div style='font-weight: 600; margin-top: 2px'>{title}</div>"
+                  "{box}</div>")
+        return (f"<div style='font-weight: 600; margin-top: 2px'>{html.escape(self._columns['question'])}</div>"
+                f"{_field_html(row[self._columns['question']], height='8em')}"
+                "<div style='display: flex; gap: 12px; align-items: flex-start'>"
+                + column.format(title="A (left)", box=_field_html(shown["left"], height="20em"))
+                + column.format(title="B (right)", box=_field_html(shown["right"], height="20em")) + "</div>")
+
+    def _hidden_html(self, case: str) -> str:
+        if self._visible(case):
+            shown = self.shown(self._at[case])
+            return (f"systems: A (left) = <b>{html.escape(shown['system_left'])}</b>, B (right) = "
+                    f"<b>{html.escape(shown['system_right'])}</b>")
+        if case in self._current:
+            return "<i>systems hidden (blind labelling)</i>"
+        return "<i>systems hidden until you label this comparison</i>"
+
+    def _next_step(self) -> str:
+        return ("read them as a comparisons table (<code>system_a</code> = <code>system_left</code>, the system shown "
+                "first; winner a, b or tie for A, B, TIE) for Bradley–Terry ratings or prediction-powered rank-sets.")
 
 
 class SweepExplorer(_StaticFallback, widgets.VBox):

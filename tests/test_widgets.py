@@ -1,7 +1,9 @@
 """Widgets driven from Python: set values, click buttons, inspect children and the labels file."""
 
+import errno
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -9,9 +11,10 @@ import pytest
 
 pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "evalkit[widgets]"')
 
-from evalkit import EvalkitWarning, calibrate, datasets, density, tcva  # noqa: E402
-from evalkit.labels import read_labels  # noqa: E402
-from evalkit.widgets import FDBinExplorer, Labeller, SweepExplorer  # noqa: E402
+from evalkit import EvalkitWarning, calibrate, datasets, density, judge, labels, tcva, widgets  # noqa: E402
+from evalkit import cases as cases_mod  # noqa: E402
+from evalkit.labels import LabelsLockedError, read_labels  # noqa: E402
+from evalkit.widgets import AnnotatorError, FDBinExplorer, Labeller, PairwiseLabeller, SweepExplorer  # noqa: E402
 
 CASES = pd.DataFrame({
     "case_id": ["c1", "c2", "c3", "c4"],
@@ -61,7 +64,7 @@ def test_resume_at_first_unlabelled(tmp_path):
     again.buttons["PASS"].click()
     assert again.current_case == "c4"  # c3 is already labelled
     again.buttons["PASS"].click()
-    assert again.done and again.current_case is None and "All cases are labelled" in again.case_view.value
+    assert again.done and again.current_case is None and "All 4 cases are labelled" in again.case_view.value
     assert again.labels().to_dict() == {"c1": "PASS", "c3": "FAIL", "c2": "PASS", "c4": "PASS"}
 
 
@@ -76,12 +79,12 @@ def test_skipped_cases_come_round_again(tmp_path):
     assert lab.current_case == "c3"  # skip walks on; the end of the list says what is left
     lab.skip()
     lab.skip()
-    assert lab.current_case is None and "1 skipped case(s) are still unlabelled" in lab.case_view.value
+    assert lab.current_case is None and "1 skipped case still unlabelled" in lab.case_view.value
     lab.back()
     lab.back()
     lab.back()
     lab.label("PASS")
-    assert lab.done and lab.current_case is None and "All cases are labelled" in lab.case_view.value
+    assert lab.done and lab.current_case is None and "All 4 cases are labelled" in lab.case_view.value
 
 
 def test_back_relabel_and_undo(tmp_path):
@@ -104,10 +107,12 @@ def test_blind_judge(tmp_path):
     lab = Labeller(CASES, tmp_path / "l.jsonl", judge=JUDGE)
     assert "hidden" in lab.judge_view.value and "FAIL" not in lab.judge_view.value
     lab.buttons["PASS"].click()
-    lab.back()
-    assert "judge: <b>FAIL</b>" in lab.judge_view.value
-    open_lab = Labeller(CASES, tmp_path / "m.jsonl", judge=JUDGE, blind=False)
-    assert "judge: <b>FAIL</b>" in open_lab.judge_view.value
+    lab.back()  # blind stays blind going back: your label, not the judge's
+    assert lab.current_case == "c1" and "your label: <b>PASS</b>" in lab.case_view.value
+    assert "hidden" in lab.judge_view.value and "FAIL" not in lab.judge_view.value
+    assert lab.reveal_button.layout.display != "none"
+    open_lab = Labeller(CASES, tmp_path / "m.jsonl", judge=JUDGE, blind=False, labeller="ann")
+    assert "judge: <b>FAIL</b>" in open_lab.judge_view.value and open_lab.reveal_button.layout.display == "none"
 
 
 def test_tcva_levels_and_keyboard(tmp_path):
@@ -139,7 +144,7 @@ def test_relabel_mode_self_agreement(tmp_path):
     assert agreement["n"] == 4 and agreement["agreement"] == 0.75
     assert again.labels().to_dict() == {"c1": "PASS", "c2": "FAIL", "c3": "PASS", "c4": "FAIL"}  # relabels kept apart
     with pytest.raises(ValueError, match="has none"):
-        Labeller(CASES, tmp_path / "empty.jsonl", relabel=2)
+        Labeller(CASES, tmp_path / "empty.jsonl", relabel=2, labeller="ann")
 
 
 def test_labels_feed_calibration_and_drift(tmp_path):
@@ -181,6 +186,16 @@ def test_labeller_bad_input(tmp_path):
         Labeller(pd.concat([CASES, CASES]), tmp_path / "l.jsonl")
     with pytest.raises(ValueError, match="two distinct"):
         Labeller(CASES, tmp_path / "l.jsonl", levels=("PASS",))
+    with pytest.raises(TypeError, match="`relabel` must be an integer"):
+        Labeller(CASES, tmp_path / "l.jsonl", relabel="all")
+    with pytest.raises(ValueError, match="has none"):
+        Labeller(CASES, tmp_path / "l.jsonl", relabel=2)
+    import subprocess
+    import sys
+
+    other = subprocess.run([sys.executable, "-c", f"from evalkit.labels import LabelWriter; LabelWriter({str(tmp_path / 'l.jsonl')!r}, "
+                            "labeller='bob')"], capture_output=True, text=True)
+    assert other.returncode == 0, other.stderr  # a labeller that could not be built holds no lock
 
 
 def test_sweep_explorer():
@@ -278,3 +293,373 @@ def test_labeller_keeps_its_open_list_in_step(tmp_path, rng):
         if action == "label" and lab.current_case is not None:
             assert lab.current_case not in done
     lab.close()
+
+
+# ------------------------------------------------------------------ the annotator, the keys, the status line
+def test_header_names_the_annotator_and_the_file(tmp_path):
+    path = tmp_path / "ann.jsonl"
+    lab = Labeller(CASES, path, labeller="ann")
+    assert f"labelling as <b>ann</b> → <code>{path}</code>" in lab.header.value
+    assert "no name given" not in lab.header.value
+    lab.close()
+    odd = Labeller(CASES, tmp_path / "x<y>.jsonl", labeller="<b>eve</b>")  # names and paths are text too
+    assert "labelling as <b>&lt;b&gt;eve&lt;/b&gt;</b>" in odd.header.value and "x&lt;y&gt;.jsonl" in odd.header.value
+
+
+def test_two_annotators_with_the_default_name_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("USER", "jovyan")  # everyone's name on a typical JupyterHub
+    first = Labeller(CASES, tmp_path / "a.jsonl")
+    assert first.labeller == "jovyan" and "no name given" in first.header.value
+    first.label("PASS")
+    first.close()
+    with pytest.raises(AnnotatorError, match=r"name the annotator: .* holds labels by 'jovyan' \(a.jsonl\); pass labeller=") as refused:
+        Labeller(CASES, tmp_path / "b.jsonl")  # a second person, default name, own file: would merge with the first
+    assert refused.value._render_traceback_() == [f"AnnotatorError: {refused.value}"]  # one line in a notebook
+    again = Labeller(CASES, tmp_path / "a.jsonl")  # the same default name resuming its own file is fine
+    assert again.current_case == "c2"
+    again.close()
+    named = Labeller(CASES, tmp_path / "b.jsonl", labeller="bob")
+    named.label("FAIL")
+    named.close()
+    with pytest.raises(AnnotatorError, match=r"holds labels by 'jovyan' \(a.jsonl\), 'bob' \(b.jsonl\)"):
+        Labeller(CASES, tmp_path / "b.jsonl")  # bob's own file, opened without a name
+    with pytest.raises(TypeError, match="annotator's name"):
+        Labeller(CASES, tmp_path / "c.jsonl", labeller="  ")
+
+
+def test_every_key_says_what_it_did(tmp_path):
+    lab = Labeller(CASES, tmp_path / "l.jsonl", labeller="ann")
+    assert lab.keys_line.legend == "1 PASS · 2 FAIL · s skip · b back · u undo · ? unsure"
+    lab.handle_key({"key": "?"})
+    assert lab.unsure_button.value and "<code>c1</code> marked unsure" in lab.status.value
+    lab.handle_key({"key": "1"})
+    assert "labelled <code>c1</code> <b>PASS</b> (unsure)" in lab.status.value
+    lab.handle_key({"key": "s"})
+    assert "skipped <code>c2</code>: it comes round again" in lab.status.value
+    lab.handle_key({"key": "b"})
+    assert "back to <code>c2</code> · not labelled yet" in lab.status.value
+    lab.handle_key({"key": "b"})
+    assert "back to <code>c1</code> · current label: <b>PASS</b>" in lab.status.value
+    lab.handle_key({"key": "u"})
+    assert "undid <code>c1</code> <b>PASS</b>" in lab.status.value
+    lab.handle_key({"key": "x"})
+    assert "key &#x27;x&#x27; does nothing here; the keys are 1 PASS" in lab.status.value
+    assert len(lines(tmp_path / "l.jsonl")) == 2  # the label and the undo; no other key wrote anything
+
+
+def test_key_messages_from_the_browser_reach_the_labeller(tmp_path):
+    lab = Labeller(CASES, tmp_path / "l.jsonl", labeller="ann")
+    lab.keys_line._handle_custom_msg({"key": "2"}, [])  # what the front end sends for a key typed in the key area
+    assert lab.labels().to_dict() == {"c1": "FAIL"}
+    assert "evalkit-keyarea" in lab.children[-1]._dom_classes and "evalkit-keyarea" not in lab.note._dom_classes
+
+
+def test_unsure_flag_and_notes_round_trip_through_the_labels_file(tmp_path):
+    path = tmp_path / "ann.jsonl"
+    lab = Labeller(CASES, path, labeller="ann")
+    lab.note.value = "wrong years, source says 5; sub 12 ok"
+    lab.unsure_button.value = True
+    lab.label("FAIL")
+    assert lab.note.value == "" and not lab.unsure_button.value  # the next case starts clean
+    lab.label("PASS")
+    records = read_labels(path)
+    assert records["unsure"].tolist() == [True, False] and records["unsure"].dtype == bool
+    assert records["note"].iloc[0] == "wrong years, source says 5; sub 12 ok" and pd.isna(records["note"].iloc[1])
+    latest = lab.records().set_index("case_id")
+    assert bool(latest.loc["c1", "unsure"]) and latest.loc["c1", "note"].startswith("wrong years")
+    lab.undo()  # c2 PASS
+    lab.undo()  # c1 FAIL: its note and flag come back into the box
+    assert lab.current_case == "c1" and lab.note.value.startswith("wrong years") and lab.unsure_button.value
+    lab.label("PASS")  # the next label carries the restored note
+    last = lines(path)[-1]
+    assert (last["label"], last["note"], last["unsure"]) == ("PASS", "wrong years, source says 5; sub 12 ok", True)
+    lab.back()  # a typed but unsaved note survives going away and coming back
+    lab.note.value = "draft"
+    lab.skip()
+    lab.back()
+    assert lab.current_case == "c1" and lab.note.value == "draft"
+
+
+def test_undo_works_across_a_restart(tmp_path):
+    path = tmp_path / "ann.jsonl"
+    lab = Labeller(CASES, path, labeller="ann")
+    lab.note.value = "n1"
+    lab.label("PASS")
+    lab.label("FAIL")
+    lab.close()
+    again = Labeller(CASES, path, labeller="ann")  # a new kernel
+    assert again.current_case == "c3" and not again.undo_button.disabled
+    again.back()
+    again.back()
+    assert again.current_case == "c1" and again.note.value == "n1"  # the saved note shows going back
+    again.skip()
+    again.skip()
+    again.undo()
+    assert "undid <code>c2</code> <b>FAIL</b>" in again.status.value and again.current_case == "c2"
+    again.undo()
+    assert again.current_case == "c1" and again.note.value == "n1" and again.labels().empty
+    again.undo()
+    assert "nothing to undo: no label by &#x27;ann&#x27; in this file is left" in again.status.value
+
+
+def test_going_back_stays_blind_until_a_recorded_click_or_the_end(tmp_path):
+    path = tmp_path / "ann.jsonl"
+    lab = Labeller(CASES, path, labeller="ann", judge=JUDGE)
+    lab.label("PASS")
+    lab.back()
+    assert "FAIL" not in lab.judge_view.value + lab.case_view.value + lab.status.value
+    lab.reveal_button.click()
+    assert "judge: <b>FAIL</b>" in lab.judge_view.value and "recorded in the labels file" in lab.status.value
+    reveal = lines(path)[-1]
+    assert (reveal["case_id"], reveal["mode"], reveal["label"]) == ("c1", "reveal", None)
+    assert lab.labels().to_dict() == {"c1": "PASS"}  # a reveal is not a label
+    lab.skip()  # c2, unlabelled: nothing to reveal yet
+    lab.reveal()
+    assert "label this case first" in lab.status.value and "PASS" not in lab.judge_view.value
+    lab.close()
+    again = Labeller(CASES, path, labeller="ann", judge=JUDGE)  # the reveal is remembered
+    again.back()
+    assert again.current_case == "c1" and "judge: <b>FAIL</b>" in again.judge_view.value
+    again.skip()
+    for level in ("PASS", "PASS", "PASS"):
+        again.label(level)
+    assert again.done
+    again.back()  # the batch is done: the verdicts show
+    assert "judge: <b>FAIL</b>" in again.judge_view.value and again.current_case == "c4"
+
+
+def test_pacing_tally_and_time_left(tmp_path, monkeypatch):
+    clock = [pd.Timestamp("2026-11-30T10:00:00", tz="UTC").to_pydatetime()]
+    monkeypatch.setattr(widgets, "_now", lambda: clock[0])
+    cases = pd.DataFrame({"case_id": [f"k{i}" for i in range(10)], "input": "q", "output": "a"})
+    lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann")
+    assert "0 PASS · 0 FAIL" in lab.pacing.value and "pace after two labels" in lab.pacing.value
+    for seconds, level in ((20, "PASS"), (30, "FAIL"), (40, "PASS"), (1800, "PASS"), (20, "FAIL")):
+        clock[0] += pd.Timedelta(seconds=seconds)
+        lab.label(level)
+    # gaps 30, 40 and 20 s (the 30 min break is left out): median 30 s, 5 cases open
+    assert lab.progress_text.value == "5 / 10"
+    assert lab.pacing.value == " · 3 PASS · 2 FAIL · 32 min this session · 30 s per label · about 2 min left"
+    lab.close()
+    clock[0] += pd.Timedelta(hours=2)
+    again = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann")  # the pace is read back from the file
+    assert "30 s per label · about 2 min left" in again.pacing.value
+
+
+def test_end_state_summary_next_step_and_disabled_buttons(tmp_path):
+    lab = Labeller(CASES, tmp_path / "ann.jsonl", labeller="ann", judge=JUDGE)
+    lab.unsure_button.value = True
+    lab.note.value = "hm"
+    for level in ("PASS", "FAIL", "PASS", "PASS"):
+        lab.label(level)
+    summary = lab.case_view.value
+    assert "All 4 cases are labelled</b>: 3 PASS · 1 FAIL; 1 marked unsure, 1 with a note" in summary
+    assert "calibrate.calibrate(results, labeller.labels())" in summary and "verdict is shown now" in summary
+    assert all(b.disabled for b in lab.buttons.values()) and lab.unsure_button.disabled and lab.skip_button.disabled
+    assert lab.note.disabled and not lab.back_button.disabled and not lab.undo_button.disabled
+    lab.label("PASS")
+    assert "nothing to label: all 4 cases are labelled" in lab.status.value and len(lab.labels()) == 4
+
+
+def test_long_cases_scroll_wrap_and_json_is_pretty_printed(tmp_path):
+    cases = pd.DataFrame({"case_id": ["j"], "input": ["delivery " * 400],
+                          "output": ['{"answer": "<i>5</i>", "sources": [1, 2]}']})
+    lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann")
+    view = lab.case_view.value
+    assert view.count("max-height: 14em; overflow: auto") == 2 and "word-break: normal" in view
+    assert "break-all" not in view and "overflow-wrap: break-word" in view
+    assert '{\n  &quot;answer&quot;: &quot;&lt;i&gt;5&lt;/i&gt;&quot;,\n  &quot;sources&quot;: [\n    1,' in view
+    assert "<i>5</i>" not in view
+
+
+def test_rubric_in_a_collapsible_panel_and_its_version_stored(tmp_path):
+    rubric = judge.UNSUPPORTED_CLAIMS
+    lab = Labeller(CASES, tmp_path / "ann.jsonl", labeller="ann", rubric=rubric)
+    assert lab.rubric_panel.selected_index is None  # collapsed
+    assert rubric.criterion[:40] in lab.rubric_panel.children[0].value and "SOURCE" in lab.rubric_panel.children[0].value
+    assert any(f"<b>PASS</b> when: {rubric.criterion[:30]}" in c.value for c in lab.children if hasattr(c, "value"))
+    lab.label("FAIL")
+    assert lines(tmp_path / "ann.jsonl")[0]["rubric_version"] == rubric.version
+    with pytest.raises(TypeError, match="`rubric` must be an evalkit.judge.Rubric"):
+        Labeller(CASES, tmp_path / "b.jsonl", labeller="ann", rubric=5)
+
+
+def test_relabel_mode_looks_different(tmp_path):
+    path = tmp_path / "ann.jsonl"
+    lab = Labeller(CASES, path, labeller="ann")
+    for level in ("PASS", "FAIL", "PASS", "FAIL"):
+        lab.label(level)
+    assert "RE-LABEL" not in lab.header.value and "evalkit-relabel" not in lab._dom_classes
+    again = Labeller(CASES, path, labeller="ann", relabel=2, rng=0)
+    assert "RE-LABEL MODE" in again.header.value and "evalkit-relabel" in again._dom_classes
+    assert "#e66101" in again.header.value and "your label" not in again.case_view.value
+
+
+def test_lock_refusal_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "ann.jsonl"
+    code = (f"import time; from evalkit.labels import LabelWriter; w = LabelWriter({str(path)!r}, labeller='bob'); "
+            "print('locked', flush=True); time.sleep(60)")
+    other = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "locked"
+        with pytest.raises(LabelsLockedError) as refused:
+            Labeller(CASES, path, labeller="ann")
+        shown = refused.value._render_traceback_()
+        assert len(shown) == 1 and shown[0].startswith("LabelsLockedError: ") and "labeller 'bob'" in shown[0]
+        from IPython.core.interactiveshell import InteractiveShell
+
+        shell = InteractiveShell.instance()
+        import io
+        from contextlib import redirect_stdout
+
+        out = io.StringIO()
+        with redirect_stdout(out):
+            shell.run_cell(f"from evalkit.widgets import Labeller\nimport pandas as pd\nLabeller(pd.DataFrame("
+                           f"{{'case_id': ['a'], 'input': ['q'], 'output': ['o']}}), {str(path)!r}, labeller='ann')")
+        printed = [line for line in out.getvalue().splitlines() if line.strip()]
+        assert len(printed) == 1 and "is open for writing by labeller 'bob'" in printed[0], printed
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_failed_write_is_not_saved_and_says_so(tmp_path, monkeypatch):
+    lab = Labeller(CASES, tmp_path / "ann.jsonl", labeller="ann")
+    lab.label("PASS")
+
+    def full(record):
+        raise OSError(errno.ENOSPC, "ann.jsonl: the label was not saved (No space left on device)")
+
+    monkeypatch.setattr(lab._writer, "append", full)
+    lab.note.value = "keep me"
+    lab.label("FAIL")
+    assert "not saved" in lab.status.value and "No space left" in lab.status.value
+    assert lab.current_case == "c2" and lab.progress_text.value == "1 / 4" and lab.note.value == "keep me"
+    monkeypatch.undo()
+    lab.label("FAIL")
+    assert lab.labels().to_dict() == {"c1": "PASS", "c2": "FAIL"}
+
+
+# ------------------------------------------------------------------ pairwise
+PAIRS = pd.DataFrame({
+    "comparison_id": [f"p{i}" for i in range(8)],
+    "input": [f"question {i}" for i in range(8)],
+    "output_a": [f"answer from alpha {i}" for i in range(8)],
+    "output_b": [f"<b>answer from beta {i}</b>" for i in range(8)],
+    "system_a": "alpha", "system_b": "beta",
+})
+
+
+def test_pairwise_labels_rebuild_the_comparisons_table(tmp_path):
+    path = tmp_path / "ann.jsonl"
+    lab = PairwiseLabeller(PAIRS, path, labeller="ann", seed=7)
+    assert lab.keys_line.legend == "1 A (left) · 2 B (right) · 3 tie · s skip · b back · u undo · ? unsure"
+    assert "&lt;b&gt;answer from beta" in lab.case_view.value and "alpha" not in lab.judge_view.value
+    assert lab.pacing.value.startswith(" · 0 A (left) · 0 B (right) · 0 tie") and "8 comparisons to label" in lab.status.value
+    winners = {}
+    for i in range(8):
+        shown = lab.shown()
+        key = "1" if "alpha" in shown["left"] else "2"  # this annotator always prefers alpha
+        if i == 5:
+            key = "3"
+        lab.handle_key({"key": key})
+        winners[f"p{i}"] = "alpha" if key != "3" else None
+    records = read_labels(path)
+    assert set(records.columns) >= {"system_left", "system_right", "order_seed", "unsure"}
+    assert set(records["label"]) == {"A", "B", "TIE"} and (records["order_seed"] == 7).all()
+    sides = records["system_left"].tolist()
+    assert 1 <= sides.count("alpha") <= 7  # a random order, both ways round
+    # The contract: system_a is the system shown first (left); winner a / b / tie for A / B / TIE.
+    table = pd.DataFrame({"comparison_id": records["case_id"], "system_a": records["system_left"],
+                          "system_b": records["system_right"],
+                          "winner": records["label"].map({"A": "a", "B": "b", "TIE": "tie"})})
+    for row in table.itertuples():
+        won = {"a": row.system_a, "b": row.system_b, "tie": None}[row.winner]
+        assert won == winners[row.comparison_id]
+    again = PairwiseLabeller(PAIRS, tmp_path / "bob.jsonl", labeller="bob", seed=7)  # the seed reproduces the order
+    assert [again.shown(i)["system_left"] for i in range(8)] == sides
+
+
+def test_pairwise_keeps_the_shown_order_and_stays_blind(tmp_path):
+    path = tmp_path / "ann.jsonl"
+    lab = PairwiseLabeller(PAIRS, path, labeller="ann")  # no seed: a fresh one, recorded
+    seed = lab.seed
+    lab.label("B")
+    left = lines(path)[0]["system_left"]
+    assert lines(path)[0]["order_seed"] == seed
+    lab.back()
+    assert "systems hidden" in lab.judge_view.value and "alpha" not in lab.judge_view.value + lab.case_view.value.replace(
+        "answer from alpha", "")
+    lab.reveal()
+    assert f"A (left) = <b>{left}</b>" in lab.judge_view.value and lines(path)[-1]["mode"] == "reveal"
+    lab.close()
+    other_seed = PairwiseLabeller(PAIRS, path, labeller="ann", seed=seed + 1)  # the labelled one keeps its order
+    other_seed.back()
+    assert other_seed.shown(0)["system_left"] == left and "your label: <b>B (right)</b>" in other_seed.case_view.value
+    other_seed.label("A")  # recorded with seed + 1
+    other_seed.close()
+    resumed = PairwiseLabeller(PAIRS, path, labeller="ann")  # no seed: the file's latest, so the order goes on as before
+    assert resumed.seed == seed + 1
+    assert [resumed.shown(i)["system_left"] for i in range(2, 8)] == [other_seed.shown(i)["system_left"] for i in range(2, 8)]
+    resumed.close()
+    open_lab = PairwiseLabeller(PAIRS, tmp_path / "c.jsonl", labeller="cy", blind=False)
+    assert "systems: A (left) = <b>" in open_lab.judge_view.value
+
+
+def test_pairwise_bad_input(tmp_path):
+    with pytest.raises(KeyError, match="output_b"):
+        PairwiseLabeller(PAIRS.drop(columns="output_b"), tmp_path / "l.jsonl", labeller="ann")
+    with pytest.raises(ValueError, match="`answers` must name two columns"):
+        PairwiseLabeller(PAIRS, tmp_path / "l.jsonl", labeller="ann", answers="output_a")
+    with pytest.raises(ValueError, match="twice"):
+        PairwiseLabeller(pd.concat([PAIRS, PAIRS]), tmp_path / "l.jsonl", labeller="ann")
+    renamed = PAIRS.rename(columns={"comparison_id": "id", "input": "q", "system_a": "m1", "system_b": "m2"})
+    lab = PairwiseLabeller(renamed, tmp_path / "l.jsonl", labeller="ann", comparison_id="id", question="q",
+                           systems=("m1", "m2"), seed=0)
+    lab.label("TIE")
+    assert lines(tmp_path / "l.jsonl")[0]["case_id"] == "p0" and lab.status.value == "labelled <code>p0</code> <b>tie</b>"
+    with pytest.raises(ValueError, match="`seed` must be in"):
+        PairwiseLabeller(PAIRS, tmp_path / "m.jsonl", labeller="ann", seed=-1)
+
+
+# ------------------------------------------------------------------ notebook 00 with someone's labels
+NOTEBOOK_00 = Path(__file__).resolve().parents[1] / "notebooks" / "00_labelling.ipynb"
+
+
+@pytest.mark.slow
+def test_notebook_00_calibrates_on_your_labels_and_says_so(tmp_path):
+    pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
+    from evalkit import report
+
+    demo = datasets.load_demo("judge")
+    to_label = cases_mod.sample_cases(demo["cases"], 30, stratify="day", rng=0)
+    folder = tmp_path / "labels"
+    for i, case in enumerate(to_label["case_id"][:12]):
+        labels.append_label(folder / "ann.jsonl", {"case_id": case, "label": ("PASS", "FAIL")[i % 2], "labeller": "ann",
+                                                   "mode": "label", "position": i})
+    result = report.run_notebook(NOTEBOOK_00, tmp_path, params={"ANNOTATOR": "ann", "LABELS_DIR": str(folder)})
+    assert result.ok, result.error
+    page = result.html.read_text()
+    assert "Calibrating on your 12 labels</strong> (labeller <code>ann</code>" in page
+    assert "18 of the 30 sampled cases are not labelled yet" in page and "<strong>Not your labels</strong>" not in page
+    assert "labelling as <b>ann</b>" in page and "12 / 30" in page
+    # Without a name, in a folder that holds someone else's labels: refused in one line.
+    (tmp_path / "out").mkdir()
+    refused = report.run_notebook(NOTEBOOK_00, tmp_path / "out", params={"LABELS_DIR": str(folder)})
+    assert not refused.ok and refused.error.startswith("AnnotatorError: name the annotator")
+    assert "holds labels by 'ann' (ann.jsonl)" in refused.error
+
+
+@pytest.mark.slow
+def test_notebook_00_report_page_says_it_used_the_demo_labels(tmp_path):
+    pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
+    from evalkit import report
+
+    result = report.run_notebook(NOTEBOOK_00, tmp_path, params={"LABELS_DIR": str(tmp_path / "none")})
+    assert result.ok, result.error
+    page = result.html.read_text()
+    assert "<strong>Not your labels</strong>" in page and "recorded labels of the synthetic demo set" in page
+    assert "no name given" in page and "0 / 30" in page and not (tmp_path / "none").exists()
