@@ -313,7 +313,7 @@ def _as_list(values, name: str, *, integer: bool) -> list:
     items = [values] if single else list(values)
     if not items:
         raise ValueError(f"`{name}` is empty.")
-    return [check_number(v, name, low=1 if integer else 0, integer=integer) for v in items]
+    return [check_number(v, name, low=1 if integer else None, integer=integer) for v in items]
 
 
 def detectable_difference(n, *, discordant, power: float = 0.8, alpha: float = 0.05) -> pd.DataFrame:
