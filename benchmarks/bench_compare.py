@@ -3,7 +3,9 @@
 1. Coverage of the 95% interval for p_b - p_a (Tango's score interval, the default, and Newcombe's method 10)
    at n = 30, 50, 100, 200 on pass rates near 0.9 with 2-20% of cases flipping (tests/harness.py,
    PAIRED_PASS_GRID), by simulation with Monte Carlo standard errors, and for Tango also exactly (summing
-   the interval's coverage over every possible pair of discordant counts).
+   the interval's coverage over every possible pair of discordant counts). The simulation draws the 2 x 2
+   counts and calls the interval kernels that compare.paired calls (tests/test_compare.py checks that the
+   two agree); the harness runs compare.paired itself on a subset.
 2. ``cases_needed`` and ``detectable_difference``: at the planned n, the exact McNemar test's empirical
    power over simulated data sets (scipy's binomtest on each) beside the requested power.
 
@@ -24,7 +26,7 @@ from scipy.special import gammaln
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalkit import compare  # noqa: E402
-from evalkit._stats import tango_interval  # noqa: E402
+from evalkit._stats import newcombe_paired_interval, tango_interval  # noqa: E402
 from tests import harness  # noqa: E402
 
 SIZES = (30, 50, 100, 200)
@@ -56,31 +58,40 @@ def main(argv=None) -> int:
     start = time.perf_counter()
 
     print("1. 95% interval for p_b - p_a: coverage (simulated, MC s.e.; Tango also exact)\n")
-    entries = [e for e in harness.ENTRIES if e.function == "compare.paired" and "pass-rate" in e.variant]
+    rng = np.random.default_rng(args.seed)
     cache: dict = {}
+    kernels = {"tango": lambda c, n: tango_interval(c[1], c[2], n, 0.95),
+               "newcombe": lambda c, n: newcombe_paired_interval(c[0], c[1], c[2], n - c[0] - c[1] - c[2], 0.95)}
+    memo = {name: {} for name in kernels}
     print(f"{'design':48} {'n':>4} {'Tango sim':>10} {'± se':>6} {'exact':>7} {'width':>6} {'Newcombe':>9} {'width':>6}")
-    results = {e.variant: [] for e in entries}
+    simulated = {name: [] for name in kernels}
     exact = []
-    for (_, flip, difference), design in zip(harness.PAIRED_PASS_SETTINGS, harness.PAIRED_PASS_GRID, strict=True):
+    for (pass_a, flip, difference), design in zip(harness.PAIRED_PASS_SETTINGS, harness.PAIRED_PASS_GRID, strict=True):
         p10, p01 = (flip - difference) / 2, (flip + difference) / 2
+        cells = [pass_a - p10, p10, p01, 1 - pass_a - p01]  # the harness design's law, drawn as counts
         for n in SIZES:
-            cells = [harness.measure(e, design, n, reps=args.reps, seed=args.seed) for e in entries]
-            for e, m in zip(entries, cells, strict=True):
-                results[e.variant].append(m.rate)
+            counts = rng.multinomial(n, cells, size=args.reps)
+            line = {}
+            for name, kernel in kernels.items():
+                limits = np.array([memo[name].setdefault((n, *c[:3]), kernel(tuple(int(v) for v in c), n))
+                                   for c in map(tuple, counts)])
+                covered = (limits[:, 0] <= difference) & (difference <= limits[:, 1])
+                simulated[name].append(covered.mean())
+                line[name] = (covered.mean(), np.mean(limits[:, 1] - limits[:, 0]))
             exact.append(exact_tango_coverage(n, (p10, p01), 0.95, cache))
-            print(f"{design.name:48.48} {n:4d} {cells[0].rate:10.4f} {cells[0].mc_se:6.4f} {exact[-1]:7.4f} "
-                  f"{cells[0].width:6.3f} {cells[1].rate:9.4f} {cells[1].width:6.3f}", flush=True)
-    for e in entries:
-        rates = np.array(results[e.variant])
-        print(f"\n{e.variant}: simulated coverage min {rates.min():.4f}, mean {rates.mean():.4f} over {rates.size} "
-              f"settings; every setting >= 0.93: {'yes' if rates.min() >= 0.93 else 'NO'}; mean >= 0.945: "
+            se = np.sqrt(0.95 * 0.05 / args.reps)
+            print(f"{design.name:48.48} {n:4d} {line['tango'][0]:10.4f} {se:6.4f} {exact[-1]:7.4f} "
+                  f"{line['tango'][1]:6.3f} {line['newcombe'][0]:9.4f} {line['newcombe'][1]:6.3f}", flush=True)
+    for name, rates in simulated.items():
+        rates = np.array(rates)
+        print(f"\n{name}: simulated coverage min {rates.min():.4f}, mean {rates.mean():.4f} over {rates.size} settings; "
+              f"every setting >= 0.93: {'yes' if rates.min() >= 0.93 else 'NO'}; mean >= 0.945: "
               f"{'yes' if rates.mean() >= 0.945 else 'NO'}")
     exact = np.array(exact)
-    print(f"Tango, exact coverage: min {exact.min():.4f}, mean {exact.mean():.4f}; every setting >= 0.93: "
+    print(f"tango, exact coverage: min {exact.min():.4f}, mean {exact.mean():.4f}; every setting >= 0.93: "
           f"{'yes' if exact.min() >= 0.93 else 'NO'}; mean >= 0.945: {'yes' if exact.mean() >= 0.945 else 'NO'}")
 
     print(f"\n2. Planners: exact McNemar power at the planned n, {args.power_reps} simulated data sets each\n")
-    rng = np.random.default_rng(args.seed)
     print(f"{'planner':22} {'difference':>10} {'discordant':>10} {'target':>6} {'n':>6} {'exact':>7} "
           f"{'simulated':>9} {'± se':>6}  within [target - 2 se, target + 0.05]")
     ok = True

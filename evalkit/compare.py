@@ -240,8 +240,11 @@ def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level
     if set(passing) != set(passing_b):
         raise ValueError(f"the runs count different verdicts as a pass ({list(passing)} in a, {list(passing_b)} in "
                          "b); pass `pass_levels=` to compare them on one definition.")
+    found = {*both["a"], *both["b"]}
+    if labels is None and all(isinstance(v, (bool, np.bool_)) for v in found):
+        labels = (True, False)  # booleans (True = pass) are their own levels
     labels = labels if labels is not None else (levels_a or ("PASS", "FAIL"))
-    levels = list(labels) + sorted({*both["a"], *both["b"]} - set(labels), key=str)
+    levels = list(labels) + sorted(found - set(labels), key=str)
     table = pd.crosstab(pd.Categorical(both["a"], levels), pd.Categorical(both["b"], levels), dropna=False,
                         rownames=["a"], colnames=["b"])
     pass_a = as_pass(both["a"], "a", levels=levels_a, pass_levels=passing).to_numpy(dtype=bool)

@@ -215,12 +215,13 @@ def exchangeable_ratings(change: float) -> Design:
 
 def several_runs(pass_a: float, flip: float, differences, name: str) -> Design:
     """A baseline and ``len(differences)`` runs on the same cases, each as :func:`paired_pass` against it."""
-    designs = [paired_pass(pass_a, flip, d) for d in differences]
+    for difference in differences:
+        paired_pass(pass_a, flip, difference)  # refuses impossible cells
 
     def draw(rng, n):
         base = rng.random(n) < pass_a
         frames, truth = [pd.DataFrame({"case_id": np.arange(n), "run": "base", "verdict": base})], []
-        for i, (design, difference) in enumerate(zip(designs, differences, strict=True)):
+        for i, difference in enumerate(differences):
             p10, p01 = (flip - difference) / 2, (flip + difference) / 2
             u = rng.random(n)  # flip a pass with probability p10 / pass_a, a fail with p01 / (1 - pass_a)
             other = np.where(base, u >= p10 / pass_a, u < p01 / (1 - pass_a))
