@@ -5,8 +5,10 @@ Private floor: imports nothing from evalkit above ``_validation``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 
 def z_value(confidence_level: float) -> float:
@@ -72,27 +74,32 @@ def adjust_p_values(p_values, method: str) -> np.ndarray:
 
 
 def mcnemar_exact_p(n10: int, n01: int) -> float:
-    """Exact McNemar test: two-sided binomial test of ``n10`` against ``n10 + n01`` at 1/2 (1.0 with no flips)."""
+    """Exact McNemar test: two-sided binomial test of ``n10`` against ``n10 + n01`` at 1/2 (1.0 with no flips).
+
+    At p = 1/2 the binomial is symmetric, so the two-sided p-value is ``min(1, 2 F(min(n10, n01)))``; equal to
+    ``scipy.stats.binomtest(n10, n10 + n01).pvalue`` (tested), without its per-call cost.
+    """
     total = int(n10) + int(n01)
-    return 1.0 if total == 0 else float(stats.binomtest(int(n10), total, 0.5).pvalue)
+    if total == 0:
+        return 1.0
+    return float(min(1.0, 2.0 * special.bdtr(min(int(n10), int(n01)), total, 0.5)))
 
 
-def _tango_z(theta, n10, n01, n):
+def _tango_z(theta: float, n10: int, n01: int, n: int) -> float:
     """Tango's score statistic at ``theta`` for ``p_b - p_a`` (Tango 1998, in the notation of his 1999 letter).
 
     The score ``S = (n01 - n10) - n * theta`` is divided by its standard error under the constrained maximum
     likelihood estimate of the cell probability of ``n10`` given ``theta`` (the positive root of a quadratic).
     """
-    theta = np.asarray(theta, dtype=float)
     a = 2.0 * n
     b = -n01 - n10 + (2.0 * n - n01 + n10) * theta
     c = -n10 * theta * (1.0 - theta)
-    root = (-b + np.sqrt(np.maximum(b * b - 4.0 * a * c, 0.0))) / (2.0 * a)
-    var = n * (2.0 * root + theta * (1.0 - theta))
+    root = (-b + math.sqrt(max(b * b - 4.0 * a * c, 0.0))) / (2.0 * a)
     score = (n01 - n10) - n * theta
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(score == 0, 0.0, score / np.sqrt(var))
-    return z
+    if score == 0:
+        return 0.0
+    var = n * (2.0 * root + theta * (1.0 - theta))
+    return score / math.sqrt(var) if var > 0 else math.copysign(math.inf, score)
 
 
 def tango_interval(n10: int, n01: int, n: int, confidence_level: float) -> tuple[float, float]:
@@ -109,7 +116,7 @@ def tango_interval(n10: int, n01: int, n: int, confidence_level: float) -> tuple
     eps = 1e-13
 
     def limit(target, lo, hi):
-        return float(optimize.brentq(lambda t: float(_tango_z(t, n10, n01, n)) - target, lo, hi, xtol=1e-12))
+        return float(optimize.brentq(lambda t: _tango_z(t, n10, n01, n) - target, lo, hi, xtol=1e-12))
 
     low = -1.0 if estimate <= -1 + eps or _tango_z(-1 + eps, n10, n01, n) <= z else limit(z, -1 + eps, estimate)
     high = 1.0 if estimate >= 1 - eps or _tango_z(1 - eps, n10, n01, n) >= -z else limit(-z, estimate, 1 - eps)

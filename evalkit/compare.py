@@ -245,8 +245,10 @@ def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level
         labels = (True, False)  # booleans (True = pass) are their own levels
     labels = labels if labels is not None else (levels_a or ("PASS", "FAIL"))
     levels = list(labels) + sorted(found - set(labels), key=str)
-    table = pd.crosstab(pd.Categorical(both["a"], levels), pd.Categorical(both["b"], levels), dropna=False,
-                        rownames=["a"], colnames=["b"])
+    k = len(levels)
+    codes = [pd.Categorical(both[side], levels).codes.astype(np.int64) for side in ("a", "b")]
+    counts = np.bincount(codes[0] * k + codes[1], minlength=k * k).reshape(k, k)  # pd.crosstab, without its cost
+    table = pd.DataFrame(counts, index=pd.Index(levels, name="a"), columns=pd.Index(levels, name="b"))
     pass_a = as_pass(both["a"], "a", levels=levels_a, pass_levels=passing).to_numpy(dtype=bool)
     pass_b = as_pass(both["b"], "b", levels=levels_b, pass_levels=passing).to_numpy(dtype=bool)
     result = _rate_comparison(pass_a, pass_b, method, confidence_level)

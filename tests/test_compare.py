@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from evalkit import EvalkitWarning, compare
-from evalkit._stats import betting_interval, mcnemar_power, mcnemar_rejection_bounds, sign_flip_p
+from evalkit._stats import betting_interval, mcnemar_exact_p, mcnemar_power, mcnemar_rejection_bounds, sign_flip_p
 from tests import harness
 
 
@@ -88,7 +88,11 @@ def test_paired_keeps_its_fields_and_names_the_method():
         compare.paired(a, b, confidence_level=1.0)
 
 
-def test_mcnemar_rejection_region_equals_binomtest():
+def test_mcnemar_p_value_and_rejection_region_equal_binomtest():
+    for m in range(1, 61):
+        for x in range(m + 1):
+            assert mcnemar_exact_p(x, m - x) == pytest.approx(stats.binomtest(x, m, 0.5).pvalue, rel=1e-12), (x, m)
+    assert mcnemar_exact_p(0, 0) == 1.0
     for alpha in (0.05, 0.05 / 7):
         bounds = mcnemar_rejection_bounds(80, alpha)
         for m in range(81):
