@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from scipy.special import gammaln
+from scipy.special import gammaln, xlogy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -43,8 +43,9 @@ def exact_tango_coverage(n: int, cells: tuple[float, float], level: float, cache
         cache[n] = pairs, limits
     pairs, limits = cache[n]
     a, b = pairs[:, 0], pairs[:, 1]
+    rest = max(1 - p10 - p01, 0.0)
     pmf = np.exp(gammaln(n + 1) - gammaln(a + 1) - gammaln(b + 1) - gammaln(n - a - b + 1)
-                 + a * np.log(p10) + b * np.log(p01) + (n - a - b) * np.log(1 - p10 - p01))  # every cell > 0 here
+                 + xlogy(a, p10) + xlogy(b, p01) + xlogy(n - a - b, rest))  # xlogy: 0 * log 0 = 0
     truth = p01 - p10
     return float(pmf[(limits[:, 0] <= truth) & (truth <= limits[:, 1])].sum())
 
@@ -68,7 +69,8 @@ def main(argv=None) -> int:
     exact = []
     for (pass_a, flip, difference), design in zip(harness.PAIRED_PASS_SETTINGS, harness.PAIRED_PASS_GRID, strict=True):
         p10, p01 = (flip - difference) / 2, (flip + difference) / 2
-        cells = [pass_a - p10, p10, p01, 1 - pass_a - p01]  # the harness design's law, drawn as counts
+        cells = np.clip([pass_a - p10, p10, p01, 1 - pass_a - p01], 0, None)  # the harness design's law, as counts
+        cells = cells / cells.sum()
         for n in SIZES:
             counts = rng.multinomial(n, cells, size=args.reps)
             line = {}

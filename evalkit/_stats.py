@@ -111,7 +111,7 @@ def tango_interval(n10: int, n01: int, n: int, confidence_level: float) -> tuple
     """
     if n == 0:
         return np.nan, np.nan
-    z = z_value(confidence_level)
+    z = float(special.ndtri(0.5 + confidence_level / 2))  # z_value, as a ufunc: this runs once per interval
     estimate = (n01 - n10) / n
     eps = 1e-13
 
@@ -189,7 +189,7 @@ def _predictable_bets(x: np.ndarray, alpha_side: float) -> np.ndarray:
     return np.sqrt(2 * np.log(1 / alpha_side) / (n * var_before))
 
 
-def betting_interval(x, confidence_level: float, *, low: float, high: float, breaks: int = 2000
+def betting_interval(x, confidence_level: float, *, low: float, high: float, breaks: int = 1000
                      ) -> tuple[float, float]:
     """Betting confidence interval for the mean of data bounded in ``[low, high]`` (Waudby-Smith & Ramdas,
     JRSS-B 2024: the hedged capital process with predictable plug-in bets).

@@ -538,16 +538,19 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
         _, passing = verdict_levels(runs, pass_levels=pass_levels)
         coded = as_pass(runs[value], f"runs[{value!r}]", levels=None, pass_levels=passing)
 
-    frame = runs[[*by, run, case]].assign(_value=coded)
+    frame = runs[[*by, run, case]].assign(_value=coded.astype(float))  # pass as 1.0/0.0, missing as NaN
     pairs = []
     groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
-        base = group[group[run] == baseline].set_index(case)["_value"].dropna()
-        for other in [name for name in group[run].unique() if name != baseline]:
-            values = group[group[run] == other].set_index(case)["_value"].dropna()
-            common = base.index.intersection(values.index, sort=False)
-            pairs.append((dict(zip(by, key, strict=True)), other, base.loc[common], values.loc[common]))
+        wide = group.pivot(index=case, columns=run, values="_value")  # one column per run, aligned by case
+        if baseline not in wide.columns:
+            continue
+        base = wide[baseline].to_numpy()
+        for other in [name for name in names if name != baseline and name in wide.columns]:
+            values = wide[other].to_numpy()
+            keep = ~(np.isnan(base) | np.isnan(values))
+            pairs.append((dict(zip(by, key, strict=True)), other, base[keep], values[keep]))
     m = len(pairs)
     joint_level = 1 - alpha / m
     rows = []
@@ -559,12 +562,12 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
             rows.append({**row, "n": 0})
             continue
         if scores:
-            a_, b_ = x_a.to_numpy(dtype=float), x_b.to_numpy(dtype=float)
+            a_, b_ = x_a, x_b
             marginal = _score_comparison(a_, b_, method, confidence_level, bounds, generator)
             span = bounds[1] - bounds[0]
             joint = mean_interval(b_ - a_, method, joint_level, bounds=(-span, span), rng=generator)
         else:
-            a_, b_ = x_a.to_numpy(dtype=bool), x_b.to_numpy(dtype=bool)
+            a_, b_ = x_a.astype(bool), x_b.astype(bool)
             marginal = _rate_comparison(a_, b_, method, confidence_level)
             joint = tuple(_rate_comparison(a_, b_, method, joint_level)[k] for k in ("ci_low", "ci_high"))
         row.update({"n": marginal["n"], "baseline_mean": marginal["mean_a"], "mean": marginal["mean_b"],

@@ -104,15 +104,16 @@ def test_mcnemar_p_value_and_rejection_region_equal_binomtest():
 # ----------------------------------------------------------------------------------------- scores
 def test_betting_interval_equals_the_authors_code():
     # Reference: confseq 0.0.11 (Waudby-Smith & Ramdas' package), confseq.betting.betting_ci(x, alpha, breaks=2000)
-    # on these arrays: (0.375, 0.642) and (0.677, 1.0).
+    # on these arrays: (0.375, 0.642) and (0.677, 1.0); with its default breaks=1000, (0.375, 0.642) for x1.
     x1 = np.array([0.5, 0.5, 0.625, 0.5, 0.375, 0.5, 0.5, 0.5, 0.625, 0.5, 0.5, 0.5, 0.375, 0.5, 0.5, 0.5, 0.5, 0.75,
                    0.5, 0.5, 0.5, 0.5, 0.5, 0.625, 0.5, 0.5, 0.5, 0.5, 0.375, 0.5])
     x2 = np.array([0.91, 0.72, 0.88, 0.95, 0.60, 0.81, 0.99, 0.77, 0.85, 0.93, 0.70, 0.89, 0.97, 0.83, 0.66, 0.92, 0.87,
                    0.79, 0.94, 0.90])
+    assert betting_interval(x1, 0.95, low=0, high=1, breaks=2000) == pytest.approx((0.375, 0.642), abs=1e-12)
+    assert betting_interval(x2, 0.90, low=0, high=1, breaks=2000) == pytest.approx((0.677, 1.0), abs=1e-12)
     assert betting_interval(x1, 0.95, low=0, high=1) == pytest.approx((0.375, 0.642), abs=1e-12)
-    assert betting_interval(x2, 0.90, low=0, high=1) == pytest.approx((0.677, 1.0), abs=1e-12)
     # On another scale the interval maps linearly: 1-5 rating differences in [-4, 4].
-    assert betting_interval(x1 * 8 - 4, 0.95, low=-4, high=4) == pytest.approx((0.375 * 8 - 4, 0.642 * 8 - 4))
+    assert betting_interval(x1 * 8 - 4, 0.95, low=-4, high=4, breaks=2000) == pytest.approx((0.375 * 8 - 4, 0.642 * 8 - 4))
 
 
 def test_paired_scores_methods_against_scipy():
