@@ -329,10 +329,10 @@ PAIRED_SCORE_DESIGNS = (
 _PAIR_SIZES = (20, 30, 50, 100, 200)
 
 ENTRIES += [
-    Entry("compare.paired", "pass-rate difference, Tango score (default)", "interval", _compare_rate(),
+    Entry("compare.paired", "pass-rate difference, Newcombe method 10 (default)", "interval", _compare_rate(),
           _PAIRED_PASS_FAST, default=True, sizes=_PAIR_SIZES,
           notes="the whole grid (PAIRED_PASS_GRID) at n = 30-200: python benchmarks/bench_compare.py"),
-    Entry("compare.paired", "pass-rate difference, Newcombe method 10", "interval", _compare_rate("newcombe"),
+    Entry("compare.paired", "pass-rate difference, Tango score", "interval", _compare_rate("tango"),
           _PAIRED_PASS_FAST, sizes=_PAIR_SIZES),
     Entry("compare.paired", "exact McNemar (size)", "test", _compare_mcnemar,
           (paired_pass(0.9, 0.1, 0.0), paired_pass(0.9, 0.2, 0.0)), default=True, sizes=_PAIR_SIZES),

@@ -59,19 +59,20 @@ TANGO_PUBLISHED = [
 def test_tango_interval_equals_published_examples(cells, level, published):
     both, first_only, second_only, neither = cells
     first, second = _runs_from_cells(both, first_only, second_only, neither)
-    res = compare.paired(second, first, confidence_level=level)
+    res = compare.paired(second, first, method="tango", confidence_level=level)
     assert res.method == "tango" and res.difference == pytest.approx((first_only - second_only) / sum(cells))
     assert (round(res.ci_low, 3), round(res.ci_high, 3)) == published
     assert res.ci_low <= res.difference <= res.ci_high
 
 
-def test_tango_interval_is_informative_without_flips_and_symmetric():
+@pytest.mark.parametrize("method", ["newcombe", "tango"])
+def test_intervals_are_informative_without_flips_and_symmetric(method):
     a, b = _runs_from_cells(45, 0, 0, 5)
-    res = compare.paired(a, b)
+    res = compare.paired(a, b, method=method)
     assert res.difference == 0 and res.ci_low < 0 < res.ci_high and res.ci_high == pytest.approx(-res.ci_low)
     swapped = compare.paired(b.iloc[::-1], a)
-    forward = compare.paired(*_runs_from_cells(30, 7, 2, 11))
-    backward = compare.paired(*_runs_from_cells(30, 2, 7, 11))
+    forward = compare.paired(*_runs_from_cells(30, 7, 2, 11), method=method)
+    backward = compare.paired(*_runs_from_cells(30, 2, 7, 11), method=method)
     assert (forward.ci_low, forward.ci_high) == pytest.approx((-backward.ci_high, -backward.ci_low), abs=1e-10)
     assert swapped.n == 50
 
@@ -81,8 +82,8 @@ def test_paired_keeps_its_fields_and_names_the_method():
     res = compare.paired(a, b)
     assert res.table.loc["PASS", "FAIL"] == 7 and res.rate_a == pytest.approx(37 / 40)
     assert res.discordant == pytest.approx(8 / 40) and res.test == "exact McNemar" and res.kind == "pass rate"
-    assert "Tango score" in repr(res) and "95% CI" in repr(res)
-    with pytest.raises(ValueError, match="`method` for a pass rate difference must be one of \\['tango', 'newcombe'\\]"):
+    assert res.method == "newcombe" and "Newcombe hybrid score" in repr(res) and "95% CI" in repr(res)
+    with pytest.raises(ValueError, match="`method` for a pass rate difference must be one of \\['newcombe', 'tango'\\]"):
         compare.paired(a, b, method="t")
     with pytest.raises(ValueError, match="`confidence_level` must be strictly between 0 and 1"):
         compare.paired(a, b, confidence_level=1.0)
@@ -246,7 +247,7 @@ def test_against_baseline_rows_equal_paired_and_joint_intervals_are_bonferroni()
         assert (row["difference"], row["ci_low"], row["ci_high"], row["p_value"]) == pytest.approx(
             (res.difference, res.ci_low, res.ci_high, res.p_value), abs=1e-12)
         assert (row["joint_low"], row["joint_high"]) == pytest.approx((joint.ci_low, joint.ci_high), abs=1e-12)
-        assert row["method"] == "tango" and row["test"] == "exact McNemar"
+        assert row["method"] == "newcombe" and row["test"] == "exact McNemar"
     alpha = 0.05
     decided = table["p_adjusted"] <= alpha
     assert (table.loc[decided, "conclusion"].isin(["higher than baseline", "lower than baseline"])).all()
