@@ -149,7 +149,11 @@ def _score_bounds(bounds, values: np.ndarray, name: str = "bounds") -> tuple[flo
     """The range the scores can take: as given (checked against the data), else the observed range."""
     if bounds is None:
         low, high = float(np.min(values)), float(np.max(values))
-        return (low, high) if high > low else (low, low + 1.0)
+        if high > low:
+            return low, high
+        warnings.warn(f"every score is {show(low)}, so the data show no range; the betting interval assumes "
+                      f"[{low:g}, {low + 1:g}]: give `{name}=` (the scale's range).", EvalkitWarning, stacklevel=4)
+        return low, low + 1.0
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise TypeError(f"`{name}` must be a pair (low, high), e.g. (1, 5) for 1-5 ratings; got {bounds!r}.")
     low, high = (check_number(v, name) for v in bounds)

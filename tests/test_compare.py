@@ -140,6 +140,9 @@ def test_paired_scores_methods_against_scipy():
         compare.paired(a, b, bounds=5)
     with pytest.warns(EvalkitWarning, match="no Student t interval"):
         compare.paired(a, a, method="t")
+    with pytest.warns(EvalkitWarning, match="every score is 5.0, so the data show no range"):
+        constant = compare.paired(pd.Series([5.0] * 30), pd.Series([5.0] * 30))
+    assert constant.difference == 0 and constant.ci_low < 0 < constant.ci_high
 
 
 def test_sign_flip_p_equals_scipy_permutation_test():
