@@ -123,6 +123,14 @@ def tango_interval(n10: int, n01: int, n: int, confidence_level: float) -> tuple
     return low, high
 
 
+def _wilson_limits(p: float, n: int, z: float) -> tuple[float, float]:
+    """The Wilson score limits in closed form: equal to :func:`wilson_interval` (tested), without the cost of
+    scipy's ``binomtest`` behind it, since a paired interval needs two of them per call."""
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0))
+    return centre - half, centre + half
+
+
 def newcombe_paired_interval(n11: int, n10: int, n01: int, n00: int, confidence_level: float) -> tuple[float, float]:
     """Newcombe's (1998, method 10) hybrid score interval for the paired difference ``p_b - p_a``.
 
@@ -133,8 +141,9 @@ def newcombe_paired_interval(n11: int, n10: int, n01: int, n00: int, confidence_
     if n == 0:
         return np.nan, np.nan
     pb, pa = (n11 + n01) / n, (n11 + n10) / n
-    lb, ub = wilson_interval(n11 + n01, n, confidence_level)
-    la, ua = wilson_interval(n11 + n10, n, confidence_level)
+    z = float(special.ndtri(0.5 + confidence_level / 2))
+    lb, ub = _wilson_limits(pb, n, z)
+    la, ua = _wilson_limits(pa, n, z)
     margins = float(n11 + n01) * (n10 + n00) * (n11 + n10) * (n01 + n00)
     cross = float(n11 * n00 - n01 * n10)
     numerator = max(cross - n / 2, 0.0) if cross > 0 else cross

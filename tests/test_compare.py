@@ -33,6 +33,14 @@ NEWCOMBE_1998 = [
 ]
 
 
+def test_closed_form_wilson_equals_the_floor_helper():
+    from evalkit._stats import _wilson_limits, wilson_interval, z_value
+
+    for n in (1, 7, 30, 200):
+        for k in range(n + 1):
+            assert _wilson_limits(k / n, n, z_value(0.95)) == pytest.approx(wilson_interval(k, n, 0.95), abs=1e-12)
+
+
 @pytest.mark.parametrize(("cells", "published"), NEWCOMBE_1998)
 def test_newcombe_interval_equals_newcombe_1998(cells, published):
     e, f, g, h = cells
