@@ -1,17 +1,56 @@
-"""Paired comparison of two judge runs on the same cases (two prompts, models or rubric versions)."""
+"""Paired comparison of runs on the same cases (two prompts, models or rubric versions), and how many cases
+a comparison needs.
+
+Two runs on the same cases differ only where a case's verdict changed, so the comparison counts the flips:
+the change in pass rate (b - a) with Newcombe's hybrid score interval, the exact McNemar test on the flips, and for
+numeric scores the mean paired difference with a finite-sample betting interval and a sign-flip test.
+The planners say, before any run, the smallest change an exact McNemar test on n cases detects and how
+many cases a change of a given size needs. :func:`against_baseline` compares many runs (versions x rubrics
+x segments) against one baseline in one table, with adjusted p-values.
+"""
 
 from __future__ import annotations
 
 import html
+import warnings
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import optimize
 
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
+from evalkit._stats import (
+    ADJUSTMENTS,
+    MEAN_METHODS,
+    adjust_p_values,
+    mcnemar_exact_p,
+    mcnemar_power,
+    mean_interval,
+    newcombe_paired_interval,
+    sign_flip_p,
+    tango_interval,
+)
+from evalkit._validation import (
+    EvalkitWarning,
+    check_columns,
+    check_dataframe,
+    check_number,
+    check_option,
+    check_rng,
+    show,
+)
 from evalkit.calibrate import cohen_kappa
 
-__all__ = ["PairedComparison", "paired"]
+__all__ = ["PairedComparison", "paired", "detectable_difference", "cases_needed", "against_baseline"]
+
+#: Interval methods for a difference in pass rates (default first).
+RATE_METHODS = ("newcombe", "tango")
+#: Interval methods for a mean difference of numeric scores (default first).
+SCORE_METHODS = MEAN_METHODS
+_METHOD_NAMES = {"tango": "Tango score", "newcombe": "Newcombe hybrid score (method 10)",
+                 "betting": "betting (Waudby-Smith & Ramdas)", "t": "Student t", "bootstrap": "BCa bootstrap"}
+_RATE_TEST, _SCORE_TEST = "exact McNemar", "sign-flip permutation"
 
 
 @dataclass(frozen=True)
@@ -21,18 +60,33 @@ class PairedComparison:
     Attributes
     ----------
     n : int
-        Cases with a verdict in both runs.
+        Cases with a verdict (or score) in both runs.
     table : DataFrame
-        Counts of verdict pairs (rows: run a, columns: run b); 2 x 2 for PASS/FAIL.
+        Verdicts: counts of verdict pairs (rows: run a, columns: run b); 2 x 2 for PASS/FAIL. Scores: mean,
+        sd, min and max of a, b and b - a.
     p_value : float
-        Exact McNemar test (two-sided binomial test on the cases that went from pass to fail or back),
-        with the rubric's pass levels deciding what passes.
-    flips : DataFrame
-        The cases whose verdict changed: ``case_id, a, b`` and, from results tables, ``reason_a, reason_b``.
+        Verdicts: exact McNemar test (two-sided binomial test on the cases that went from pass to fail or
+        back), with the rubric's pass levels deciding what passes. Scores: two-sided sign-flip permutation
+        test of the mean difference (the runs exchangeable within each case). ``test`` names it.
     agreement, kappa : float
-        Share of unchanged verdicts and Cohen's kappa between the runs.
+        Share of unchanged verdicts (scores) and Cohen's kappa between the runs (NaN for scores).
     rate_a, rate_b : float
-        Share of passing verdicts in each run.
+        Share of passing verdicts in each run (the mean score, for scores).
+    flips : DataFrame
+        The cases whose verdict (score) changed: ``case_id, a, b`` and, from results tables,
+        ``reason_a, reason_b``.
+    kind : str
+        ``"pass rate"`` or ``"mean score"``.
+    difference, ci_low, ci_high : float
+        ``rate_b - rate_a`` and its interval at ``confidence_level``, made by ``method``.
+    method : str
+        The interval's method: ``"newcombe"`` (default for pass rates) or ``"tango"``; ``"betting"``
+        (default for scores), ``"t"`` or ``"bootstrap"``.
+    confidence_level : float
+    test : str
+        ``"exact McNemar"`` or ``"sign-flip permutation"``.
+    discordant : float
+        Share of cases whose pass/fail verdict flipped (the planners' ``discordant``); NaN for scores.
     """
 
     n: int
@@ -43,29 +97,116 @@ class PairedComparison:
     rate_a: float
     rate_b: float
     flips: pd.DataFrame = field(repr=False)
+    kind: str
+    difference: float
+    ci_low: float
+    ci_high: float
+    method: str
+    confidence_level: float
+    test: str
+    discordant: float
 
     def __repr__(self) -> str:
+        what = "pass rate" if self.kind == "pass rate" else "mean score"
         return (f"PairedComparison(n={self.n}, flips={len(self.flips)}, agreement={self.agreement:.3f}, "
-                f"kappa={self.kappa:.3f}, pass rate {self.rate_a:.3f} -> {self.rate_b:.3f}, "
-                f"McNemar exact p={self.p_value:.4g})")
+                f"kappa={self.kappa:.3f}, {what} {self.rate_a:.3f} -> {self.rate_b:.3f}, difference "
+                f"{self.difference:+.3f} ({self.confidence_level:.0%} CI {self.ci_low:+.3f} to {self.ci_high:+.3f}, "
+                f"{_METHOD_NAMES[self.method]}), {'McNemar exact' if self.kind == 'pass rate' else self.test} "
+                f"p={self.p_value:.4g})")
 
     def _repr_html_(self) -> str:
         return f"<p>{html.escape(repr(self))}</p>" + self.table.to_html()
 
 
-def paired(a, b, *, labels=None, pass_levels=None) -> PairedComparison:
-    """Compare two runs on the same cases, aligned by case id.
+# ------------------------------------------------------------------------------------------ kernels
+def _rate_comparison(pass_a: np.ndarray, pass_b: np.ndarray, method: str, confidence_level: float) -> dict:
+    n10, n01 = int((pass_a & ~pass_b).sum()), int((~pass_a & pass_b).sum())
+    n11, n = int((pass_a & pass_b).sum()), len(pass_a)
+    if method == "tango":
+        low, high = tango_interval(n10, n01, n, confidence_level)
+    else:
+        low, high = newcombe_paired_interval(n11, n10, n01, n - n11 - n10 - n01, confidence_level)
+    return {"n": n, "mean_a": float(pass_a.mean()), "mean_b": float(pass_b.mean()), "difference": (n01 - n10) / n,
+            "ci_low": low, "ci_high": high, "p_value": mcnemar_exact_p(n10, n01), "discordant": (n10 + n01) / n}
+
+
+def _score_comparison(x_a: np.ndarray, x_b: np.ndarray, method: str, confidence_level: float, bounds, rng) -> dict:
+    d = x_b - x_a
+    span = bounds[1] - bounds[0]
+    low, high = mean_interval(d, method, confidence_level, bounds=(-span, span), rng=rng)
+    return {"n": len(d), "mean_a": float(x_a.mean()), "mean_b": float(x_b.mean()), "difference": float(d.mean()),
+            "ci_low": low, "ci_high": high, "p_value": sign_flip_p(d, rng=rng), "discordant": np.nan}
+
+
+def _is_score(run) -> bool:
+    values = run["verdict"] if isinstance(run, pd.DataFrame) and "verdict" in run.columns else run
+    if not isinstance(values, pd.Series):
+        return False
+    return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+
+
+def _score_bounds(bounds, values: np.ndarray, name: str = "bounds") -> tuple[float, float]:
+    """The range the scores can take: as given (checked against the data), else the observed range."""
+    if bounds is None:
+        low, high = float(np.min(values)), float(np.max(values))
+        if high > low:
+            return low, high
+        warnings.warn(f"every score is {show(low)}, so the data show no range; the betting interval assumes "
+                      f"[{low:g}, {low + 1:g}]: give `{name}=` (the scale's range).", EvalkitWarning, stacklevel=4)
+        return low, low + 1.0
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise TypeError(f"`{name}` must be a pair (low, high), e.g. (1, 5) for 1-5 ratings; got {bounds!r}.")
+    low, high = (check_number(v, name) for v in bounds)
+    if not high > low:
+        raise ValueError(f"`{name}` must have low < high; got {bounds!r}.")
+    outside = values[(values < low) | (values > high)]
+    if outside.size:
+        raise ValueError(f"`{name}` is {bounds!r} but a score is {show(outside[0])}; give the scale's true range.")
+    return low, high
+
+
+def _check_method(method, kind: str) -> str:
+    allowed = RATE_METHODS if kind == "pass rate" else SCORE_METHODS
+    if method is None:
+        return allowed[0]
+    if method not in allowed:
+        raise ValueError(f"`method` for a {kind} difference must be one of {list(allowed)}; got {method!r}.")
+    return method
+
+
+# ------------------------------------------------------------------------------------------- paired
+def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level: float = 0.95, bounds=None,
+           rng=None) -> PairedComparison:
+    """Compare two runs on the same cases, aligned by case id: the change b - a with its interval and a test.
+
+    Verdicts (PASS/FAIL or a rubric's levels) give the change in pass rate with Newcombe's hybrid score
+    interval for paired proportions (Newcombe 1998, method 10), which keeps its coverage at small n and near
+    pass rates of 0 or 1 (at n = 30-200, pass rates near 0.9 and 2-20% of cases flipping: at least 0.95 in
+    every setting measured, where Tango's score interval, as wide on average, dips to 0.94;
+    ``benchmarks/bench_compare.py``), and the exact McNemar test. Numeric scores (TCVA scores, 1-5 ratings, any judge score) give the mean paired
+    difference with a betting interval, valid in finite samples for scores within ``bounds``, and a
+    sign-flip permutation test.
 
     Parameters
     ----------
     a, b : DataFrame or Series
-        Results tables (one rubric and model each) or verdicts indexed by case id. Cases missing from
-        either run, and error rows, are left out.
+        Results tables (one rubric and model each) or verdicts indexed by case id; numeric Series (or a
+        numeric ``verdict`` column) are scores. Cases missing from either run, and error rows, are left out.
     labels : sequence, optional
         The verdict levels, in table order (default: the rubric's from ``a.attrs``, else PASS, FAIL);
         other values found are appended.
     pass_levels : sequence of str, optional
         The verdicts that count as a pass (default: the rubric's from ``a.attrs``, else PASS).
+    method : str, optional
+        The interval: ``"newcombe"`` (default; Newcombe 1998, method 10) or ``"tango"`` (Tango 1998) for pass rates;
+        ``"betting"`` (default), ``"t"`` or ``"bootstrap"`` (BCa) for scores. The t and bootstrap intervals
+        collapse when few cases change and under-cover there: they warn below 25 changed cases.
+    confidence_level : float
+    bounds : (low, high), optional
+        Scores only: the range the scores can take, e.g. ``(1, 5)``; the betting interval's guarantee rests
+        on it. Default: the observed range of both runs.
+    rng : None, int or Generator
+        Scores only: for the sign-flip test when its cases are too many to enumerate (and the bootstrap).
 
     Returns
     -------
@@ -78,36 +219,424 @@ def paired(a, b, *, labels=None, pass_levels=None) -> PairedComparison:
     >>> a = pd.Series(["PASS"] * 8 + ["FAIL"] * 2, index=range(10))
     >>> b = pd.Series(["FAIL"] * 6 + ["PASS"] * 2 + ["FAIL"] * 2, index=range(10))
     >>> res = paired(a, b)
-    >>> len(res.flips), round(res.p_value, 4)
-    (6, 0.0312)
+    >>> len(res.flips), round(res.p_value, 4), res.difference, res.method
+    (6, 0.0312, -0.6, 'newcombe')
+    >>> round(res.ci_low, 3), round(res.ci_high, 3)
+    (-0.803, -0.162)
+    >>> scores = paired(pd.Series([4, 5, 3, 5, 4]), pd.Series([5, 5, 4, 5, 4]), bounds=(1, 5))
+    >>> scores.kind, scores.difference, scores.method
+    ('mean score', 0.4, 'betting')
     """
+    confidence_level = check_number(confidence_level, "confidence_level", low=0, high=1)
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"`confidence_level` must be strictly between 0 and 1; got {confidence_level!r}.")
+    va, vb = judge_verdicts(a, "a"), judge_verdicts(b, "b")
+    scores = _is_score(a) and _is_score(b)
+    kind = "mean score" if scores else "pass rate"
+    method = _check_method(method, kind)
+    common = va.index.intersection(vb.index, sort=False)
+    both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]}).dropna()
+    if both.empty:
+        raise ValueError("the two runs share no case with a verdict in both; compare runs on the same cases.")
+    if scores:
+        return _paired_scores(both, method, confidence_level, bounds, check_rng(rng))
     levels_a, passing = verdict_levels(a, levels=labels, pass_levels=pass_levels)
     levels_b, passing_b = verdict_levels(b, levels=labels, pass_levels=pass_levels)
     if set(passing) != set(passing_b):
         raise ValueError(f"the runs count different verdicts as a pass ({list(passing)} in a, {list(passing_b)} in "
                          "b); pass `pass_levels=` to compare them on one definition.")
+    found = {*both["a"], *both["b"]}
+    if labels is None and all(isinstance(v, (bool, np.bool_)) for v in found):
+        labels = (True, False)  # booleans (True = pass) are their own levels
     labels = labels if labels is not None else (levels_a or ("PASS", "FAIL"))
-    va, vb = judge_verdicts(a, "a"), judge_verdicts(b, "b")
-    common = va.index.intersection(vb.index, sort=False)
-    both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]}).dropna()
-    if both.empty:
-        raise ValueError("the two runs share no case with a verdict in both; compare runs on the same cases.")
-    levels = list(labels) + sorted({*both["a"], *both["b"]} - set(labels), key=str)
-    table = pd.crosstab(pd.Categorical(both["a"], levels), pd.Categorical(both["b"], levels), dropna=False,
-                        rownames=["a"], colnames=["b"])
+    levels = list(labels) + sorted(found - set(labels), key=str)
+    k = len(levels)
+    codes = [pd.Categorical(both[side], levels).codes.astype(np.int64) for side in ("a", "b")]
+    counts = np.bincount(codes[0] * k + codes[1], minlength=k * k).reshape(k, k)  # pd.crosstab, without its cost
+    table = pd.DataFrame(counts, index=pd.Index(levels, name="a"), columns=pd.Index(levels, name="b"))
     pass_a = as_pass(both["a"], "a", levels=levels_a, pass_levels=passing).to_numpy(dtype=bool)
     pass_b = as_pass(both["b"], "b", levels=levels_b, pass_levels=passing).to_numpy(dtype=bool)
-    discordant_ab, discordant_ba = int((pass_a & ~pass_b).sum()), int((~pass_a & pass_b).sum())
-    total = discordant_ab + discordant_ba
-    p_value = 1.0 if total == 0 else float(stats.binomtest(discordant_ab, total, 0.5).pvalue)
+    result = _rate_comparison(pass_a, pass_b, method, confidence_level)
     changed = both[both["a"] != both["b"]]
     flips = pd.DataFrame({"case_id": changed.index.to_numpy(), "a": changed["a"].to_numpy(), "b": changed["b"].to_numpy()})
     for name, run in (("a", a), ("b", b)):
         if isinstance(run, pd.DataFrame) and "reason" in run.columns:
             flips[f"reason_{name}"] = run.set_index("case_id")["reason"].reindex(flips["case_id"]).to_numpy()
     return PairedComparison(
-        n=len(both), table=table, p_value=p_value, agreement=float((both["a"] == both["b"]).mean()),
-        kappa=cohen_kappa(both["a"].to_numpy(), both["b"].to_numpy()), rate_a=float(pass_a.mean()),
-        rate_b=float(pass_b.mean()),
-        flips=flips,
+        n=len(both), table=table, p_value=result["p_value"], agreement=float((both["a"] == both["b"]).mean()),
+        kappa=cohen_kappa(both["a"].to_numpy(), both["b"].to_numpy()), rate_a=result["mean_a"],
+        rate_b=result["mean_b"], flips=flips, kind=kind, difference=result["difference"], ci_low=result["ci_low"],
+        ci_high=result["ci_high"], method=method, confidence_level=confidence_level, test=_RATE_TEST,
+        discordant=result["discordant"],
     )
+
+
+def _paired_scores(both: pd.DataFrame, method, confidence_level, bounds, rng) -> PairedComparison:
+    x_a, x_b = both["a"].to_numpy(dtype=float), both["b"].to_numpy(dtype=float)
+    if not (np.isfinite(x_a).all() and np.isfinite(x_b).all()):
+        raise ValueError("scores must be finite numbers; a run holds inf.")
+    bounds = _score_bounds(bounds, np.concatenate([x_a, x_b]))
+    result = _score_comparison(x_a, x_b, method, confidence_level, bounds, rng)
+    d = x_b - x_a
+    table = pd.DataFrame({"mean": [x_a.mean(), x_b.mean(), d.mean()], "sd": [x_a.std(ddof=1) if len(d) > 1 else np.nan,
+                          x_b.std(ddof=1) if len(d) > 1 else np.nan, d.std(ddof=1) if len(d) > 1 else np.nan],
+                          "min": [x_a.min(), x_b.min(), d.min()], "max": [x_a.max(), x_b.max(), d.max()]},
+                         index=pd.Index(["a", "b", "b - a"], name="score"))
+    changed = both[both["a"] != both["b"]]
+    flips = pd.DataFrame({"case_id": changed.index.to_numpy(), "a": changed["a"].to_numpy(dtype=float),
+                          "b": changed["b"].to_numpy(dtype=float)})
+    if np.isnan(result["ci_low"]):
+        warnings.warn(f"no {_METHOD_NAMES[method]} interval for these {len(d)} differences (fewer than two, or all "
+                      "equal); the betting interval (the default) gives one.", EvalkitWarning, stacklevel=3)
+    else:
+        _warn_few_changes(method, int(np.count_nonzero(d)), stacklevel=4)
+    return PairedComparison(
+        n=len(d), table=table, p_value=result["p_value"], agreement=float(np.mean(d == 0)), kappa=np.nan,
+        rate_a=result["mean_a"], rate_b=result["mean_b"], flips=flips, kind="mean score",
+        difference=result["difference"], ci_low=result["ci_low"], ci_high=result["ci_high"], method=method,
+        confidence_level=confidence_level, test=_SCORE_TEST, discordant=np.nan,
+    )
+
+
+#: Below this many changed cases the t and bootstrap intervals under-cover skewed changes (coverage harness:
+#: 0.88-0.92 at 95% with 5-15 changed cases out of 20-100).
+_FEW_CHANGES = 25
+
+
+def _warn_few_changes(method: str, changed: int, stacklevel: int) -> None:
+    if method in ("t", "bootstrap") and changed < _FEW_CHANGES:
+        warnings.warn(f"only {changed} cases changed their score: the {_METHOD_NAMES[method]} interval under-covers "
+                      f"there (0.88-0.92 at 95% in the coverage harness with 5-15 changed cases); the default "
+                      "betting interval holds.", EvalkitWarning, stacklevel=stacklevel)
+
+
+# ----------------------------------------------------------------------------------------- planning
+_MAX_CASES = 2_000_000
+
+
+def _check_plan(discordant, power, alpha) -> tuple[float, float, float]:
+    if isinstance(discordant, PairedComparison):
+        if discordant.kind != "pass rate":
+            raise ValueError("`discordant` from a pilot must be a pass/fail comparison; this one compares scores.")
+        discordant = discordant.discordant
+        if discordant == 0:
+            raise ValueError("`discordant`: no case flipped in the pilot comparison, so it cannot say how many will; "
+                             "give the expected share of flipping cases as a number.")
+    discordant = check_number(discordant, "discordant", low=0, high=1)
+    if discordant == 0:
+        raise ValueError("`discordant` must be above 0: with no case flipping no test can detect a change.")
+    power = check_number(power, "power", low=0, high=1)
+    alpha = check_number(alpha, "alpha", low=0, high=1)
+    if not 0 < alpha < power < 1:
+        raise ValueError(f"`alpha` and `power` must satisfy 0 < alpha < power < 1; got alpha={alpha!r}, power={power!r}.")
+    return discordant, power, alpha
+
+
+def _as_list(values, name: str, *, integer: bool) -> list:
+    single = np.ndim(values) == 0
+    items = [values] if single else list(values)
+    if not items:
+        raise ValueError(f"`{name}` is empty.")
+    return [check_number(v, name, low=1 if integer else None, integer=integer) for v in items]
+
+
+def detectable_difference(n, *, discordant, power: float = 0.8, alpha: float = 0.05) -> pd.DataFrame:
+    """The smallest change in pass rate an exact McNemar test on ``n`` paired cases detects with ``power``.
+
+    Exact, not a normal approximation: the power sums, over the binomial number of flipping cases, the
+    conditional probability that the exact test rejects (each case flips with probability ``discordant``;
+    a flip goes the new run's way with probability ``(1 + difference / discordant) / 2``). Checked by
+    simulation (tests/test_compare.py; ``python benchmarks/bench_compare.py``).
+
+    Parameters
+    ----------
+    n : int or sequence of int
+        Paired cases.
+    discordant : float or PairedComparison
+        The expected share of cases whose verdict flips between the runs, or a pilot comparison whose
+        observed share is used (an estimate: a pilot of few cases gives a rough plan).
+    power : float
+        Required probability of rejecting at ``alpha`` (two-sided).
+    alpha : float
+
+    Returns
+    -------
+    DataFrame
+        One row per ``n``: ``n, discordant, alpha, power, difference``. ``difference`` (a change of either
+        sign) is NaN, with a warning, when no change can reach the power: even all flips in one direction.
+
+    Examples
+    --------
+    >>> from evalkit.compare import detectable_difference
+    >>> detectable_difference([100, 400], discordant=0.1).round(4)
+         n  discordant  alpha  power  difference
+    0  100         0.1   0.05    0.8      0.0884
+    1  400         0.1   0.05    0.8      0.0456
+    """
+    discordant, power, alpha = _check_plan(discordant, power, alpha)
+    rows = []
+    for size in _as_list(n, "n", integer=True):
+        if mcnemar_power(size, discordant, discordant, alpha) < power:
+            warnings.warn(f"with {size} cases and {discordant:.3g} of them flipping, no change reaches power {power:g}: "
+                          "even every flip in one direction is not detected reliably; plan more cases.",
+                          EvalkitWarning, stacklevel=2)
+            found = np.nan
+        else:
+            found = optimize.brentq(lambda d, s=size: mcnemar_power(s, d, discordant, alpha) - power, 0.0, discordant,
+                                    xtol=1e-10)
+        rows.append({"n": size, "discordant": discordant, "alpha": alpha, "power": power, "difference": found})
+    return pd.DataFrame(rows)
+
+
+def cases_needed(difference, *, discordant, power: float = 0.8, alpha: float = 0.05) -> pd.DataFrame:
+    """How many paired cases an exact McNemar test needs to detect a change in pass rate with ``power``.
+
+    The smallest n whose exact power (as in :func:`detectable_difference`) reaches ``power``; the power rises
+    with n here, because the binomial number of flipping cases smooths the exact test's saw-tooth. Checked by
+    simulation (tests/test_compare.py; ``python benchmarks/bench_compare.py``).
+
+    Parameters
+    ----------
+    difference : float or sequence of float
+        The change in pass rate to detect (either sign), at most ``discordant``: a change of 0.02 needs at
+        least 2% of the cases to flip.
+    discordant : float or PairedComparison
+        The expected share of cases whose verdict flips, or a pilot comparison supplying it.
+    power, alpha : float
+
+    Returns
+    -------
+    DataFrame
+        One row per difference: ``difference, discordant, alpha, power, n, power_at_n`` (the exact power at
+        that n). ``n`` is NaN, with a warning, beyond two million cases.
+
+    Examples
+    --------
+    >>> from evalkit.compare import cases_needed
+    >>> cases_needed(0.02, discordant=0.1).round(4)
+       difference  discordant  alpha  power     n  power_at_n
+    0        0.02         0.1   0.05    0.8  2043      0.8002
+    """
+    discordant, power, alpha = _check_plan(discordant, power, alpha)
+    rows = []
+    for change in _as_list(difference, "difference", integer=False):
+        change = abs(change)
+        if change == 0:
+            raise ValueError("`difference` must be nonzero: a change of 0 cannot be detected.")
+        if change > discordant + 1e-12:
+            raise ValueError(f"`difference` {change:g} exceeds `discordant` {discordant:g}: a change in pass rate "
+                             "cannot be larger than the share of cases that flip.")
+        def reaches(size, change=change):
+            return mcnemar_power(size, change, discordant, alpha) >= power
+
+        high = 1
+        while not reaches(high) and high < _MAX_CASES:
+            high = min(2 * high, _MAX_CASES)
+        if not reaches(high):
+            warnings.warn(f"a change of {change:g} with {discordant:g} flipping needs more than {_MAX_CASES:,} cases.",
+                          EvalkitWarning, stacklevel=2)
+            rows.append({"difference": change, "discordant": discordant, "alpha": alpha, "power": power, "n": np.nan,
+                         "power_at_n": np.nan})
+            continue
+        low = high // 2  # reaches(low) is False (or low == 0)
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if reaches(middle) else (middle, high)
+        rows.append({"difference": change, "discordant": discordant, "alpha": alpha, "power": power, "n": high,
+                     "power_at_n": mcnemar_power(high, change, discordant, alpha)})
+    out = pd.DataFrame(rows)
+    if out["n"].notna().all():
+        out["n"] = out["n"].astype(int)
+    return out
+
+
+# -------------------------------------------------------------------------------- several runs at once
+def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: str = "case_id",
+                     value: str = "verdict", by=None, adjust: str = "holm", confidence_level: float = 0.95,
+                     method=None, pass_levels=None, bounds=None, smallest_change=None, power: float = 0.8,
+                     rng=None) -> pd.DataFrame:
+    """Every run against one baseline on the same cases, in one table with multiplicity-adjusted p-values.
+
+    Each run other than ``baseline`` is paired with the baseline case by case (within each ``by`` group:
+    rubrics, segments) as :func:`paired` pairs two runs: pass rates with Newcombe's interval and the exact
+    McNemar test, numeric scores with the betting interval and the sign-flip test. The p-values of all
+    comparisons in the table form one family, adjusted by ``adjust``.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        Long: one row per case and run (and ``by`` group), e.g. ``pd.concat([results_v1, results_v2])``
+        with ``run="rubric_version"``.
+    baseline
+        The value of ``runs[run]`` every other run is compared with.
+    run, case, value : str
+        Columns: which run, which case, and the verdict or numeric score.
+    by : str or list of str, optional
+        Columns whose groups are compared separately (e.g. ``"rubric"``, ``"segment"``).
+    adjust : {"holm", "bonferroni", "bh", "by"}
+        Holm (default) and Bonferroni control the family-wise error rate; Benjamini-Hochberg ("bh") and
+        Benjamini-Yekutieli ("by") the false discovery rate.
+    confidence_level : float
+        Of each interval; ``alpha = 1 - confidence_level`` is the level the adjusted p-values are read at.
+    method : str, optional
+        The interval method, as in :func:`paired`.
+    pass_levels : sequence of str, optional
+        The verdicts that count as a pass (default: PASS).
+    bounds : (low, high), optional
+        Scores: the range they can take (default: the observed range).
+    smallest_change : float, optional
+        The smallest difference that matters. A difference not distinguishable from zero is then read
+        against it: whether the joint interval still allows a change that large, and, for pass rates, the
+        exact McNemar power to detect it with these cases at the unadjusted ``alpha`` (an upper bound on the
+        power under any adjustment).
+    power : float
+        The power called sufficient in that reading.
+    rng : None, int or Generator
+        Scores: for the sign-flip test when it cannot enumerate.
+
+    Returns
+    -------
+    DataFrame
+        One row per comparison: the ``by`` columns, ``run, baseline, n, baseline_mean, mean, difference,
+        ci_low, ci_high`` (each interval at ``confidence_level``), ``joint_low, joint_high`` (Bonferroni
+        intervals at ``1 - alpha / m`` for the m comparisons: they hold together with probability at least
+        ``confidence_level``), ``p_value, p_adjusted, method, test``, ``power`` (with ``smallest_change``,
+        pass rates) and ``conclusion``: "higher than baseline" or "lower than baseline" where the adjusted
+        p-value is at most alpha, else "not distinguishable from baseline", followed, with
+        ``smallest_change``, by what the cases can say about a change of that size. ``attrs`` name the
+        adjustment, the level, the family size and the interval methods.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.compare import against_baseline
+    >>> runs = pd.DataFrame({"case_id": list(range(40)) * 3, "run": ["v1"] * 40 + ["v2"] * 40 + ["v3"] * 40,
+    ...                      "verdict": ["PASS"] * 36 + ["FAIL"] * 4 + ["PASS"] * 20 + ["FAIL"] * 20
+    ...                                 + ["PASS"] * 37 + ["FAIL"] * 3})
+    >>> table = against_baseline(runs, baseline="v1")
+    >>> table[["run", "difference", "p_adjusted", "conclusion"]].round(4)
+      run  difference  p_adjusted                        conclusion
+    0  v2       -0.40      0.0000              lower than baseline
+    1  v3        0.025     1.0000  not distinguishable from baseline
+    """
+    runs = check_dataframe(runs, "runs")
+    by = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    check_columns(runs, [case, run, value, *by], "runs")
+    adjust = check_option(adjust, ADJUSTMENTS, "adjust")
+    confidence_level = check_number(confidence_level, "confidence_level", low=0, high=1)
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"`confidence_level` must be strictly between 0 and 1; got {confidence_level!r}.")
+    alpha = 1 - confidence_level
+    if smallest_change is not None:
+        smallest_change = abs(check_number(smallest_change, "smallest_change"))
+        if smallest_change == 0:
+            raise ValueError("`smallest_change` must be nonzero (the smallest difference that matters).")
+    power = check_number(power, "power", low=0, high=1)
+    names = runs[run].unique()
+    if baseline not in set(names):
+        raise ValueError(f"`baseline` {baseline!r} is not a value of runs[{run!r}]; its values are {list(names)[:10]}.")
+    if len(names) < 2:
+        raise ValueError(f"runs[{run!r}] holds only the baseline; give at least one other run to compare.")
+    duplicated = runs.duplicated([*by, run, case])
+    if duplicated.any():
+        row = runs[duplicated].iloc[0]
+        raise ValueError(f"`runs` has case {show(row[case])} more than once in run {show(row[run])}"
+                         + (f" and group {tuple(row[b] for b in by)}" if by else "")
+                         + "; each case appears once per run (and group).")
+    scores = pd.api.types.is_numeric_dtype(runs[value]) and not pd.api.types.is_bool_dtype(runs[value])
+    kind = "mean score" if scores else "pass rate"
+    method = _check_method(method, kind)
+    generator = check_rng(rng)
+    if scores:
+        values = runs[value].to_numpy(dtype=float)
+        if not np.isfinite(values[~np.isnan(values)]).all():
+            raise ValueError(f"runs[{value!r}] holds inf; scores must be finite.")
+        bounds = _score_bounds(bounds, values[~np.isnan(values)])
+        coded = runs[value].astype(float)
+    else:
+        _, passing = verdict_levels(runs, pass_levels=pass_levels)
+        coded = as_pass(runs[value], f"runs[{value!r}]", levels=None, pass_levels=passing)
+
+    frame = runs[[*by, run, case]].assign(_value=coded.astype(float))  # pass as 1.0/0.0, missing as NaN
+    pairs = []
+    groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
+    for key, group in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        wide = group.pivot(index=case, columns=run, values="_value")  # one column per run, aligned by case
+        if baseline not in wide.columns:
+            continue
+        base = wide[baseline].to_numpy()
+        for other in [name for name in names if name != baseline and name in wide.columns]:
+            values = wide[other].to_numpy()
+            keep = ~(np.isnan(base) | np.isnan(values))
+            pairs.append((dict(zip(by, key, strict=True)), other, base[keep], values[keep]))
+    m = len(pairs)
+    joint_level = 1 - alpha / m
+    rows = []
+    for labels, other, x_a, x_b in pairs:
+        row = {**labels, "run": other, "baseline": baseline}
+        if len(x_a) == 0:
+            warnings.warn(f"run {show(other)} shares no case with the baseline" + (f" in group {labels}" if by else "")
+                          + "; its row is NaN.", EvalkitWarning, stacklevel=2)
+            rows.append({**row, "n": 0})
+            continue
+        if scores:
+            a_, b_ = x_a, x_b
+            marginal = _score_comparison(a_, b_, method, confidence_level, bounds, generator)
+            _warn_few_changes(method, int(np.count_nonzero(b_ - a_)), stacklevel=3)
+            span = bounds[1] - bounds[0]
+            joint = mean_interval(b_ - a_, method, joint_level, bounds=(-span, span), rng=generator)
+        else:
+            a_, b_ = x_a.astype(bool), x_b.astype(bool)
+            marginal = _rate_comparison(a_, b_, method, confidence_level)
+            joint = tuple(_rate_comparison(a_, b_, method, joint_level)[k] for k in ("ci_low", "ci_high"))
+        row.update({"n": marginal["n"], "baseline_mean": marginal["mean_a"], "mean": marginal["mean_b"],
+                    "difference": marginal["difference"], "ci_low": marginal["ci_low"], "ci_high": marginal["ci_high"],
+                    "joint_low": joint[0], "joint_high": joint[1], "p_value": marginal["p_value"],
+                    "_discordant": marginal["discordant"]})
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    for column in ("baseline_mean", "mean", "difference", "ci_low", "ci_high", "joint_low", "joint_high", "p_value",
+                   "_discordant"):
+        if column not in table.columns:
+            table[column] = np.nan
+    table["p_adjusted"] = adjust_p_values(table["p_value"].to_numpy(dtype=float), adjust)
+    table["method"] = method
+    table["test"] = _SCORE_TEST if scores else _RATE_TEST
+    if smallest_change is not None:
+        table["power"] = [
+            np.nan if scores or not n or np.isnan(share)
+            else mcnemar_power(int(n), smallest_change, max(share, smallest_change), alpha)
+            for n, share in zip(table["n"], table["_discordant"], strict=True)]
+    table["conclusion"] = [_conclusion(row, alpha, smallest_change, power) for row in table.to_dict("records")]
+    table = table.drop(columns="_discordant")
+    columns = [*by, "run", "baseline", "n", "baseline_mean", "mean", "difference", "ci_low", "ci_high", "joint_low",
+               "joint_high", "p_value", "p_adjusted", "method", "test", *(["power"] if smallest_change else []),
+               "conclusion"]
+    table = table[columns]
+    table.attrs.update({"adjust": adjust, "confidence_level": confidence_level, "comparisons": m,
+                        "method": _METHOD_NAMES[method], "test": table["test"].iloc[0] if m else None,
+                        "joint": f"Bonferroni: each joint interval at {joint_level:.6g}, all {m} together >= "
+                                 f"{confidence_level:g}", "kind": kind})
+    return table
+
+
+def _conclusion(row: dict, alpha: float, smallest_change, power: float) -> str:
+    if not row.get("n"):
+        return "no shared cases"
+    if row["p_adjusted"] <= alpha:
+        return "higher than baseline" if row["difference"] > 0 else "lower than baseline"
+    text = "not distinguishable from baseline"
+    if smallest_change is None:
+        return text
+    low, high = row["joint_low"], row["joint_high"]
+    if np.isnan(low) or np.isnan(high):
+        return text
+    if low <= -smallest_change or high >= smallest_change:
+        text += f"; a change of {smallest_change:g} is not ruled out"
+        achieved = row.get("power", np.nan)
+        if not np.isnan(achieved) and achieved < power:
+            text += f" (power to detect it at most {achieved:.2f})"
+        return text
+    return text + f"; the joint interval lies within +-{smallest_change:g}"
+
