@@ -246,8 +246,28 @@ def _bootstrap_items(statistic, n: int, n_resamples: int, confidence_level: floa
         idx = rng.integers(0, n, (b, n), dtype=np.int32).astype(np.intp) + n * np.arange(b)[:, None]
         dist.append(statistic(np.bincount(idx.ravel(), minlength=b * n).reshape(b, n).astype(float)))
     tail = 100 * (1 - confidence_level) / 2
-    low, high = np.percentile(np.concatenate(dist), [tail, 100 - tail])
+    dist = np.concatenate(dist)
+    undefined = int(np.isnan(dist).sum())
+    if undefined:
+        warnings.warn(f"{undefined} of {n_resamples} bootstrap resamples of the {n} items have no variation to agree "
+                      f"on (the statistic is undefined there), so the interval is NaN.", EvalkitWarning, stacklevel=3)
+        return np.nan, np.nan
+    low, high = np.percentile(dist, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def _warn_undefined(what: str, n_items: int, values, name: str = "ratings") -> bool:
+    """Warn (and return True) when an agreement coefficient is undefined: one item, or one value in all."""
+    if n_items < 2:
+        warnings.warn(f"{what} needs at least 2 items rated by 2 or more annotators; `{name}` has {n_items}, so it is "
+                      "undefined (NaN): on a single item the disagreement observed is all the disagreement expected.",
+                      EvalkitWarning, stacklevel=3)
+        return True
+    if len(values) < 2:
+        warnings.warn(f"{what} is undefined (NaN) when the ratings show no variation: every pairable rating in `{name}` "
+                      f"is {show(values[0])}, so agreement cannot be told from chance.", EvalkitWarning, stacklevel=3)
+        return True
+    return False
 
 
 def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 1000, confidence_level: float = 0.95,
@@ -273,8 +293,9 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
     -------
     DataFrame
         One row: ``alpha, ci_low, ci_high, n_items, n_annotators, level`` (items and annotators that
-        took part). Alpha is NaN when the pairable ratings use a single value (no variation to agree on);
-        the interval is NaN when some resample has none.
+        took part). Alpha is NaN, with an :class:`~evalkit.EvalkitWarning`, when the pairable ratings use a
+        single value (no variation to agree on) or come from a single item (alpha would be 0 by construction);
+        the interval is NaN, with a warning, when some resample has no variation.
 
     Notes
     -----
@@ -309,6 +330,9 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
     item_codes, items = pd.factorize(table["item_id"], sort=False)
     value_codes = np.asarray(value_codes, dtype=np.intp)
     k, n = len(values), len(items)
+    if _warn_undefined("Krippendorff's alpha", n, pd.unique(table["rating"])):
+        return pd.DataFrame([{"alpha": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n_items": n,
+                              "n_annotators": int(table["annotator"].nunique()), "level": level}])
     counts = np.bincount(item_codes * k + value_codes, minlength=n * k).reshape(n, k).astype(float)
     pairs = _pair_matrix(item_codes, value_codes, counts)
     o = np.asarray(pairs.sum(axis=0)).reshape(k, k)
@@ -438,7 +462,9 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
     DataFrame
         One row: ``kappa, ci_low, ci_high, p_val, n_items, n_raters, n_categories``. ``p_val`` tests
         kappa = 0 (two-sided) with the standard error under no agreement beyond chance of Fleiss, Nee &
-        Landis (1979).
+        Landis (1979). With a single category (chance agreement is 1) or a single item, kappa is undefined:
+        a NaN row and an :class:`~evalkit.EvalkitWarning`; the interval is NaN, with a warning, when some
+        resample has a single category.
 
     Examples
     --------
@@ -462,6 +488,9 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
         raise ValueError(f"Fleiss' kappa needs the same number of ratings for every item of `ratings`; got between "
                          f"{int(per_item.min())} and {int(per_item.max())}. Use krippendorff_alpha for missing ratings.")
     m = per_item[0]
+    if _warn_undefined("Fleiss' kappa", int(n_items), values):
+        return pd.DataFrame([{"kappa": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_val": np.nan,
+                              "n_items": int(n_items), "n_raters": int(m), "n_categories": k}])
     agree = (counts * (counts - 1)).sum(axis=1) / (m * (m - 1))  # each item's share of agreeing rating pairs
 
     def kappa_of(weights: np.ndarray) -> np.ndarray:

@@ -160,6 +160,36 @@ def test_item_rated_by_one_annotator_is_left_out_with_a_warning():
         agreement.krippendorff_alpha(lone)
 
 
+@pytest.mark.parametrize("level", agreement.LEVELS)
+def test_alpha_on_one_item_or_constant_ratings_is_nan_with_the_reason(level):
+    one_item = pd.DataFrame({"item_id": [1, 1, 1], "annotator": list("abc"), "rating": [1, 2, 2]})
+    with pytest.warns(EvalkitWarning, match="at least 2 items rated by 2 or more annotators; `ratings` has 1"):
+        out = agreement.krippendorff_alpha(one_item, level=level, rng=0)
+    assert out[["alpha", "ci_low", "ci_high"]].isna().all(axis=None) and out["n_items"].iloc[0] == 1
+    constant = pd.DataFrame({"item_id": [1, 1, 2, 2, 3, 3], "annotator": list("ab") * 3, "rating": [4] * 6})
+    with pytest.warns(EvalkitWarning, match="undefined \\(NaN\\) when the ratings show no variation.* is 4"):
+        out = agreement.krippendorff_alpha(constant, level=level, rng=0)
+    assert np.isnan(out["alpha"].iloc[0]) and out["n_items"].iloc[0] == 3
+
+
+def test_alpha_interval_with_degenerate_resamples_is_nan_with_a_warning():
+    # two items, one of them the only one that varies: some resamples hold only the constant item
+    ratings = pd.DataFrame({"item_id": [1, 1, 2, 2], "annotator": list("ab") * 2, "rating": [1, 1, 1, 2]})
+    with pytest.warns(EvalkitWarning, match="bootstrap resamples of the 2 items have no variation"):
+        out = agreement.krippendorff_alpha(ratings, n_resamples=200, rng=0)
+    assert np.isfinite(out["alpha"].iloc[0]) and out[["ci_low", "ci_high"]].isna().all(axis=None)
+
+
+def test_fleiss_kappa_with_one_category_or_one_item_is_nan_with_the_reason():
+    one_category = pd.DataFrame({"item_id": [1, 1, 2, 2], "annotator": list("ab") * 2, "rating": ["yes"] * 4})
+    with pytest.warns(EvalkitWarning, match="Fleiss' kappa is undefined .* every pairable rating in `ratings` is 'yes'"):
+        out = agreement.fleiss_kappa(one_category, rng=0)
+    assert out[["kappa", "ci_low", "ci_high", "p_val"]].isna().all(axis=None) and out["n_categories"].iloc[0] == 1
+    one_item = pd.DataFrame({"item_id": [1, 1, 1], "annotator": list("abc"), "rating": ["yes", "no", "no"]})
+    with pytest.warns(EvalkitWarning, match="Fleiss' kappa needs at least 2 items"):
+        assert np.isnan(agreement.fleiss_kappa(one_item, rng=0)["kappa"].iloc[0])
+
+
 def test_non_numeric_ratings_at_interval_level():
     ratings = pd.DataFrame({"item_id": [1, 1, 2, 2], "annotator": ["a", "b"] * 2, "rating": ["good", "bad"] * 2})
     for level in ("ordinal", "interval", "ratio"):
