@@ -721,8 +721,11 @@ class AltTestResult:
     epsilon, fdr_level : float
         The cost-benefit margin and the false discovery rate used.
     annotators : DataFrame
-        One row per annotator: ``annotator, n_items, advantage_probability, human_advantage, p_val,
-        p_adjusted, judge_wins`` (annotators with too few items have NaN and are not counted).
+        One row per annotator: ``annotator, n_items, tested, advantage_probability, human_advantage, p_val,
+        p_adjusted, judge_wins``. Annotators with fewer than ``min_items`` items are not tested (``tested``
+        False, NaN p-values) and not counted. At ``epsilon=0`` an annotator who ties with the judge on every
+        item has an undefined t-test (NaN p-values, with a warning): the judge does not win against them, and
+        they count in both rates, as in the authors' code.
     """
 
     winning_rate: float
@@ -733,7 +736,7 @@ class AltTestResult:
     annotators: pd.DataFrame = field(repr=False)
 
     def __repr__(self) -> str:
-        tested = int(self.annotators["p_val"].notna().sum())
+        tested = int(self.annotators["tested"].sum())
         wins = int(self.annotators["judge_wins"].sum())
         return (f"AltTestResult({'passed' if self.passed else 'failed'}: winning rate {self.winning_rate:.2f} "
                 f"({wins} of {tested} annotators), advantage probability {self.advantage_probability:.3f}, "
@@ -816,19 +819,31 @@ def alternative_annotator_test(judge, ratings, *, scoring: str = "accuracy", eps
         score_h, score_f = _alignment(human, others, scoring), _alignment(llm, others, scoring)
         w_f, w_h = (score_f >= score_h).astype(float), (score_h >= score_f).astype(float)
         n = int(rated.sum())
-        p = stats.ttest_1samp(w_h - w_f, epsilon, alternative="less").pvalue if n >= min_items else np.nan
-        rows.append({"annotator": name, "n_items": n, "advantage_probability": w_f.mean() if n else np.nan,
+        diff = w_h - w_f
+        tied = n >= min_items and epsilon == 0 and not diff.any()
+        # Every item tied at epsilon = 0: the t statistic is 0 / 0 and scipy's p-value NaN, kept as NaN (not rejected).
+        p = np.nan if tied or n < min_items else stats.ttest_1samp(diff, epsilon, alternative="less").pvalue
+        rows.append({"annotator": name, "n_items": n, "tested": n >= min_items,
+                     "advantage_probability": w_f.mean() if n else np.nan,
                      "human_advantage": w_h.mean() if n else np.nan, "p_val": p})
     out = pd.DataFrame(rows)
-    tested = out["p_val"].notna()
+    tested = out["tested"].to_numpy()
     if not tested.all():
         warnings.warn(f"annotator(s) {out.loc[~tested, 'annotator'].tolist()} have fewer than min_items={min_items} "
                       "items and were not tested.", EvalkitWarning, stacklevel=2)
     if not tested.any():
         raise ValueError(f"no annotator has min_items={min_items} items scored by the judge and another annotator.")
+    undefined = tested & out["p_val"].isna().to_numpy()
+    if undefined.any():
+        warnings.warn(f"annotator(s) {out.loc[undefined, 'annotator'].tolist()} tie with the judge on every item "
+                      "(W_h - W_f = 0 throughout): at epsilon=0 the t-test is undefined (p_val NaN), so the judge does "
+                      "not win against them; they count in the winning rate and the advantage probability, as in the "
+                      "authors' procedure.", EvalkitWarning, stacklevel=2)
     out["p_adjusted"] = np.nan
-    # Benjamini-Yekutieli adjusted p-values: rejecting where they are <= fdr_level is the step-up procedure.
-    out.loc[tested, "p_adjusted"] = stats.false_discovery_control(out.loc[tested, "p_val"].to_numpy(), method="by")
+    # Benjamini-Yekutieli adjusted p-values over every tested annotator: rejecting where they are <= fdr_level is
+    # the step-up procedure. An undefined p-value enters as 1, the last rank, which the step-up never rejects.
+    adjusted = stats.false_discovery_control(np.nan_to_num(out.loc[tested, "p_val"].to_numpy(), nan=1.0), method="by")
+    out.loc[tested & ~undefined, "p_adjusted"] = adjusted[~undefined[tested]]
     out["judge_wins"] = (out["p_adjusted"] <= fdr_level).to_numpy()
     winning_rate = float(out.loc[tested, "judge_wins"].mean())
     return AltTestResult(winning_rate=winning_rate, advantage_probability=float(out.loc[tested, "advantage_probability"].mean()),

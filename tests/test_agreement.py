@@ -471,6 +471,51 @@ def test_alternative_annotator_test_matches_the_loop(rng, scoring, quality):
         assert res.passed
 
 
+def test_an_annotator_tying_with_the_judge_at_epsilon_zero_counts_as_not_rejected():
+    """The authors' code keeps an annotator whose t-test p-value is NaN (W_h - W_f = 0 on every item): not rejected,
+    in the winning rate's denominator and in the advantage probability."""
+    # 30 items rated by five annotators on three values; the judge gives d's ratings, so d ties it everywhere.
+    # On a "triple" item three of a, b, c, e agree on a value the judge does not give, and the fourth on a third
+    # value: those three each align worse than the judge there (the only items where the judge loses).
+    triples = ["abc", "abc", "abe", "ace", "bce"]
+    rows = []
+    for i in range(30):
+        for name in "abcde":
+            value = 0 if i >= len(triples) or name == "d" else 1 if name in triples[i] else 2
+            rows.append((i, name, value))
+    ratings = pd.DataFrame(rows, columns=["item_id", "annotator", "rating"])
+    judge = pd.Series(0, index=range(30))
+    with pytest.warns(EvalkitWarning, match=r"\['d'\] tie with the judge on every item") as record:
+        res = agreement.alternative_annotator_test(judge, ratings, epsilon=0.0)
+    assert not any("min_items" in str(w.message) for w in record)
+    # a, b, c lose 4 of 30 items, e 3, d none: (26 * 3 + 27 + 30) / 150 = 0.9, the authors' figure
+    assert res.advantage_probability == pytest.approx(0.9, abs=1e-12)
+    table = res.annotators.set_index("annotator")
+    assert table["tested"].all() and np.isnan(table.loc["d", "p_val"]) and not table.loc["d", "judge_wins"]
+    humans = {h: dict(zip(g["item_id"], g["rating"], strict=True)) for h, g in ratings.groupby("annotator")}
+    winning_rate, rho, p_values = alt_test_by_loop(judge.to_dict(), humans, "accuracy", 0.0)
+    assert (res.winning_rate, res.advantage_probability) == pytest.approx((winning_rate, rho), abs=1e-12)
+    np.testing.assert_allclose(table["p_val"].to_numpy(), p_values, rtol=1e-12)  # NaN where the loop has NaN
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "neg_rmse"])
+def test_tying_annotator_and_the_winning_rate_match_the_loop(rng, scoring):
+    n = 150
+    truth = rng.integers(1, 5, n)
+    humans = {h: {int(i): int(truth[i] if rng.random() < 0.6 else rng.integers(1, 5)) for i in range(n)
+                  if rng.random() < 0.9} for h in "abcd"}
+    judge = {i: humans["d"].get(i, int(truth[i])) for i in range(n)}  # d ties the judge on every item d rated
+    ratings = pd.DataFrame([(i, h, v) for h, anns in humans.items() for i, v in anns.items()],
+                           columns=["item_id", "annotator", "rating"])
+    with pytest.warns(EvalkitWarning, match=r"\['d'\] tie with the judge"):
+        res = agreement.alternative_annotator_test(pd.Series(judge), ratings, scoring=scoring, epsilon=0.0)
+    winning_rate, rho, p_values = alt_test_by_loop(judge, humans, scoring, 0.0)
+    assert res.winning_rate == pytest.approx(winning_rate, abs=1e-12) and 0 < winning_rate < 1
+    assert res.advantage_probability == pytest.approx(rho, abs=1e-12)
+    np.testing.assert_allclose(res.annotators["p_val"].to_numpy(), p_values, rtol=1e-10)
+    assert res.annotators["judge_wins"].sum() == round(winning_rate * 4)
+
+
 def test_alternative_annotator_test_bad_input(rng):
     two = pd.DataFrame([(i, a, 1) for i in range(40) for a in "ab"], columns=["item_id", "annotator", "rating"])
     with pytest.raises(ValueError, match="at least 3 annotators"):
