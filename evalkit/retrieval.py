@@ -28,6 +28,7 @@ from evalkit._validation import (
     check_option,
     check_rng,
     check_unique_column,
+    show,
 )
 
 __all__ = [
@@ -267,6 +268,26 @@ def _bm25(documents, queries, *, k, k1, b, method, stopwords) -> pd.DataFrame:
     return _runs(queries, documents, idx, scores, "bm25")
 
 
+def _relevance(qrels: pd.DataFrame) -> pd.Series:
+    """Graded relevance by ``(query_id, doc_id)``: finite numbers >= 0, else ValueError/TypeError naming the pair."""
+    values = qrels["relevance"]
+    if pd.api.types.is_bool_dtype(values):
+        values = values.astype(float)
+    numeric = pd.to_numeric(values, errors="coerce") if not pd.api.types.is_numeric_dtype(values) else values
+    if (numeric.isna() & values.notna()).any():
+        bad = values[numeric.isna() & values.notna()].iloc[0]
+        raise TypeError(f"`qrels` column 'relevance' must hold numbers (graded relevance, 0 = not relevant); got "
+                        f"{show(bad)}.")
+    numeric = numeric.astype(float)
+    bad = ~np.isfinite(numeric.to_numpy()) | (numeric.to_numpy() < 0)
+    if bad.any():
+        row = qrels[bad].iloc[0]
+        raise ValueError(f"`qrels` column 'relevance' must be a finite number >= 0 (graded relevance, 0 = not relevant; "
+                         f"leave an unjudged pair out); got {show(numeric[bad].iloc[0])} for query_id "
+                         f"{show(row['query_id'])}, doc_id {show(row['doc_id'])}.")
+    return pd.Series(numeric.to_numpy(), index=pd.MultiIndex.from_frame(qrels[["query_id", "doc_id"]]), name="relevance")
+
+
 def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents: pd.DataFrame | None = None,
              tier: str = "source") -> pd.DataFrame:
     """Per-query metrics of each condition against relevance judgements.
@@ -276,7 +297,9 @@ def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents:
     runs : DataFrame
         ``query_id, condition, rank, doc_id`` (several conditions may be stacked).
     qrels : DataFrame
-        ``query_id, doc_id, relevance`` (graded; relevance > 0 counts as relevant).
+        ``query_id, doc_id, relevance`` (graded, finite and >= 0; relevance > 0 counts as relevant). A
+        negative, missing or infinite relevance is refused, naming the pair: nDCG's gains ``2**rel - 1``
+        are defined for grades >= 0 only.
     k : int, default 10
     documents : DataFrame, optional
         With a ``tier`` column: adds the share of each tier among the top k (``share_<tier>``).
@@ -302,7 +325,7 @@ def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents:
     check_columns(runs, ["query_id", "condition", "rank", "doc_id"], "runs")
     check_columns(qrels, ["query_id", "doc_id", "relevance"], "qrels")
     k = check_number(k, "k", low=1, integer=True)
-    rel = qrels.set_index(["query_id", "doc_id"])["relevance"].astype(float)
+    rel = _relevance(qrels)
     if not rel.index.is_unique:
         raise ValueError("`qrels` lists a (query_id, doc_id) pair more than once.")
     ranked = runs.sort_values(["condition", "query_id", "rank"], kind="stable")
@@ -372,6 +395,8 @@ def compare_conditions(metrics: pd.DataFrame, a: str, b: str, *, metric: str = "
     """
     metrics = check_dataframe(metrics, "metrics")
     check_columns(metrics, ["query_id", "condition", metric], "metrics")
+    if a == b:
+        raise ValueError(f"`a` and `b` must name two different conditions to compare; got {show(a)} for both.")
     present = set(metrics["condition"])
     for name in (a, b):
         if name not in present:
