@@ -294,10 +294,15 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     specificity - 1)``. The percentile interval resamples both the run's verdicts and the calibration set,
     so it carries the uncertainty of the calibration too.
 
-    Nothing is clipped: an estimate outside [0, 1] means the calibration's error rates do not fit this
-    run (other data, or too few labels), and an :class:`EvalkitWarning` says so; clipping would report a
-    confident 1.0 [1.0, 1.0] instead. A judge no better than chance on the calibration set (sensitivity
-    + specificity <= 1) cannot be corrected for: a warning, and NaN estimate and interval.
+    ``corrected``, ``ci_low`` and ``ci_high`` are clipped to [0, 1], the values a rate can take; the
+    unclipped ones are kept in ``corrected_unclipped``, ``ci_low_unclipped`` and ``ci_high_unclipped``.
+    The interval ends are order statistics of the bootstrap estimates, so clipping commutes with them: the
+    clipped interval is the percentile interval of the clipped bootstrap estimates, and nothing is lost.
+    An unclipped estimate outside [0, 1] means the
+    calibration's error rates do not fit this run (other data, or too few labels): an
+    :class:`EvalkitWarning` says so, and its clipped interval may be the single point 0 or 1, which is
+    not a confident answer (read the unclipped columns). A judge no better than chance on the calibration
+    set (sensitivity + specificity <= 1) cannot be corrected for: a warning, and NaN estimate and interval.
 
     Parameters
     ----------
@@ -314,7 +319,8 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     Returns
     -------
     DataFrame
-        One row: ``n_run, observed, corrected, ci_low, ci_high, sensitivity, specificity, n_calibration``.
+        One row: ``n_run, observed, corrected, ci_low, ci_high, sensitivity, specificity, n_calibration,
+        corrected_unclipped, ci_low_unclipped, ci_high_unclipped``; ``attrs["ci_method"]`` names the interval.
 
     Examples
     --------
@@ -349,16 +355,25 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
 
     corrected, se, sp = correct(observed, cells.astype(float))
     row = {"n_run": n_run, "observed": observed, "corrected": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-           "sensitivity": float(se), "specificity": float(sp), "n_calibration": int(cells.sum())}
+           "sensitivity": float(se), "specificity": float(sp), "n_calibration": int(cells.sum()),
+           "corrected_unclipped": np.nan, "ci_low_unclipped": np.nan, "ci_high_unclipped": np.nan}
+
+    def table(values: dict) -> pd.DataFrame:
+        out = pd.DataFrame([values])
+        out.attrs["ci_method"] = ("percentile bootstrap over the run's verdicts and the calibration set, clipped to "
+                                  "[0, 1]; unclipped ends in ci_low_unclipped, ci_high_unclipped")
+        return out
+
     if se + sp - 1 <= 0:
         warnings.warn(f"the judge is no better than chance on the calibration set (sensitivity {se:.2f} + "
                       f"specificity {sp:.2f} <= 1); its pass rate cannot be corrected (NaN).", EvalkitWarning,
                       stacklevel=2)
-        return pd.DataFrame([row])
+        return table(row)
     if not 0.0 <= corrected <= 1.0:
         warnings.warn(f"the corrected pass rate {corrected:.3f} is outside [0, 1]: the judge's error rates on the "
                       f"calibration set (sensitivity {se:.2f}, specificity {sp:.2f}, n = {int(cells.sum())}) do not "
-                      f"fit this run (observed {observed:.3f}); reported unclipped. Label more cases like this run's.",
+                      f"fit this run (observed {observed:.3f}); it is shown clipped to {min(max(corrected, 0), 1):g}, "
+                      "its unclipped value and interval in the *_unclipped columns. Label more cases like this run's.",
                       EvalkitWarning, stacklevel=2)
     gen = check_rng(rng)
     obs_star = gen.binomial(n_run, observed, size=n_resamples) / n_run
@@ -366,9 +381,12 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     boot, se_star, sp_star = correct(obs_star, cells_star)
     boot = boot[np.isfinite(boot) & (se_star + sp_star - 1 > 0)]
     alpha = (1 - confidence_level) / 2
-    low, high = np.quantile(boot, [alpha, 1 - alpha]) if len(boot) else (np.nan, np.nan)
-    row.update(corrected=float(corrected), ci_low=float(low), ci_high=float(high))
-    return pd.DataFrame([row])
+    # Order statistics (no interpolation between resamples), so that clipping commutes with them exactly.
+    low, high = np.quantile(boot, [alpha, 1 - alpha], method="inverted_cdf") if len(boot) else (np.nan, np.nan)
+    clip = lambda value: float(np.clip(value, 0.0, 1.0))  # noqa: E731 - NaN stays NaN
+    row.update(corrected=clip(corrected), ci_low=clip(low), ci_high=clip(high), corrected_unclipped=float(corrected),
+               ci_low_unclipped=float(low), ci_high_unclipped=float(high))
+    return table(row)
 
 
 def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: int = 5,
