@@ -33,6 +33,7 @@ from scipy import sparse, stats
 
 from evalkit import calibrate as _calibrate
 from evalkit import correlate as _correlate
+from evalkit._optional import require
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -1025,7 +1026,7 @@ def length_bias(decisions, *, by=None, confidence_level: float = 0.95) -> pd.Dat
     lengths = table[["length_1", "length_2"]]
     if not all(pd.api.types.is_numeric_dtype(t) for t in lengths.dtypes) or (lengths <= 0).any().any():
         raise ValueError("`decisions` columns 'length_1' and 'length_2' must be positive numbers (e.g. word counts).")
-    import statsmodels.api as sm  # the 'stats' extra
+    sm = require("statsmodels.api", extra="stats", purpose="agreement.length_bias")
 
     def one(group: pd.DataFrame) -> dict:
         parsed = group[group["winner"].notna()]

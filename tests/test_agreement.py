@@ -617,6 +617,13 @@ def test_llmbar_published_positional_agreement_through_the_diagnostics():
         picks = ((parsed["order"] == "original") & (parsed["winner"] == "1")) | (
             (parsed["order"] == "swapped") & (parsed["winner"] == "2"))
         assert (first.loc[judge, "n"], first.loc[judge, "first"]) == (len(parsed), int(picks.sum()))
+
+
+@pytest.mark.slow
+def test_llmbar_length_bias_through_the_diagnostics():
+    pytest.importorskip("statsmodels.api", reason='length_bias needs the \'stats\' extra: pip install "evalkit[stats]"')
+    decisions = datasets.load_llmbar(shared_dataset("llmbar"))
+    first = agreement.first_slot_preference(decisions, by="judge")
     words = lambda s: s.str.split().str.len().clip(lower=1)  # noqa: E731
     lengths = decisions.assign(length_1=words(decisions["output_1"]), length_2=words(decisions["output_2"]))
     bias = agreement.length_bias(lengths, by="judge")
