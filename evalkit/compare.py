@@ -91,7 +91,7 @@ def paired(a, b, *, labels=None, pass_levels=None) -> PairedComparison:
     common = va.index.intersection(vb.index, sort=False)
     both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]}).dropna()
     if both.empty:
-        raise ValueError("the two runs share no case with a verdict in both; compare runs on the same cases.")
+        raise ValueError("`a` and `b` (the two runs) share no case with a verdict in both; compare runs on the same cases.")
     levels = list(labels) + sorted({*both["a"], *both["b"]} - set(labels), key=str)
     table = pd.crosstab(pd.Categorical(both["a"], levels), pd.Categorical(both["b"], levels), dropna=False,
                         rownames=["a"], colnames=["b"])

@@ -478,6 +478,9 @@ def _per_group_corr(values, h, valid, codes, n_groups: int, method: str) -> tupl
 def mean_absolute_error(scores, human) -> pd.Series:
     """Mean absolute difference between each score column and the human ratings (aligned by index).
 
+    Items scored but not rated (or rated but not scored) are left out with an :class:`~evalkit.EvalkitWarning`
+    counting them, as in :func:`correlate`; NaN values are skipped.
+
     Examples
     --------
     >>> import pandas as pd
@@ -519,6 +522,10 @@ def _three(a, b, human, *, same_items: bool = True) -> tuple[np.ndarray, np.ndar
         raise TypeError("`a` and `b` must be Series of scores indexed by item id.")
     check_unique_index(a.index, "a")
     check_unique_index(b.index, "b")
+    for name, series in (("a", a), ("b", b)):
+        if len(series) == 0:
+            raise ValueError(f"`{name}` is empty.")
+        _check_numeric(series, name)
     if same_items and (len(a) != len(b) or not a.index.isin(b.index).all()):
         shared = a.index.intersection(b.index, sort=False)
         either = a.index.union(b.index, sort=False)
@@ -527,10 +534,13 @@ def _three(a, b, human, *, same_items: bool = True) -> tuple[np.ndarray, np.ndar
                          f"not in both: {either.difference(shared, sort=False)[:3].tolist()}. To compare on the shared "
                          "items, select them in both first.")
     # Documented: the items scored by both (not NaN) and rated take part; `n` in the result says how many.
+    if not same_items and not len(a.index.intersection(b.index)):
+        raise ValueError(f"`a` and `b` share no item; first ids: a {a.index[:3].tolist()}, b {b.index[:3].tolist()}.")
     frame, h, _ = _align(pd.concat({"a": a, "b": b}, axis=1, join="inner", sort=False), human, warn=False)
     keep = frame.notna().all(axis=1) & h.notna()
     if keep.sum() < 4:
-        raise ValueError(f"comparing two metrics needs at least 4 items scored by both and rated; got {int(keep.sum())}.")
+        raise ValueError(f"comparing two metrics needs at least 4 items scored by both `a` and `b` and rated in `human`; "
+                         f"got {int(keep.sum())}.")
     return frame["a"][keep].to_numpy(float), frame["b"][keep].to_numpy(float), h[keep].to_numpy(float)
 
 

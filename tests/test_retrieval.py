@@ -132,9 +132,10 @@ def test_hybrid_lifts_dense_reviews_on_demo(corpus):
 
 def test_compare_conditions_warnings_and_ties():
     m = pd.DataFrame({"query_id": [1, 2, 3] * 2, "condition": ["a"] * 3 + ["b"] * 3, "ndcg": [0.5, 0.5, 0.5] * 2})
-    with pytest.warns(EvalkitWarning, match="only 3 queries"):
+    with pytest.warns(EvalkitWarning, match="only 3 queries"), \
+            pytest.warns(EvalkitWarning, match="score the same ndcg on all 3 queries: there is no difference to test"):
         res = retrieval.compare_conditions(m, "a", "b").iloc[0]
-    assert res["n_ties"] == 3 and res["p_val"] == 1.0
+    assert res["n_ties"] == 3 and res["p_val"] == 1.0 and np.isnan(res["statistic"])
     with pytest.raises(ValueError, match="condition 'c' is not in"):
         retrieval.compare_conditions(m, "a", "c", min_queries=1)
 
