@@ -111,7 +111,10 @@ def _numeric(values: pd.Series, purpose: str, name: str = "ratings", column: str
         example = values.iloc[0] if len(values) else None
         raise TypeError(f"`{name}` column {column!r} must be numeric {purpose}; got dtype {values.dtype} with values "
                         f"like {show(example)}. Map labels to numbers, or use a nominal measure (level='nominal').")
-    return values.to_numpy(dtype=float)
+    numbers = values.to_numpy(dtype=float)
+    if np.isinf(numbers).any():
+        raise ValueError(f"`{name}` column {column!r} must hold finite numbers {purpose}; got {show(numbers[np.isinf(numbers)][0])}.")
+    return numbers
 
 
 def _label_files(value) -> bool:

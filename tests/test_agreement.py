@@ -172,6 +172,13 @@ def test_alpha_on_one_item_or_constant_ratings_is_nan_with_the_reason(level):
     assert np.isnan(out["alpha"].iloc[0]) and out["n_items"].iloc[0] == 3
 
 
+@pytest.mark.parametrize("level", ["ordinal", "interval", "ratio"])
+def test_alpha_refuses_infinite_ratings(level):
+    ratings = pd.DataFrame({"item_id": [1, 1, 2, 2, 3, 3], "annotator": list("ab") * 3, "rating": [1, 2, np.inf, 2, 3, 3]})
+    with pytest.raises(ValueError, match=f"`ratings` column 'rating' must hold finite numbers at level='{level}'; got inf"):
+        agreement.krippendorff_alpha(ratings, level=level, rng=0)
+
+
 def test_alpha_interval_with_degenerate_resamples_is_nan_with_a_warning():
     # two items, one of them the only one that varies: some resamples hold only the constant item
     ratings = pd.DataFrame({"item_id": [1, 1, 2, 2], "annotator": list("ab") * 2, "rating": [1, 1, 1, 2]})
