@@ -22,15 +22,7 @@ from scipy import stats
 
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit._stats import wilson_interval, z_value
-from evalkit._validation import (
-    EvalkitWarning,
-    check_columns,
-    check_dataframe,
-    check_number,
-    check_rng,
-    check_unique_index,
-    show,
-)
+from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_rng, check_unique_index
 from evalkit.labels import latest_labels
 
 __all__ = [
@@ -97,7 +89,7 @@ def cohen_kappa(a, b, *, weights: str | None = None) -> float:
         if (numeric.isna() & pd.notna(values)).any() or pd.isna(values).any():
             bad = values[numeric.isna().to_numpy()][0]
             raise TypeError(f"`{name}` must hold numbers for weights={weights!r} (weighted kappa needs ordered "
-                            f"numeric labels); got {show(bad)}.")
+                            f"numeric labels); got {bad!r}.")
     labels, codes = np.unique(np.concatenate([a, b]).astype(float), return_inverse=True)
     k, n = len(labels), len(a)
     observed = np.zeros((k, k))
@@ -308,18 +300,10 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     specificity - 1)``. The percentile interval resamples both the run's verdicts and the calibration set,
     so it carries the uncertainty of the calibration too.
 
-    ``corrected``, ``ci_low`` and ``ci_high`` are clipped to [0, 1], the values a rate can take; the
-    unclipped ones are kept in ``corrected_unclipped``, ``ci_low_unclipped`` and ``ci_high_unclipped``.
-    Resamples whose calibration set lacks human PASS or FAIL labels, or whose judge is no better than chance,
-    cannot be corrected for and are left out (a NaN interval, with a warning, when none is left).
-
-    The interval ends are order statistics of the bootstrap estimates, so clipping commutes with them: the
-    clipped interval is the percentile interval of the clipped bootstrap estimates, and nothing is lost.
-    An unclipped estimate outside [0, 1] means the
-    calibration's error rates do not fit this run (other data, or too few labels): an
-    :class:`EvalkitWarning` says so, and its clipped interval may be the single point 0 or 1, which is
-    not a confident answer (read the unclipped columns). A judge no better than chance on the calibration
-    set (sensitivity + specificity <= 1) cannot be corrected for: a warning, and NaN estimate and interval.
+    Nothing is clipped: an estimate outside [0, 1] means the calibration's error rates do not fit this
+    run (other data, or too few labels), and an :class:`EvalkitWarning` says so; clipping would report a
+    confident 1.0 [1.0, 1.0] instead. A judge no better than chance on the calibration set (sensitivity
+    + specificity <= 1) cannot be corrected for: a warning, and NaN estimate and interval.
 
     Parameters
     ----------
@@ -329,6 +313,8 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
         The judge's calibration (same rubric and model).
     confidence_level : float, default 0.95
     n_resamples : int, default 4000
+        Resamples whose calibration set lacks human PASS or FAIL labels, or whose judge is no better than
+        chance, cannot be corrected for and are left out (a NaN interval, with a warning, when none is left).
     rng : None, int or numpy.random.Generator
     pass_levels : sequence of str, optional
         The run's verdicts that count as a pass (default: the rubric's from ``results.attrs``, else PASS).
@@ -336,8 +322,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     Returns
     -------
     DataFrame
-        One row: ``n_run, observed, corrected, ci_low, ci_high, sensitivity, specificity, n_calibration,
-        corrected_unclipped, ci_low_unclipped, ci_high_unclipped``; ``attrs["ci_method"]`` names the interval.
+        One row: ``n_run, observed, corrected, ci_low, ci_high, sensitivity, specificity, n_calibration``.
 
     Examples
     --------
@@ -373,25 +358,16 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
 
     corrected, se, sp = correct(observed, cells.astype(float))
     row = {"n_run": n_run, "observed": observed, "corrected": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-           "sensitivity": float(se), "specificity": float(sp), "n_calibration": int(cells.sum()),
-           "corrected_unclipped": np.nan, "ci_low_unclipped": np.nan, "ci_high_unclipped": np.nan}
-
-    def table(values: dict) -> pd.DataFrame:
-        out = pd.DataFrame([values])
-        out.attrs["ci_method"] = ("percentile bootstrap over the run's verdicts and the calibration set, clipped to "
-                                  "[0, 1]; unclipped ends in ci_low_unclipped, ci_high_unclipped")
-        return out
-
+           "sensitivity": float(se), "specificity": float(sp), "n_calibration": int(cells.sum())}
     if se + sp - 1 <= 0:
         warnings.warn(f"the judge is no better than chance on the calibration set (sensitivity {se:.2f} + "
                       f"specificity {sp:.2f} <= 1); its pass rate cannot be corrected (NaN).", EvalkitWarning,
                       stacklevel=2)
-        return table(row)
+        return pd.DataFrame([row])
     if not 0.0 <= corrected <= 1.0:
         warnings.warn(f"the corrected pass rate {corrected:.3f} is outside [0, 1]: the judge's error rates on the "
                       f"calibration set (sensitivity {se:.2f}, specificity {sp:.2f}, n = {int(cells.sum())}) do not "
-                      f"fit this run (observed {observed:.3f}); it is shown clipped to {min(max(corrected, 0), 1):g}, "
-                      "its unclipped value and interval in the *_unclipped columns. Label more cases like this run's.",
+                      f"fit this run (observed {observed:.3f}); reported unclipped. Label more cases like this run's.",
                       EvalkitWarning, stacklevel=2)
     gen = check_rng(rng)
     obs_star = gen.binomial(n_run, observed, size=n_resamples) / n_run
@@ -403,12 +379,9 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
                       "lacks human PASS or FAIL labels, or its judge is no better than chance): the interval is NaN. "
                       "Label more cases, or draw more resamples.", EvalkitWarning, stacklevel=2)
     alpha = (1 - confidence_level) / 2
-    # Order statistics (no interpolation between resamples), so that clipping commutes with them exactly.
-    low, high = np.quantile(boot, [alpha, 1 - alpha], method="inverted_cdf") if len(boot) else (np.nan, np.nan)
-    clip = lambda value: float(np.clip(value, 0.0, 1.0))  # noqa: E731 - NaN stays NaN
-    row.update(corrected=clip(corrected), ci_low=clip(low), ci_high=clip(high), corrected_unclipped=float(corrected),
-               ci_low_unclipped=float(low), ci_high_unclipped=float(high))
-    return table(row)
+    low, high = np.quantile(boot, [alpha, 1 - alpha]) if len(boot) else (np.nan, np.nan)
+    row.update(corrected=float(corrected), ci_low=float(low), ci_high=float(high))
+    return pd.DataFrame([row])
 
 
 def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: int = 5,

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit._coerce import DEFAULT_LEVELS, as_pass, verdict_levels
+from evalkit._coerce import as_pass
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -50,7 +50,7 @@ COLUMNS = ["estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled", "lam",
 
 
 # ----------------------------------------------------------------------------------------------- input
-def _as_scores(values, name: str, *, levels=DEFAULT_LEVELS, pass_levels=("PASS",)) -> pd.Series:
+def _as_scores(values, name: str, *, levels=("PASS", "FAIL"), pass_levels=("PASS",)) -> pd.Series:
     """A Series of numbers (floats), verdicts or booleans as float scores (pass = 1); NaN stays, +-inf is refused.
 
     Verdicts are read by ``as_pass``: PASS/FAIL in any case, booleans, and the given rubric levels.
@@ -304,9 +304,8 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", confidence_level
     Raises
     ------
     ValueError
-        Labels for cases the judge did not score, missing values under ``nan_policy="raise"``, infinite
-        scores or labels (under either policy: NaN marks a missing value, inf is no value), or fewer than 2
-        labels in all.
+        Labels for cases the judge did not score, missing values under ``nan_policy="raise"``, or fewer
+        than 2 labels in all.
 
     Examples
     --------
@@ -422,13 +421,14 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
 
 
 def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame | None = None, method="ppi++",
-              confidence_level: float = 0.95, by=None, adjust: str | None = None, pass_levels=None) -> pd.DataFrame:
+              confidence_level: float = 0.95, by=None, adjust: str | None = None) -> pd.DataFrame:
     """The human pass rate over all judged cases, from a judge results table and a few human labels.
 
-    Verdicts count as in :func:`evalkit.judge.pass_rate`: the rubric's pass levels pass (``PASS`` for a
-    PASS/FAIL rubric), every other level (including an unparseable answer) fails, an output that fails a code
-    check fails, and error rows (no verdict) are left out, with their human labels, and counted in
-    ``n_error``. Intervals are clipped to [0, 1].
+    Verdicts count as in :func:`evalkit.judge.pass_rate`: the rubric's pass levels pass (from
+    ``results.attrs["rubric"]``, as :func:`evalkit.judge.run_judge` and :func:`evalkit.judge.load_results` give
+    it; ``PASS`` for a PASS/FAIL rubric), every other level (including an unparseable answer) fails, an output
+    that fails a code check fails, and error rows (no verdict) are left out, with their human labels, and
+    counted in ``n_error``. Intervals are clipped to [0, 1].
 
     Parameters
     ----------
@@ -443,9 +443,6 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
         As in :func:`mean`.
     by : str or Series, optional
         A column of ``results`` or a Series of segment names by case id.
-    pass_levels : sequence of str, optional
-        The verdicts (and labels) that count as a pass. Default: the rubric's (``results.attrs["rubric"]``, as
-        :func:`evalkit.judge.run_judge` and :func:`evalkit.judge.load_results` give it), else ``("PASS",)``.
 
     Returns
     -------
@@ -468,7 +465,9 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
     1  classical     0.400           5             7  0.000
     2      judge     0.667           5             7    NaN
     """
-    levels, passing = verdict_levels(check_dataframe(results, "results"), pass_levels=pass_levels)  # the rubric's
+    from evalkit._coerce import verdict_levels
+
+    levels, passing = verdict_levels(check_dataframe(results, "results"))  # the rubric's, as judge.pass_rate reads them
     results = results.reset_index(drop=True)  # concatenated runs repeat labels
     results.attrs = {}  # a new frame: the rubric is read above, and pandas would copy the metadata at every step
     check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "error"], "results")

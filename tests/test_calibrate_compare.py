@@ -190,33 +190,13 @@ def test_demo_judge_end_to_end():
     assert compare.paired(runs["v1"], runs["v2"]).n == 100
 
 
-def test_corrected_pass_rate_outside_unit_interval_is_clipped_and_kept_unclipped():
-    # An all-PASS run of 20, a judge with sensitivity 8/15 and specificity 3/5 on 20 labels.
+def test_corrected_pass_rate_outside_unit_interval_is_not_clipped():
+    # The case: an all-PASS run of 20, a judge with sensitivity 8/15 and specificity 3/5 on 20 labels.
     human = pd.Series(["PASS"] * 15 + ["FAIL"] * 5, index=range(20))
     judge = pd.Series(["PASS"] * 8 + ["FAIL"] * 7 + ["FAIL"] * 3 + ["PASS"] * 2, index=range(20))
     report = calibrate.calibrate(judge, human)
-    with pytest.warns(EvalkitWarning, match="outside \\[0, 1\\].*shown clipped to 1, its unclipped value and interval"):
+    with pytest.warns(EvalkitWarning, match="outside \\[0, 1\\].*reported unclipped"):
         row = calibrate.corrected_pass_rate(pd.Series(["PASS"] * 20), report, rng=0).iloc[0]
     assert row["sensitivity"] == pytest.approx(8 / 15) and row["specificity"] == pytest.approx(3 / 5)
-    assert row["corrected_unclipped"] == pytest.approx((1 + 3 / 5 - 1) / (8 / 15 + 3 / 5 - 1))  # 4.5
-    assert row["ci_low_unclipped"] < row["corrected_unclipped"] < row["ci_high_unclipped"]  # no zero-width interval
-    assert row["corrected"] == 1.0 and row["ci_high"] == 1.0 and 0 <= row["ci_low"] <= 1
-
-
-def test_corrected_pass_rate_interval_is_the_one_a_rate_can_take(rng):
-    # A good judge (sensitivity 0.9, specificity 0.85 on 60 labels) and a run that passes 85%: the unclipped upper
-    # end passes 1.
-    human = pd.Series(["PASS"] * 40 + ["FAIL"] * 20, index=range(60))
-    judge = pd.Series(["PASS"] * 36 + ["FAIL"] * 4 + ["FAIL"] * 17 + ["PASS"] * 3, index=range(60))
-    report = calibrate.calibrate(judge, human)
-    run = pd.Series(["PASS"] * 85 + ["FAIL"] * 15)
-    out = calibrate.corrected_pass_rate(run, report, rng=0)
-    row = out.iloc[0]
-    assert 0 <= row["corrected"] == row["corrected_unclipped"] <= 1
-    assert row["ci_high_unclipped"] > 1 and row["ci_high"] == 1.0
-    assert row["ci_low"] == row["ci_low_unclipped"] and row["ci_low"] < row["corrected"]
-    assert "clipped to [0, 1]" in out.attrs["ci_method"]
-    # clipping commutes with the percentiles: the same seeds give the clipped ends of the unclipped interval
-    for seed in range(5):
-        r = calibrate.corrected_pass_rate(run, report, rng=seed, n_resamples=500).iloc[0]
-        assert (r["ci_low"], r["ci_high"]) == (min(max(r["ci_low_unclipped"], 0), 1), min(max(r["ci_high_unclipped"], 0), 1))
+    assert row["corrected"] == pytest.approx((1 + 3 / 5 - 1) / (8 / 15 + 3 / 5 - 1))  # 4.5, not 1.0
+    assert row["ci_low"] < row["corrected"] < row["ci_high"]  # no zero-width interval

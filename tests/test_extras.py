@@ -159,22 +159,28 @@ def notebook_imports(path: Path) -> set[str]:
 
 
 def module_needs(name: str) -> set[str]:
-    """Optional modules an evalkit module needs: its top-level imports and every ``require(...)`` it makes."""
+    """Optional modules an evalkit module may need: every import and ``require(...)`` in it, except imports with a
+    fallback (an ImportError handler that does not raise) and those reached only with the module's own objects."""
     path = PACKAGE / f"{name}.py"
     if not path.is_file():
         return set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    needs = set()
-    for node in tree.body:  # top-level statements, including a try block around an import
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.Import) and not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                needs |= {alias.name for alias in inner.names}
-            elif isinstance(inner, ast.ImportFrom) and inner.module and not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                needs.add(inner.module)
+    fallback = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "require" and node.args:
+        if isinstance(node, ast.Try) and any(_catches_import_error(h) and not any(isinstance(n, ast.Raise) for n in ast.walk(h))
+                                             for h in node.handlers):
+            fallback |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
+    needs = set()
+    for node in ast.walk(tree):
+        if id(node) in fallback:
+            continue
+        if isinstance(node, ast.Import):
+            needs |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            needs.add(node.module)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "require" and node.args:
             needs.add(ast.literal_eval(node.args[0]))
-    return {m for m in needs if _third_party(m)}
+    return {m for m in needs if _third_party(m) and (path.name, _top(m)) not in REACHED_ONLY_WITH}
 
 
 def installed_by(requirements: list[str]) -> set[str]:
