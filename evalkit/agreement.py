@@ -33,6 +33,7 @@ from scipy import sparse, stats
 
 from evalkit import calibrate as _calibrate
 from evalkit import correlate as _correlate
+from evalkit._optional import require
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -110,7 +111,10 @@ def _numeric(values: pd.Series, purpose: str, name: str = "ratings", column: str
         example = values.iloc[0] if len(values) else None
         raise TypeError(f"`{name}` column {column!r} must be numeric {purpose}; got dtype {values.dtype} with values "
                         f"like {show(example)}. Map labels to numbers, or use a nominal measure (level='nominal').")
-    return values.to_numpy(dtype=float)
+    numbers = values.to_numpy(dtype=float)
+    if np.isinf(numbers).any():
+        raise ValueError(f"`{name}` column {column!r} must hold finite numbers {purpose}; got {show(numbers[np.isinf(numbers)][0])}.")
+    return numbers
 
 
 def _label_files(value) -> bool:
@@ -277,8 +281,28 @@ def _bootstrap_items(statistic, n: int, n_resamples: int, confidence_level: floa
         idx = rng.integers(0, n, (b, n), dtype=np.int32).astype(np.intp) + n * np.arange(b)[:, None]
         dist.append(statistic(np.bincount(idx.ravel(), minlength=b * n).reshape(b, n).astype(float)))
     tail = 100 * (1 - confidence_level) / 2
-    low, high = np.percentile(np.concatenate(dist), [tail, 100 - tail])
+    dist = np.concatenate(dist)
+    undefined = int(np.isnan(dist).sum())
+    if undefined:
+        warnings.warn(f"{undefined} of {n_resamples} bootstrap resamples of the {n} items have no variation to agree "
+                      f"on (the statistic is undefined there), so the interval is NaN.", EvalkitWarning, stacklevel=3)
+        return np.nan, np.nan
+    low, high = np.percentile(dist, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def _warn_undefined(what: str, n_items: int, values, name: str = "ratings") -> bool:
+    """Warn (and return True) when an agreement coefficient is undefined: one item, or one value in all."""
+    if n_items < 2:
+        warnings.warn(f"{what} needs at least 2 items rated by 2 or more annotators; `{name}` has {n_items}, so it is "
+                      "undefined (NaN): on a single item the disagreement observed is all the disagreement expected.",
+                      EvalkitWarning, stacklevel=3)
+        return True
+    if len(values) < 2:
+        warnings.warn(f"{what} is undefined (NaN) when the ratings show no variation: every pairable rating in `{name}` "
+                      f"is {show(values[0])}, so agreement cannot be told from chance.", EvalkitWarning, stacklevel=3)
+        return True
+    return False
 
 
 def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 1000, confidence_level: float = 0.95,
@@ -304,8 +328,9 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
     -------
     DataFrame
         One row: ``alpha, ci_low, ci_high, n_items, n_annotators, level`` (items and annotators that
-        took part). Alpha is NaN when the pairable ratings use a single value (no variation to agree on);
-        the interval is NaN when some resample has none.
+        took part). Alpha is NaN, with an :class:`~evalkit.EvalkitWarning`, when the pairable ratings use a
+        single value (no variation to agree on) or come from a single item (alpha would be 0 by construction);
+        the interval is NaN, with a warning, when some resample has no variation.
 
     Notes
     -----
@@ -340,6 +365,9 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
     item_codes, items = pd.factorize(table["item_id"], sort=False)
     value_codes = np.asarray(value_codes, dtype=np.intp)
     k, n = len(values), len(items)
+    if _warn_undefined("Krippendorff's alpha", n, pd.unique(table["rating"])):
+        return pd.DataFrame([{"alpha": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n_items": n,
+                              "n_annotators": int(table["annotator"].nunique()), "level": level}])
     counts = np.bincount(item_codes * k + value_codes, minlength=n * k).reshape(n, k).astype(float)
     pairs = _pair_matrix(item_codes, value_codes, counts)
     o = np.asarray(pairs.sum(axis=0)).reshape(k, k)
@@ -469,7 +497,9 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
     DataFrame
         One row: ``kappa, ci_low, ci_high, p_val, n_items, n_raters, n_categories``. ``p_val`` tests
         kappa = 0 (two-sided) with the standard error under no agreement beyond chance of Fleiss, Nee &
-        Landis (1979).
+        Landis (1979). With a single category (chance agreement is 1) or a single item, kappa is undefined:
+        a NaN row and an :class:`~evalkit.EvalkitWarning`; the interval is NaN, with a warning, when some
+        resample has a single category.
 
     Examples
     --------
@@ -493,6 +523,9 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
         raise ValueError(f"Fleiss' kappa needs the same number of ratings for every item of `ratings`; got between "
                          f"{int(per_item.min())} and {int(per_item.max())}. Use krippendorff_alpha for missing ratings.")
     m = per_item[0]
+    if _warn_undefined("Fleiss' kappa", int(n_items), values):
+        return pd.DataFrame([{"kappa": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_val": np.nan,
+                              "n_items": int(n_items), "n_raters": int(m), "n_categories": k}])
     agree = (counts * (counts - 1)).sum(axis=1) / (m * (m - 1))  # each item's share of agreeing rating pairs
 
     def kappa_of(weights: np.ndarray) -> np.ndarray:
@@ -723,8 +756,11 @@ class AltTestResult:
     epsilon, fdr_level : float
         The cost-benefit margin and the false discovery rate used.
     annotators : DataFrame
-        One row per annotator: ``annotator, n_items, advantage_probability, human_advantage, p_val,
-        p_adjusted, judge_wins`` (annotators with too few items have NaN and are not counted).
+        One row per annotator: ``annotator, n_items, tested, advantage_probability, human_advantage, p_val,
+        p_adjusted, judge_wins``. Annotators with fewer than ``min_items`` items are not tested (``tested``
+        False, NaN p-values) and not counted. At ``epsilon=0`` an annotator who ties with the judge on every
+        item has an undefined t-test (NaN p-values, with a warning): the judge does not win against them, and
+        they count in both rates, as in the authors' code.
     """
 
     winning_rate: float
@@ -735,7 +771,7 @@ class AltTestResult:
     annotators: pd.DataFrame = field(repr=False)
 
     def __repr__(self) -> str:
-        tested = int(self.annotators["p_val"].notna().sum())
+        tested = int(self.annotators["tested"].sum())
         wins = int(self.annotators["judge_wins"].sum())
         return (f"AltTestResult({'passed' if self.passed else 'failed'}: winning rate {self.winning_rate:.2f} "
                 f"({wins} of {tested} annotators), advantage probability {self.advantage_probability:.3f}, "
@@ -818,19 +854,31 @@ def alternative_annotator_test(judge, ratings, *, scoring: str = "accuracy", eps
         score_h, score_f = _alignment(human, others, scoring), _alignment(llm, others, scoring)
         w_f, w_h = (score_f >= score_h).astype(float), (score_h >= score_f).astype(float)
         n = int(rated.sum())
-        p = stats.ttest_1samp(w_h - w_f, epsilon, alternative="less").pvalue if n >= min_items else np.nan
-        rows.append({"annotator": name, "n_items": n, "advantage_probability": w_f.mean() if n else np.nan,
+        diff = w_h - w_f
+        tied = n >= min_items and epsilon == 0 and not diff.any()
+        # Every item tied at epsilon = 0: the t statistic is 0 / 0 and scipy's p-value NaN, kept as NaN (not rejected).
+        p = np.nan if tied or n < min_items else stats.ttest_1samp(diff, epsilon, alternative="less").pvalue
+        rows.append({"annotator": name, "n_items": n, "tested": n >= min_items,
+                     "advantage_probability": w_f.mean() if n else np.nan,
                      "human_advantage": w_h.mean() if n else np.nan, "p_val": p})
     out = pd.DataFrame(rows)
-    tested = out["p_val"].notna()
+    tested = out["tested"].to_numpy()
     if not tested.all():
         warnings.warn(f"annotator(s) {out.loc[~tested, 'annotator'].tolist()} have fewer than min_items={min_items} "
                       "items and were not tested.", EvalkitWarning, stacklevel=2)
     if not tested.any():
         raise ValueError(f"no annotator has min_items={min_items} items scored by the judge and another annotator.")
+    undefined = tested & out["p_val"].isna().to_numpy()
+    if undefined.any():
+        warnings.warn(f"annotator(s) {out.loc[undefined, 'annotator'].tolist()} tie with the judge on every item "
+                      "(W_h - W_f = 0 throughout): at epsilon=0 the t-test is undefined (p_val NaN), so the judge does "
+                      "not win against them; they count in the winning rate and the advantage probability, as in the "
+                      "authors' procedure.", EvalkitWarning, stacklevel=2)
     out["p_adjusted"] = np.nan
-    # Benjamini-Yekutieli adjusted p-values: rejecting where they are <= fdr_level is the step-up procedure.
-    out.loc[tested, "p_adjusted"] = stats.false_discovery_control(out.loc[tested, "p_val"].to_numpy(), method="by")
+    # Benjamini-Yekutieli adjusted p-values over every tested annotator: rejecting where they are <= fdr_level is
+    # the step-up procedure. An undefined p-value enters as 1, the last rank, which the step-up never rejects.
+    adjusted = stats.false_discovery_control(np.nan_to_num(out.loc[tested, "p_val"].to_numpy(), nan=1.0), method="by")
+    out.loc[tested & ~undefined, "p_adjusted"] = adjusted[~undefined[tested]]
     out["judge_wins"] = (out["p_adjusted"] <= fdr_level).to_numpy()
     winning_rate = float(out.loc[tested, "judge_wins"].mean())
     return AltTestResult(winning_rate=winning_rate, advantage_probability=float(out.loc[tested, "advantage_probability"].mean()),
@@ -1012,7 +1060,7 @@ def length_bias(decisions, *, by=None, confidence_level: float = 0.95) -> pd.Dat
     lengths = table[["length_1", "length_2"]]
     if not all(pd.api.types.is_numeric_dtype(t) for t in lengths.dtypes) or (lengths <= 0).any().any():
         raise ValueError("`decisions` columns 'length_1' and 'length_2' must be positive numbers (e.g. word counts).")
-    import statsmodels.api as sm  # the 'stats' extra
+    sm = require("statsmodels.api", extra="stats", purpose="agreement.length_bias")
 
     def one(group: pd.DataFrame) -> dict:
         parsed = group[group["winner"].notna()]

@@ -36,24 +36,24 @@ __all__ = [
 ]
 
 
-def _pairs(judge, human, pass_levels=None) -> tuple[pd.DataFrame, int]:
+def _pairs(judge, human, pass_levels=None, name: str = "judge", human_name: str = "human") -> tuple[pd.DataFrame, int]:
     levels, passing = verdict_levels(judge, pass_levels=pass_levels)
-    j = as_pass(judge_verdicts(judge), "judge", levels=levels, pass_levels=passing)
+    j = as_pass(judge_verdicts(judge, name), name, levels=levels, pass_levels=passing)
     if not isinstance(human, pd.Series):
         raise TypeError(f"`human` must be a Series of PASS/FAIL labels indexed by case id; got {type(human).__name__}.")
     check_unique_index(human.index, "human")
-    h = as_pass(human, "human", levels=levels, pass_levels=passing)
+    h = as_pass(human, human_name, levels=levels, pass_levels=passing)
     common = j.index.intersection(h.index, sort=False)
     if len(common) == 0:
-        raise ValueError("the judge's case ids and the human labels share no case id; first ids: "
-                         f"judge {j.index[:3].tolist()}, human {h.index[:3].tolist()}.")
+        raise ValueError(f"`{name}` (the judge's case ids) and `{human_name}` (the labels) share no case id; first "
+                         f"ids: {name} {j.index[:3].tolist()}, {human_name} {h.index[:3].tolist()}.")
     pairs = pd.DataFrame({"human": h.loc[common], "judge": j.loc[common]})
     complete = pairs.notna().all(axis=1)
     excluded = int((~complete).sum())
     pairs = pairs[complete].astype(bool)
     pairs.index.name = "case_id"
     if pairs.empty:
-        raise ValueError("no case has both a judge verdict and a human label.")
+        raise ValueError(f"no case has both a judge verdict (in `{name}`) and a label (in `{human_name}`).")
     return pairs, excluded
 
 
@@ -84,6 +84,12 @@ def cohen_kappa(a, b, *, weights: str | None = None) -> float:
         po = float(np.mean(a == b))
         pe = float(sum(np.mean(a == lab) * np.mean(b == lab) for lab in labels))
         return 1.0 if pe == 1.0 else (po - pe) / (1 - pe)
+    for name, values in (("a", a), ("b", b)):
+        numeric = pd.to_numeric(pd.Series(values), errors="coerce")
+        if (numeric.isna() & pd.notna(values)).any() or pd.isna(values).any():
+            bad = values[numeric.isna().to_numpy()][0]
+            raise TypeError(f"`{name}` must hold numbers for weights={weights!r} (weighted kappa needs ordered "
+                            f"numeric labels); got {bad!r}.")
     labels, codes = np.unique(np.concatenate([a, b]).astype(float), return_inverse=True)
     k, n = len(labels), len(a)
     observed = np.zeros((k, k))
@@ -274,7 +280,7 @@ def disagreements(results: pd.DataFrame, human: pd.Series, *, cases: pd.DataFram
     """
     results = check_dataframe(results, "results")
     check_columns(results, ["case_id", "verdict"], "results")
-    pairs, _ = _pairs(results, human, pass_levels)
+    pairs, _ = _pairs(results, human, pass_levels, name="results")
     differ = pairs[pairs["human"] != pairs["judge"]]
     shown = lambda labels, passed: [  # noqa: E731 - the label as given; booleans as PASS / FAIL
         ("PASS" if p else "FAIL") if isinstance(v, (bool, np.bool_)) or pd.isna(v) else str(v)
@@ -316,6 +322,8 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
         The judge's calibration (same rubric and model).
     confidence_level : float, default 0.95
     n_resamples : int, default 4000
+        Resamples whose calibration set lacks human PASS or FAIL labels, or whose judge is no better than
+        chance, cannot be corrected for and are left out (a NaN interval, with a warning, when none is left).
     rng : None, int or numpy.random.Generator
     pass_levels : sequence of str, optional
         The run's verdicts that count as a pass (default: the rubric's from ``results.attrs``, else PASS).
@@ -341,6 +349,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     if not isinstance(report, CalibrationReport):
         raise TypeError(f"`report` must be a CalibrationReport (from calibrate); got {type(report).__name__}.")
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
+    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     levels, passing = verdict_levels(results, pass_levels=pass_levels)
     run = as_pass(judge_verdicts(results, "results"), "results", levels=levels, pass_levels=passing).dropna().astype(bool)
     if run.empty:
@@ -377,6 +386,10 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     cells_star = gen.multinomial(cells.sum(), cells / cells.sum(), size=n_resamples).astype(float)
     boot, se_star, sp_star = correct(obs_star, cells_star)
     boot = boot[np.isfinite(boot) & (se_star + sp_star - 1 > 0)]
+    if not len(boot):
+        warnings.warn(f"none of the {n_resamples} bootstrap resamples of the calibration set can be corrected for (each "
+                      "lacks human PASS or FAIL labels, or its judge is no better than chance): the interval is NaN. "
+                      "Label more cases, or draw more resamples.", EvalkitWarning, stacklevel=2)
     alpha = (1 - confidence_level) / 2
     low, high = np.quantile(boot, [alpha, 1 - alpha]) if len(boot) else (np.nan, np.nan)
     row.update(corrected=float(corrected), ci_low=float(np.clip(low, 0, 1)), ci_high=float(np.clip(high, 0, 1)),
@@ -419,8 +432,10 @@ def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: 
     """
     labels = check_dataframe(labels, "labels")
     check_columns(labels, ["case_id", "label", by], "labels")
+    bins = check_number(bins, "bins", low=1, integer=True)
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     latest = labels.drop_duplicates("case_id", keep="last").set_index("case_id")
-    pairs, _ = _pairs(judge, latest["label"])
+    pairs, _ = _pairs(judge, latest["label"], human_name="labels")
     order = latest.loc[pairs.index, by]
     agree = (pairs["human"] == pairs["judge"]).to_numpy()
     numeric = pd.api.types.is_numeric_dtype(order)
@@ -467,6 +482,6 @@ def self_agreement(records: pd.DataFrame) -> pd.DataFrame:
     again = latest_labels(records, mode="relabel")["label"]
     common = first.index.intersection(again.index)
     if len(common) == 0:
-        raise ValueError("no case has both a label and a re-label yet.")
+        raise ValueError("`records`: no case has both a label and a re-label yet (modes 'label' and 'relabel').")
     a, b = first.loc[common].to_numpy(), again.loc[common].to_numpy()
     return pd.DataFrame([{"n": len(common), "agreement": float(np.mean(a == b)), "kappa": cohen_kappa(a, b)}])

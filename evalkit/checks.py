@@ -197,14 +197,14 @@ def run_checks(outputs, checks: Sequence[Check], *, column: str = "output") -> p
         outputs = outputs.set_index("case_id")[column]
     elif not isinstance(outputs, pd.Series):
         raise TypeError(f"`outputs` must be a Series indexed by case id or a cases DataFrame; got {type(outputs).__name__}.")
-    checks = list(checks)
+    checks = list(checks) if isinstance(checks, (list, tuple)) else [checks] if isinstance(checks, Check) else None
     if not checks or not all(isinstance(c, Check) for c in checks):
         raise TypeError("`checks` must be a non-empty sequence of Check objects (see evalkit.checks).")
     names = [c.name for c in checks]
     if len(set(names)) != len(names):
-        raise ValueError(f"check names must be unique; got {names}.")
+        raise ValueError(f"`checks`: check names must be unique; got {names}.")
     if "all_passed" in names:
-        raise ValueError("'all_passed' is reserved for the combined column; rename that check.")
+        raise ValueError("`checks`: 'all_passed' is reserved for the combined column; rename that check.")
     rows = []
     for text in outputs:
         if not isinstance(text, str):

@@ -237,7 +237,7 @@ def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level
     common = va.index.intersection(vb.index, sort=False)
     both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]}).dropna()
     if both.empty:
-        raise ValueError("the two runs share no case with a verdict in both; compare runs on the same cases.")
+        raise ValueError("`a` and `b` (the two runs) share no case with a verdict in both; compare runs on the same cases.")
     if scores:
         return _paired_scores(both, method, confidence_level, bounds, check_rng(rng))
     levels_a, passing = verdict_levels(a, levels=labels, pass_levels=pass_levels)

@@ -478,6 +478,9 @@ def _per_group_corr(values, h, valid, codes, n_groups: int, method: str) -> tupl
 def mean_absolute_error(scores, human) -> pd.Series:
     """Mean absolute difference between each score column and the human ratings (aligned by index).
 
+    Items scored but not rated (or rated but not scored) are left out with an :class:`~evalkit.EvalkitWarning`
+    counting them, as in :func:`correlate`; NaN values are skipped.
+
     Examples
     --------
     >>> import pandas as pd
@@ -514,14 +517,30 @@ def _zou_ci(r12: float, r13: float, r23: float, n: int, confidence_level: float)
     return float(low), float(high)
 
 
-def _three(a, b, human) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _three(a, b, human, *, same_items: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not isinstance(a, pd.Series) or not isinstance(b, pd.Series):
         raise TypeError("`a` and `b` must be Series of scores indexed by item id.")
-    # Documented: the items scored by both and rated take part; `n` in the result says how many.
+    check_unique_index(a.index, "a")
+    check_unique_index(b.index, "b")
+    for name, series in (("a", a), ("b", b)):
+        if len(series) == 0:
+            raise ValueError(f"`{name}` is empty.")
+        _check_numeric(series, name)
+    if same_items and (len(a) != len(b) or not a.index.isin(b.index).all()):
+        shared = a.index.intersection(b.index, sort=False)
+        either = a.index.union(b.index, sort=False)
+        raise ValueError(f"`a` and `b` must score the same items (two metrics compared on the same items); they share "
+                         f"{len(shared)} of the {len(either)} items in either (`a` has {len(a)}, `b` has {len(b)}), e.g. "
+                         f"not in both: {either.difference(shared, sort=False)[:3].tolist()}. To compare on the shared "
+                         "items, select them in both first.")
+    # Documented: the items scored by both (not NaN) and rated take part; `n` in the result says how many.
+    if not same_items and not len(a.index.intersection(b.index)):
+        raise ValueError(f"`a` and `b` share no item; first ids: a {a.index[:3].tolist()}, b {b.index[:3].tolist()}.")
     frame, h, _ = _align(pd.concat({"a": a, "b": b}, axis=1, join="inner", sort=False), human, warn=False)
     keep = frame.notna().all(axis=1) & h.notna()
     if keep.sum() < 4:
-        raise ValueError(f"comparing two metrics needs at least 4 items scored by both and rated; got {int(keep.sum())}.")
+        raise ValueError(f"comparing two metrics needs at least 4 items scored by both `a` and `b` and rated in `human`; "
+                         f"got {int(keep.sum())}.")
     return frame["a"][keep].to_numpy(float), frame["b"][keep].to_numpy(float), h[keep].to_numpy(float)
 
 
@@ -539,7 +558,8 @@ def compare_metrics(
     """Test whether metric ``a`` correlates with the humans differently from metric ``b``.
 
     Both correlations share the human ratings, so they are dependent; testing each CI for overlap is
-    wrong. Items are those scored by both metrics and rated (NaN rows are dropped).
+    wrong. ``a`` and ``b`` must score the same items (else ValueError, saying how many they share); the items
+    taking part are those where both scores are present and a human rating exists (NaN rows are dropped).
 
     Parameters
     ----------
@@ -623,7 +643,8 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     one-sided tail measured from ``-delta_obs``, not a test that the difference is zero: prefer
     :func:`compare_metrics` for inference.
 
-    Items are those scored by both (NaN dropped), in the order of ``a``.
+    Items are those scored by both (NaN dropped) and rated, in the order of ``a``, as the paper took them
+    (its ``n_common``).
 
     Returns
     -------
@@ -641,7 +662,7 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     True
     """
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
-    x, y, h = _three(a, b, human)
+    x, y, h = _three(a, b, human, same_items=False)
     n = len(h)
     rho_a = stats.spearmanr(x, h).statistic
     rho_b = stats.spearmanr(y, h).statistic
@@ -709,7 +730,8 @@ def select_temperature(
     verdicts : DataFrame
         Claim-verdict table.
     human : Series
-        Human ratings indexed by item id; only items rated here are used.
+        Human ratings indexed by item id; only items rated here are used (a NaN rating, or a NaN score, leaves
+        the item out, as ``nan_policy="omit"`` does in :func:`correlate`).
     temperatures : sequence of float
         Candidate temperatures in [0.1, 1.0].
     folds : int, default 5
@@ -723,6 +745,9 @@ def select_temperature(
     Returns
     -------
     TemperatureSelection
+        Where the correlation is undefined at every temperature (constant ratings or scores, on all items or
+        on a fold's training items), the temperature and correlations concerned are NaN, with an
+        :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -739,22 +764,44 @@ def select_temperature(
     folds = check_number(folds, "folds", low=2, integer=True)
     scores = _tcva.sweep(verdicts, temperatures, items=items, **score_options)
     frame, h, _ = _align(scores, human, warn=False)  # only rated items take part, as documented
+    # Missing ratings (and items scored NaN, e.g. with empty=np.nan) are left out, as correlate's nan_policy="omit"
+    # leaves them out; a NaN score covers a whole row (an item without claims), so rows and columns agree.
+    complete = h.notna().to_numpy() & frame.notna().all(axis=1).to_numpy()
+    frame, h = frame[complete], h[complete]
     if len(h) < 2 * folds:
         raise ValueError(f"`folds`={folds} needs at least {2 * folds} rated items; got {len(h)}.")
     values, hv = frame.to_numpy(float), h.to_numpy(float)
     temps = frame.columns.to_numpy(dtype=float)
     fold_of = check_rng(rng).permutation(len(hv)) % folds
-    rows, pooled = [], np.empty(len(hv))
+    rows, pooled, undefined = [], np.full(len(hv), np.nan), []
     for f in range(folds):
         train, test = fold_of != f, fold_of == f
         r_train = _corr_lastaxis(values[train].T, hv[train], method)
-        best = int(np.nanargmax(r_train))
-        pooled[test] = values[test, best]
-        rows.append({"fold": f, "n_train": int(train.sum()), "n_test": int(test.sum()), "temperature": temps[best],
-                     "r_train": float(r_train[best]), "r_test": _scipy_corr(values[test, best], hv[test], method, p_value=False)[0]})
+        best = _best(r_train)
+        if best is None:
+            undefined.append(f"fold {f}'s training items")
+        if best is not None:
+            pooled[test] = values[test, best]
+        rows.append({"fold": f, "n_train": int(train.sum()), "n_test": int(test.sum()),
+                     "temperature": np.nan if best is None else temps[best],
+                     "r_train": np.nan if best is None else float(r_train[best]),
+                     "r_test": np.nan if best is None else
+                     _scipy_corr(values[test, best], hv[test], method, p_value=False)[0]})
     r_all = _corr_lastaxis(values.T, hv, method)
-    best = int(np.nanargmax(r_all))
+    best = _best(r_all)
+    if best is None:
+        undefined.insert(0, f"all {len(hv)} rated items")
+    if undefined:
+        warnings.warn(f"the correlation is undefined at every temperature on {', '.join(undefined)} (the human ratings "
+                      "or the scores are constant there), so no temperature can be chosen there: NaN.", EvalkitWarning,
+                      stacklevel=2)
+    r_oof = np.nan if np.isnan(pooled).any() else _scipy_corr(pooled, hv, method, p_value=False)[0]
     return TemperatureSelection(
-        temperature=float(temps[best]), r_in_sample=float(r_all[best]),
-        r_out_of_fold=_scipy_corr(pooled, hv, method, p_value=False)[0], method=method, folds=pd.DataFrame(rows),
+        temperature=np.nan if best is None else float(temps[best]), r_in_sample=np.nan if best is None else float(r_all[best]),
+        r_out_of_fold=float(r_oof), method=method, folds=pd.DataFrame(rows),
     )
+
+
+def _best(r: np.ndarray) -> int | None:
+    """Position of the highest correlation; None when every one is undefined."""
+    return None if np.isnan(r).all() else int(np.nanargmax(r))

@@ -79,6 +79,21 @@ def _n_tokens(documents: pd.DataFrame, tokenizer: Callable | None) -> pd.Series:
     return counts
 
 
+def _finite(values: pd.Series, name: str, *, what: str = "finite numbers", allow_nan: bool = False) -> np.ndarray:
+    """``values`` as floats, or TypeError/ValueError naming ``name`` and the first value that is not a finite number."""
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        numeric = pd.to_numeric(values, errors="coerce") if not pd.api.types.is_bool_dtype(values) else values * np.nan
+        bad = numeric.isna() & values.notna() if not pd.api.types.is_bool_dtype(values) else values.notna()
+        if bad.any():
+            raise TypeError(f"{name} must hold {what}; got {show(values[bad].iloc[0])} for {show(values.index[bad][0])}.")
+        values = numeric
+    floats = values.to_numpy(dtype=float, na_value=np.nan)
+    bad = np.isinf(floats) | (np.isnan(floats) if not allow_nan else False)
+    if bad.any():
+        raise ValueError(f"{name} must hold {what}; got {show(floats[bad][0])} for {show(values.index[bad][0])}.")
+    return floats
+
+
 def _count(tokens) -> int:
     return int(tokens) if isinstance(tokens, (int, np.integer)) else len(tokens)
 
@@ -218,9 +233,14 @@ def length_bins(n_tokens, *, bins: int = 3, edges=None, labels=None) -> pd.Serie
     >>> length_bins(pd.Series([10, 60], index=["a", "b"]), edges=[0, 50, 100], labels=["s", "l"]).tolist()
     ['s', 'l']
     """
+    return _length_bins(n_tokens, bins=bins, edges=edges, labels=labels, name="`n_tokens`")
+
+
+def _length_bins(n_tokens, *, bins, edges, labels, name: str) -> pd.Series:
     counts = n_tokens["n_tokens"] if isinstance(n_tokens, pd.DataFrame) else n_tokens
     if not isinstance(counts, pd.Series):
         raise TypeError(f"`n_tokens` must be a Series or a table with 'n_tokens'; got {type(n_tokens).__name__}.")
+    counts = pd.Series(_finite(counts, name, what="finite token counts"), index=counts.index, name=counts.name)
     if edges is not None:
         edges = np.asarray(edges, dtype=float)
         if edges.ndim != 1 or len(edges) < 2 or not np.all(np.diff(edges) > 0):
@@ -317,7 +337,8 @@ def rescore(table: pd.DataFrame, *, bins: int = 3, edges=None, labels=None,
     Returns
     -------
     DataFrame
-        The :func:`fd_star` columns.
+        The :func:`fd_star` columns; a bin with one document or no spread gets ``z = 0`` and an
+        :class:`~evalkit.EvalkitWarning` naming it, as in :func:`fd_star`.
 
     Examples
     --------
@@ -332,7 +353,9 @@ def rescore(table: pd.DataFrame, *, bins: int = 3, edges=None, labels=None,
     out = table.copy()
     if "n_claims" not in out.columns:
         out["n_claims"] = pd.NA
-    out["length_bin"] = length_bins(out["n_tokens"], bins=bins, edges=edges, labels=labels)
+    out["length_bin"] = _length_bins(out["n_tokens"], bins=bins, edges=edges, labels=labels,
+                                     name="`table` column 'n_tokens'")
+    _finite(out["fd_raw"], "`table` column 'fd_raw'")
     grouped = out.groupby("length_bin", observed=True)["fd_raw"]
     mean, std, size = (grouped.transform(f).to_numpy(dtype=float) for f in ("mean", "std", "size"))
     degenerate = (size < 2) | ~(std > 0)
@@ -491,8 +514,10 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), confidenc
     Returns
     -------
     DataFrame
-        Indexed by measure: ``n, r, ci_low, ci_high, p_val`` (:func:`scipy.stats.pearsonr`, Fisher CI).
-        A corrected FD* should show no significant length correlation.
+        Indexed by measure: ``n, r, ci_low, ci_high, p_val`` (:func:`scipy.stats.pearsonr`, Fisher CI) over
+        the documents with both values. A corrected FD* should show no significant length correlation.
+        With fewer than 3 such documents, or a constant side, the row is NaN with an
+        :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -504,14 +529,29 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), confidenc
     (True, True)
     """
     table = check_dataframe(table, "table")
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in np.atleast_1d(np.asarray(columns, dtype=object))):
+        raise TypeError(f"`columns` must be a sequence of column names; got {columns!r}.")
     check_columns(table, ["n_tokens", *columns], "table")
-    rows = {}
+    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    length = _finite(table["n_tokens"], "`table` column 'n_tokens'", allow_nan=True)
+    rows, undefined = {}, []
     for column in columns:
-        res = stats.pearsonr(table["n_tokens"].to_numpy(float), table[column].to_numpy(float))
-        ci = res.confidence_interval(confidence_level)
-        rows[column] = {"n": len(table), "r": float(res.statistic), "ci_low": float(ci.low), "ci_high": float(ci.high),
-                        "p_val": float(res.pvalue)}
-    out = pd.DataFrame(rows).T.astype({"n": "int64"})
+        density = _finite(table[column], f"`table` column {column!r}", allow_nan=True)
+        both = ~np.isnan(length) & ~np.isnan(density)  # documents without one of the two are left out
+        x, y = length[both], density[both]
+        row = {"n": int(both.sum()), "r": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_val": np.nan}
+        if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+            undefined.append(f"{column!r} ({len(x)} documents" + (")" if len(x) < 3 else ", one side constant)"))
+        else:
+            res = stats.pearsonr(x, y)
+            ci = res.confidence_interval(confidence_level)
+            row.update(r=float(res.statistic), ci_low=float(ci.low), ci_high=float(ci.high), p_val=float(res.pvalue))
+        rows[column] = row
+    if undefined:
+        warnings.warn(f"the length correlation is undefined (NaN) for {', '.join(undefined)}: it needs 3 or more "
+                      "documents whose lengths and densities both vary.", EvalkitWarning, stacklevel=2)
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=["n", "r", "ci_low", "ci_high", "p_val"])
+    out = out.astype({"n": "int64", "r": float, "ci_low": float, "ci_high": float, "p_val": float})
     out.index.name = "measure"
     return out
 
@@ -519,19 +559,35 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), confidenc
 def tier_means(table: pd.DataFrame, *, by: str = "source", column: str = "fd_star") -> pd.DataFrame:
     """Mean, spread and count of a density column per source tier.
 
+    Returns
+    -------
+    DataFrame
+        Indexed by tier: ``n`` (documents with a value), ``mean`` and ``std`` (ddof=1). A tier with one
+        document has NaN std, with an :class:`~evalkit.EvalkitWarning`; documents without a tier or a value
+        are left out.
+
     Examples
     --------
     >>> import pandas as pd
     >>> from evalkit.density import tier_means
-    >>> tier_means(pd.DataFrame({"source": ["a", "a", "b"], "fd_star": [1.0, 0.0, -1.0]}))
+    >>> tier_means(pd.DataFrame({"source": ["a", "a", "b", "b"], "fd_star": [1.0, 0.0, -1.0, -2.0]}))
             n  mean       std
     source
     a       2   0.5  0.707107
-    b       1  -1.0       NaN
+    b       2  -1.5  0.707107
     """
     table = check_dataframe(table, "table")
     check_columns(table, [by, column], "table")
-    return table.groupby(by, sort=True)[column].agg(["size", "mean", "std"]).rename(columns={"size": "n"})
+    values = pd.Series(_finite(table[column], f"`table` column {column!r}", allow_nan=True), index=table.index)
+    out = values.groupby(table[by].to_numpy(), sort=True).agg(["count", "mean", "std"]).rename(columns={"count": "n"})
+    out = out[out["n"] > 0].rename_axis(by)
+    if out.empty:
+        raise ValueError(f"`table` has no document with both a {by!r} and a {column!r} value.")
+    single = out.index[out["n"] < 2]
+    if len(single):
+        warnings.warn(f"tier(s) {list(map(str, single))[:5]} hold a single document: their std is undefined (NaN).",
+                      EvalkitWarning, stacklevel=2)
+    return out
 
 
 def tier_spread(table: pd.DataFrame, *, by: str = "source", column: str = "fd_star", threshold: float = 0.10) -> pd.DataFrame:
@@ -553,7 +609,10 @@ def tier_spread(table: pd.DataFrame, *, by: str = "source", column: str = "fd_st
        n_tiers  spread  threshold  collapsed
     0        2     0.5        0.1      False
     """
-    means = tier_means(table, by=by, column=column)["mean"]
+    threshold = check_number(threshold, "threshold", low=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)  # a tier's undefined std does not enter the spread of the means
+        means = tier_means(table, by=by, column=column)["mean"]
     spread = float(means.std(ddof=0))
     return pd.DataFrame([{"n_tiers": len(means), "spread": spread, "threshold": threshold, "collapsed": spread < threshold}])
 

@@ -41,6 +41,7 @@ from evalkit._validation import (
     check_option,
     check_rng,
     check_unique_index,
+    show,
 )
 
 __all__ = ["mean", "difference", "pass_rate", "confidence_sequence", "stopping_point", "expected_half_width", "labels_needed",
@@ -51,14 +52,23 @@ COLUMNS = ["estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled", "lam",
 
 
 # ----------------------------------------------------------------------------------------------- input
-def _as_scores(values, name: str) -> pd.Series:
-    """A Series of numbers (floats), PASS/FAIL verdicts or booleans as float scores (PASS = 1); NaN stays."""
+def _as_scores(values, name: str, *, levels=("PASS", "FAIL"), pass_levels=("PASS",)) -> pd.Series:
+    """A Series of numbers (floats), verdicts or booleans as float scores (pass = 1); NaN stays, +-inf is refused.
+
+    Verdicts are read by ``as_pass``: PASS/FAIL in any case, booleans, and the given rubric levels.
+    """
     if not isinstance(values, pd.Series):
         raise TypeError(f"`{name}` must be a pandas Series indexed by case id; got {type(values).__name__}.")
     if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
-        return values.astype(float)
+        scores = values.astype(float)
+        infinite = np.isinf(scores.to_numpy())
+        if infinite.any():
+            raise ValueError(f"`{name}` has {int(infinite.sum())} infinite value(s), e.g. "
+                             f"{show(scores[infinite].iloc[0])} for case {show(values.index[infinite][0])}; scores and labels must "
+                             "be finite numbers (mark a missing one with NaN).")
+        return scores
     try:
-        passed = as_pass(values, name)  # PASS/FAIL (any case) or booleans; anything else is refused
+        passed = as_pass(values, name, levels=levels, pass_levels=pass_levels)  # anything else is refused
     except ValueError as exc:
         raise ValueError(str(exc).replace("expected one of ['PASS', 'FAIL'], PASS/FAIL", "expected a number, PASS/FAIL")) from None
     return pd.Series(passed.to_numpy(dtype=float, na_value=np.nan), index=values.index, name=values.name)
@@ -665,16 +675,19 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
               finite_population: bool = False) -> pd.DataFrame:
     """The human pass rate over all judged cases, from a judge results table and a few human labels.
 
-    Verdicts count as in :func:`evalkit.judge.pass_rate`: ``PASS`` passes, every other level (including an
-    unparseable answer) fails, an output that fails a code check fails, and error rows (no verdict) are left
-    out, with their human labels, and counted in ``n_error``. Intervals are clipped to [0, 1].
+    Verdicts count as in :func:`evalkit.judge.pass_rate`: the rubric's pass levels pass (from
+    ``results.attrs["rubric"]``, as :func:`evalkit.judge.run_judge` and :func:`evalkit.judge.load_results` give
+    it; ``PASS`` for a PASS/FAIL rubric), every other level (including an unparseable answer) fails, an output
+    that fails a code check fails, and error rows (no verdict) are left out, with their human labels, and
+    counted in ``n_error``. Intervals are clipped to [0, 1].
 
     Parameters
     ----------
     results : DataFrame
         A results table (:func:`evalkit.judge.run_judge`); one estimate per ``(rubric, rubric_version, model)``.
     human : Series
-        PASS/FAIL strings or booleans (True = PASS) indexed by case id, for a random subset of the cases.
+        Labels indexed by case id, for a random subset of the cases: PASS/FAIL strings, the rubric's levels
+        or booleans (True = pass).
     checks : DataFrame, optional
         :func:`evalkit.checks.run_checks` output (``all_passed`` by case id).
     method, interval, confidence_level, adjust, finite_population
@@ -706,11 +719,14 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
     1  classical     0.400           5             7  0.000
     2      judge     0.667           5             7    NaN
     """
-    results = check_dataframe(results, "results").reset_index(drop=True)  # concatenated runs repeat labels
-    results.attrs = {}  # a new frame: the run's metadata is not needed here, and pandas would copy it at every step
+    from evalkit._coerce import verdict_levels
+
+    levels, passing = verdict_levels(check_dataframe(results, "results"))  # the rubric's, as judge.pass_rate reads them
+    results = results.reset_index(drop=True)  # concatenated runs repeat labels
+    results.attrs = {}  # a new frame: the rubric is read above, and pandas would copy the metadata at every step
     check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "error"], "results")
     methods = _methods(method)
-    human = _as_scores(human, "human")
+    human = _as_scores(human, "human", levels=levels, pass_levels=passing)
     check_unique_index(human.index, "human")
     unknown = human.index[~human.index.isin(results["case_id"])]
     if len(unknown):
@@ -732,8 +748,8 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
     for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True):
         ok = group["error"].isna().to_numpy()
         judged = group[ok]
-        score = pd.Series(((judged["verdict"].astype(object) == "PASS").to_numpy() & ~failed[judged.index]).astype(float),
-                          index=judged["case_id"].to_numpy())
+        passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).to_numpy(dtype=bool)
+        score = pd.Series((passed & ~failed[judged.index]).astype(float), index=judged["case_id"].to_numpy())
         segments = None
         if isinstance(by, str):
             segments = pd.Series(judged[by].to_numpy(), index=score.index, name=by)

@@ -426,6 +426,7 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     """
     results = check_dataframe(results, "results").reset_index(drop=True)  # concatenated runs repeat labels
     check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "parsed", "error"], "results")
+    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     check_number(unparseable_alert, "unparseable_alert", low=0.0, high=1.0)
     check_number(max_jump, "max_jump", low=0.0, high=1.0)
     check_option(interval, ["clopper-pearson", "wilson"], "interval")

@@ -9,10 +9,34 @@ import pandas as pd
 from evalkit import calibrate as _calibrate
 from evalkit import tcva as _tcva
 from evalkit import verdicts as _verdicts
-from evalkit._validation import check_columns, check_dataframe
+from evalkit._validation import check_columns, check_dataframe, check_number
 
 __all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates", "length_bias", "fd_by_bin",
            "tier_share", "label_budget", "human_ceiling"]
+
+def _rows(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    if table.empty:
+        raise ValueError(f"`{name}` is empty: there is nothing to draw.")
+    return table
+
+
+def _numbers(table: pd.DataFrame, columns, name: str) -> pd.DataFrame:
+    """``table`` with the listed columns as floats; TypeError naming ``name`` and the column where one holds
+    something else than numbers (NaN allowed: a gap), ValueError for inf."""
+    table = table.copy()
+    for column in columns:
+        values = table[column]
+        if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+            numeric = pd.to_numeric(values, errors="coerce")
+            bad = numeric.isna() & values.notna()
+            if bad.any() or pd.api.types.is_bool_dtype(values):
+                raise TypeError(f"`{name}` column {column!r} must hold numbers; got {values[bad].iloc[0]!r}"
+                                if bad.any() else f"`{name}` column {column!r} must hold numbers; got booleans.")
+        if np.isinf(pd.to_numeric(values, errors="coerce").to_numpy(dtype=float, na_value=np.nan)).any():
+            raise ValueError(f"`{name}` column {column!r} must hold finite numbers (NaN for a gap); got inf.")
+        table[column] = pd.to_numeric(values, errors="coerce").astype(float)
+    return table
+
 
 def _plain(value) -> str:
     """A label taken from the data, shown as written: ``$`` would otherwise start matplotlib mathtext."""
@@ -62,11 +86,15 @@ def temperature_sweep(corr_table: pd.DataFrame, *, baselines=None, label=None, s
     >>> len(ax.lines)
     2
     """
-    table = check_dataframe(corr_table, "corr_table")
+    table = _rows(check_dataframe(corr_table, "corr_table"), "corr_table")
     check_columns(table, ["r"], "corr_table")
+    table = _numbers(table, [c for c in ("r", "ci_low", "ci_high") if c in table.columns], "corr_table")
+    t = pd.to_numeric(pd.Series(table.index), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    if not np.isfinite(t).all():
+        raise ValueError(f"`corr_table` must be indexed by temperature (finite numbers, as from correlate on a sweep); "
+                         f"its index holds {table.index[~np.isfinite(t)][0]!r}.")
     if ax is None:
         ax = plt.gca()
-    t = np.asarray(table.index, dtype=float)
     order = np.argsort(t)
     t = t[order]
     method = table["method"].iloc[0] if "method" in table.columns else "r"
@@ -210,7 +238,8 @@ def length_bias(table: pd.DataFrame, *, ax=None, **kwargs):
     Parameters
     ----------
     table : DataFrame
-        :func:`evalkit.density.fd_star` output.
+        :func:`evalkit.density.fd_star` output. The correlations are :func:`evalkit.density.length_bias`'s,
+        with its warning where one is undefined (shown as ``r = nan``).
     ax : matplotlib Axes, optional
     **kwargs
         Passed to ``ax.scatter``.
@@ -227,8 +256,9 @@ def length_bias(table: pd.DataFrame, *, ax=None, **kwargs):
     """
     from evalkit.density import length_bias as _bias
 
-    table = check_dataframe(table, "table")
+    table = _rows(check_dataframe(table, "table"), "table")
     check_columns(table, ["n_tokens", "fd_raw", "length_bin", "fd_star"], "table")
+    table = _numbers(table, ["n_tokens", "fd_raw", "fd_star"], "table")
     if ax is None:
         ax = plt.gca()
     kwargs.setdefault("s", 12)
@@ -260,9 +290,13 @@ def fd_by_bin(table: pd.DataFrame, *, column: str = "fd_raw", by: str = "source"
     """
     table = check_dataframe(table, "table")
     check_columns(table, ["length_bin", column, by], "table")
+    table = _rows(table.dropna(subset=["length_bin", by]), "table")
+    table = _numbers(table, [column], "table")
     if ax is None:
         ax = plt.gca()
-    bins = [b for b in table["length_bin"].cat.categories if (table["length_bin"] == b).any()]
+    categories = table["length_bin"].cat.categories if isinstance(table["length_bin"].dtype, pd.CategoricalDtype) else \
+        sorted(pd.unique(table["length_bin"]), key=str)  # bins in their order, or sorted by name when not categorical
+    bins = [b for b in categories if (table["length_bin"] == b).any()]
     tiers = sorted(table[by].unique(), key=str)
     width = 0.8 / len(tiers)
     for j, tier in enumerate(tiers):
@@ -303,6 +337,7 @@ def tier_share(metrics: pd.DataFrame, *, ax=None, **kwargs):
     if "condition" not in metrics.columns or not share_columns:
         raise KeyError("`metrics` needs 'condition' and share_<tier> columns (evaluate(..., documents=...)); "
                        f"it has {list(metrics.columns)}.")
+    metrics = _numbers(_rows(metrics, "metrics"), share_columns, "metrics")
     shares = metrics.groupby("condition", sort=True)[share_columns].mean()
     if ax is None:
         ax = plt.gca()
@@ -347,8 +382,10 @@ def label_budget(expected: pd.DataFrame, *, half_width=None, ax=None, **kwargs):
     >>> ax.get_legend_handles_labels()[1]
     ['ppi++', 'classical', 'target 0.1']
     """
-    table = check_dataframe(expected, "expected")
+    table = _rows(check_dataframe(expected, "expected"), "expected")
     check_columns(table, ["n_labelled", "method", "half_width"], "expected")
+    table = _numbers(table, ["n_labelled", "half_width"], "expected")
+    half_width = check_number(half_width, "half_width", low=0.0, allow_none=True)
     if ax is None:
         ax = plt.gca()
     for method, curve in table.groupby("method", sort=False):
@@ -393,13 +430,21 @@ def human_ceiling(table: pd.DataFrame, *, ax=None, **kwargs):
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['a', 'b', 'metric']
     """
-    table = check_dataframe(table, "table")
+    table = _rows(check_dataframe(table, "table"), "table")
     check_columns(table, ["kind", "name", "r"], "table")
+    has_ci = {"ci_low", "ci_high"} <= set(table.columns)
+    table = _numbers(table, ["r", "ci_low", "ci_high"] if has_ci else ["r"], "table")
+    r = table["r"].to_numpy(float)
+    if has_ci:
+        low, high = table["ci_low"].to_numpy(float), table["ci_high"].to_numpy(float)
+        outside = (low > r) | (r > high)  # False where anything is NaN: a missing interval is not drawn
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise ValueError(f"`table` row {i} ({table['name'].iloc[i]!r}): its interval [{low[i]:g}, {high[i]:g}] does "
+                             f"not hold its r = {r[i]:g}.")
     if ax is None:
         ax = plt.gca()
     y = np.arange(len(table))[::-1]
-    r = table["r"].to_numpy(float)
-    has_ci = {"ci_low", "ci_high"} <= set(table.columns)
     for i, kind in enumerate(("annotator", "score")):
         rows = (table["kind"] == kind).to_numpy()
         if not rows.any():

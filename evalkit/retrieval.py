@@ -28,6 +28,7 @@ from evalkit._validation import (
     check_option,
     check_rng,
     check_unique_column,
+    show,
 )
 
 __all__ = [
@@ -70,7 +71,11 @@ def _unit_rows(matrix, n_rows: int, name: str) -> np.ndarray:
     if matrix is None:
         row = {"doc_embeddings": "document", "query_embeddings": "query"}.get(name, "row of its table")
         raise ValueError(f"`{name}` is required for this condition (one row per {row}).")
-    array = np.asarray(matrix, dtype=np.float32)
+    try:
+        array = np.asarray(matrix, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a 2-D array of numbers (one row per row of its table); got values that are "
+                        "not numbers.") from None
     if array.ndim != 2 or array.shape[0] != n_rows:
         raise ValueError(f"`{name}` must be a 2-D array with {n_rows} rows (aligned with its table); got shape {array.shape}.")
     norms = np.linalg.norm(array, axis=1, keepdims=True)
@@ -267,6 +272,26 @@ def _bm25(documents, queries, *, k, k1, b, method, stopwords) -> pd.DataFrame:
     return _runs(queries, documents, idx, scores, "bm25")
 
 
+def _relevance(qrels: pd.DataFrame) -> pd.Series:
+    """Graded relevance by ``(query_id, doc_id)``: finite numbers >= 0, else ValueError/TypeError naming the pair."""
+    values = qrels["relevance"]
+    if pd.api.types.is_bool_dtype(values):
+        values = values.astype(float)
+    numeric = pd.to_numeric(values, errors="coerce") if not pd.api.types.is_numeric_dtype(values) else values
+    if (numeric.isna() & values.notna()).any():
+        bad = values[numeric.isna() & values.notna()].iloc[0]
+        raise TypeError(f"`qrels` column 'relevance' must hold numbers (graded relevance, 0 = not relevant); got "
+                        f"{show(bad)}.")
+    numeric = numeric.astype(float)
+    bad = ~np.isfinite(numeric.to_numpy()) | (numeric.to_numpy() < 0)
+    if bad.any():
+        row = qrels[bad].iloc[0]
+        raise ValueError(f"`qrels` column 'relevance' must be a finite number >= 0 (graded relevance, 0 = not relevant; "
+                         f"leave an unjudged pair out); got {show(numeric[bad].iloc[0])} for query_id "
+                         f"{show(row['query_id'])}, doc_id {show(row['doc_id'])}.")
+    return pd.Series(numeric.to_numpy(), index=pd.MultiIndex.from_frame(qrels[["query_id", "doc_id"]]), name="relevance")
+
+
 def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents: pd.DataFrame | None = None,
              tier: str = "source") -> pd.DataFrame:
     """Per-query metrics of each condition against relevance judgements.
@@ -276,7 +301,9 @@ def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents:
     runs : DataFrame
         ``query_id, condition, rank, doc_id`` (several conditions may be stacked).
     qrels : DataFrame
-        ``query_id, doc_id, relevance`` (graded; relevance > 0 counts as relevant).
+        ``query_id, doc_id, relevance`` (graded, finite and >= 0; relevance > 0 counts as relevant). A
+        negative, missing or infinite relevance is refused, naming the pair: nDCG's gains ``2**rel - 1``
+        are defined for grades >= 0 only.
     k : int, default 10
     documents : DataFrame, optional
         With a ``tier`` column: adds the share of each tier among the top k (``share_<tier>``).
@@ -286,7 +313,7 @@ def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents:
     DataFrame
         One row per query and condition: ``query_id, condition, n_relevant, precision, recall, ndcg, mrr``
         (at k; nDCG with gains ``2**rel - 1``; MRR over the run's depth), then the tier shares. Queries with
-        no relevant document get NaN recall, nDCG and MRR.
+        no relevant document get NaN recall, nDCG and MRR, with an :class:`~evalkit.EvalkitWarning` counting them.
 
     Examples
     --------
@@ -302,7 +329,7 @@ def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents:
     check_columns(runs, ["query_id", "condition", "rank", "doc_id"], "runs")
     check_columns(qrels, ["query_id", "doc_id", "relevance"], "qrels")
     k = check_number(k, "k", low=1, integer=True)
-    rel = qrels.set_index(["query_id", "doc_id"])["relevance"].astype(float)
+    rel = _relevance(qrels)
     if not rel.index.is_unique:
         raise ValueError("`qrels` lists a (query_id, doc_id) pair more than once.")
     ranked = runs.sort_values(["condition", "query_id", "rank"], kind="stable")
@@ -328,6 +355,11 @@ def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents:
         out["ndcg"] = np.where(out["n_relevant"] > 0, out["dcg"] / out["query_id"].map(ideal).to_numpy(dtype=float), np.nan)
         out["mrr"] = np.where(out["n_relevant"] > 0, (1.0 / out["first"]).fillna(0.0), np.nan)
     result = out[["query_id", "condition", "n_relevant", "precision", "recall", "ndcg", "mrr"]]
+    unjudged = pd.unique(out.loc[out["n_relevant"] == 0, "query_id"])
+    if len(unjudged):
+        warnings.warn(f"{len(unjudged)} of {out['query_id'].nunique()} queries have no relevant document in `qrels` (e.g. "
+                      f"{show(unjudged[0])}): their recall, nDCG and MRR are undefined (NaN), and compare_conditions "
+                      "leaves them out.", EvalkitWarning, stacklevel=2)
     if documents is not None:
         check_columns(documents, ["doc_id", tier], "documents")
         tiers = top["doc_id"].map(documents.set_index("doc_id")[tier])
@@ -358,7 +390,9 @@ def compare_conditions(metrics: pd.DataFrame, a: str, b: str, *, metric: str = "
     DataFrame
         One row: ``metric, a, b, n, n_ties, mean_a, mean_b, median_diff, statistic, p_val, effect_size``.
         ``n_ties`` counts queries where both conditions score the same; ``effect_size`` is the matched-pairs
-        rank-biserial correlation (Kerby 2014) over the non-tied queries, positive when ``a`` is better.
+        rank-biserial correlation (Kerby 2014) over the non-tied queries, positive when ``a`` is better. When
+        every query is tied there is nothing to test: ``statistic`` is NaN and ``p_val`` 1, with an
+        :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -372,13 +406,24 @@ def compare_conditions(metrics: pd.DataFrame, a: str, b: str, *, metric: str = "
     """
     metrics = check_dataframe(metrics, "metrics")
     check_columns(metrics, ["query_id", "condition", metric], "metrics")
+    min_queries = check_number(min_queries, "min_queries", low=0, integer=True)
+    if a == b:
+        raise ValueError(f"`a` and `b` must name two different conditions to compare; got {show(a)} for both.")
     present = set(metrics["condition"])
     for name in (a, b):
         if name not in present:
             raise ValueError(f"condition {name!r} is not in `metrics`; it has {sorted(present)}.")
-    wide = metrics.pivot_table(index="query_id", columns="condition", values=metric, aggfunc="first")[[a, b]].dropna()
+    values = metrics[metric]
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        raise TypeError(f"`metrics` column {metric!r} must hold numbers; got dtype {values.dtype}.")
+    if np.isinf(values.to_numpy(dtype=float)).any():
+        raise ValueError(f"`metrics` column {metric!r} must hold finite numbers (NaN for an undefined one); got inf.")
+    wide = metrics.pivot_table(index="query_id", columns="condition", values=metric, aggfunc="first", dropna=False)
+    wide = wide.reindex(columns=[a, b]).dropna()
     x, y = wide[a].to_numpy(float), wide[b].to_numpy(float)
     n = len(wide)
+    if n == 0:
+        raise ValueError(f"`metrics` has no query with a {metric!r} value for both `a`={show(a)} and `b`={show(b)}.")
     if n < min_queries:
         warnings.warn(f"only {n} queries are judged for both {a!r} and {b!r} (fewer than {min_queries}): the Wilcoxon "
                       "test has little power and its p-value is fragile.", EvalkitWarning, stacklevel=2)
@@ -386,6 +431,8 @@ def compare_conditions(metrics: pd.DataFrame, a: str, b: str, *, metric: str = "
     ties = int(np.sum(diff == 0))
     nonzero = diff[diff != 0]
     if len(nonzero) == 0:
+        warnings.warn(f"{show(a)} and {show(b)} score the same {metric} on all {n} queries: there is no difference to "
+                      "test (statistic NaN, p_val 1).", EvalkitWarning, stacklevel=2)
         statistic, p = np.nan, 1.0
     else:
         res = stats.wilcoxon(x, y, zero_method=zero_method, alternative=alternative)

@@ -19,13 +19,15 @@ counts once and then scores every temperature with one (items x 5) @ (5 x temper
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
 from evalkit import _dask
 from evalkit import verdicts as _verdicts
-from evalkit._validation import check_number, check_option
+from evalkit._validation import EvalkitWarning, check_number, check_option
 
 __all__ = ["power_mean", "temperature_to_p", "p_to_temperature", "score", "sweep"]
 
@@ -59,6 +61,8 @@ def power_mean(x, p, *, axis=-1, weights=None, nan_policy="propagate"):
     Returns
     -------
     float or ndarray
+        A mean that is NaN (by ``nan_policy``, or a slice with no value of positive weight) comes with an
+        :class:`~evalkit.EvalkitWarning` counting them.
 
     Examples
     --------
@@ -69,10 +73,17 @@ def power_mean(x, p, *, axis=-1, weights=None, nan_policy="propagate"):
     [0.773, 0.809, 0.857, 0.899, 0.925]
     """
     check_option(nan_policy, ("propagate", "omit", "raise"), "nan_policy")
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
+        raise TypeError(f"`p` must be a number or ±inf; got {type(p).__name__}.")
     p = float(p)
     if np.isnan(p):
         raise ValueError("`p` must be a number or ±inf; got NaN.")
-    x = np.asarray(x, dtype=float)
+    try:
+        x = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("`x` must be an array of non-negative numbers; got values that are not numbers.") from None
+    if np.isinf(x).any():
+        raise ValueError("`x` must hold finite non-negative numbers; got inf.")
     if axis is None:
         x, axis = x.ravel(), -1
         if weights is not None:
@@ -90,14 +101,15 @@ def power_mean(x, p, *, axis=-1, weights=None, nan_policy="propagate"):
         w = np.where(nan, 0.0, w)
         x = np.where(nan, 1.0, x)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        total = w.sum(axis=axis)
         if np.isinf(p):
             filled = np.where(w > 0, x, -np.inf if p > 0 else np.inf)
-            out = filled.max(axis=axis) if p > 0 else filled.min(axis=axis)
+            out = filled.max(axis=axis, initial=-np.inf) if p > 0 else filled.min(axis=axis, initial=np.inf)
             if nan_policy != "omit":
                 out = np.where(nan.any(axis=axis), np.nan, out)
+            out = np.where(total > 0, out, np.nan)
         else:
             logx = np.log(x)
-            total = w.sum(axis=axis)
             if p == 0:
                 out = np.exp(np.sum(np.where(w > 0, w * logx, 0.0), axis=axis) / total)
             else:
@@ -112,6 +124,10 @@ def power_mean(x, p, *, axis=-1, weights=None, nan_policy="propagate"):
                     lse = logsumexp(np.where(w > 0, p * logx, -np.inf), b=w, axis=axis)
                     out = np.exp((lse - np.log(total)) / p)
             out = np.where(total > 0, out, np.nan)
+    undefined = int(np.isnan(out).sum())
+    if undefined:
+        warnings.warn(f"{undefined} of {np.size(out)} power mean(s) are NaN: their slice holds NaN "
+                      f"(nan_policy={nan_policy!r}) or no value with a positive weight.", EvalkitWarning, stacklevel=2)
     return out[()] if isinstance(out, np.ndarray) else out
 
 
@@ -163,7 +179,9 @@ def p_to_temperature(p):
         p = np.asarray(p, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"`p` must be a number or an array of numbers; got {p!r}.") from None
-    return T_MIN + (np.asarray(p, dtype=float) - P_MIN) / P_SPAN * (T_MAX - T_MIN)
+    if np.isnan(p).any():
+        raise ValueError("`p` must be a number or ±inf; got NaN.")
+    return T_MIN + (p - P_MIN) / P_SPAN * (T_MAX - T_MIN)
 
 
 def _round_exact(values: np.ndarray, decimals: int) -> None:

@@ -160,6 +160,43 @@ def test_item_rated_by_one_annotator_is_left_out_with_a_warning():
         agreement.krippendorff_alpha(lone)
 
 
+@pytest.mark.parametrize("level", agreement.LEVELS)
+def test_alpha_on_one_item_or_constant_ratings_is_nan_with_the_reason(level):
+    one_item = pd.DataFrame({"item_id": [1, 1, 1], "annotator": list("abc"), "rating": [1, 2, 2]})
+    with pytest.warns(EvalkitWarning, match="at least 2 items rated by 2 or more annotators; `ratings` has 1"):
+        out = agreement.krippendorff_alpha(one_item, level=level, rng=0)
+    assert out[["alpha", "ci_low", "ci_high"]].isna().all(axis=None) and out["n_items"].iloc[0] == 1
+    constant = pd.DataFrame({"item_id": [1, 1, 2, 2, 3, 3], "annotator": list("ab") * 3, "rating": [4] * 6})
+    with pytest.warns(EvalkitWarning, match="undefined \\(NaN\\) when the ratings show no variation.* is 4"):
+        out = agreement.krippendorff_alpha(constant, level=level, rng=0)
+    assert np.isnan(out["alpha"].iloc[0]) and out["n_items"].iloc[0] == 3
+
+
+@pytest.mark.parametrize("level", ["ordinal", "interval", "ratio"])
+def test_alpha_refuses_infinite_ratings(level):
+    ratings = pd.DataFrame({"item_id": [1, 1, 2, 2, 3, 3], "annotator": list("ab") * 3, "rating": [1, 2, np.inf, 2, 3, 3]})
+    with pytest.raises(ValueError, match=f"`ratings` column 'rating' must hold finite numbers at level='{level}'; got inf"):
+        agreement.krippendorff_alpha(ratings, level=level, rng=0)
+
+
+def test_alpha_interval_with_degenerate_resamples_is_nan_with_a_warning():
+    # two items, one of them the only one that varies: some resamples hold only the constant item
+    ratings = pd.DataFrame({"item_id": [1, 1, 2, 2], "annotator": list("ab") * 2, "rating": [1, 1, 1, 2]})
+    with pytest.warns(EvalkitWarning, match="bootstrap resamples of the 2 items have no variation"):
+        out = agreement.krippendorff_alpha(ratings, n_resamples=200, rng=0)
+    assert np.isfinite(out["alpha"].iloc[0]) and out[["ci_low", "ci_high"]].isna().all(axis=None)
+
+
+def test_fleiss_kappa_with_one_category_or_one_item_is_nan_with_the_reason():
+    one_category = pd.DataFrame({"item_id": [1, 1, 2, 2], "annotator": list("ab") * 2, "rating": ["yes"] * 4})
+    with pytest.warns(EvalkitWarning, match="Fleiss' kappa is undefined .* every pairable rating in `ratings` is 'yes'"):
+        out = agreement.fleiss_kappa(one_category, rng=0)
+    assert out[["kappa", "ci_low", "ci_high", "p_val"]].isna().all(axis=None) and out["n_categories"].iloc[0] == 1
+    one_item = pd.DataFrame({"item_id": [1, 1, 1], "annotator": list("abc"), "rating": ["yes", "no", "no"]})
+    with pytest.warns(EvalkitWarning, match="Fleiss' kappa needs at least 2 items"):
+        assert np.isnan(agreement.fleiss_kappa(one_item, rng=0)["kappa"].iloc[0])
+
+
 def test_non_numeric_ratings_at_interval_level():
     ratings = pd.DataFrame({"item_id": [1, 1, 2, 2], "annotator": ["a", "b"] * 2, "rating": ["good", "bad"] * 2})
     for level in ("ordinal", "interval", "ratio"):
@@ -441,6 +478,51 @@ def test_alternative_annotator_test_matches_the_loop(rng, scoring, quality):
         assert res.passed
 
 
+def test_an_annotator_tying_with_the_judge_at_epsilon_zero_counts_as_not_rejected():
+    """The authors' code keeps an annotator whose t-test p-value is NaN (W_h - W_f = 0 on every item): not rejected,
+    in the winning rate's denominator and in the advantage probability."""
+    # 30 items rated by five annotators on three values; the judge gives d's ratings, so d ties it everywhere.
+    # On a "triple" item three of a, b, c, e agree on a value the judge does not give, and the fourth on a third
+    # value: those three each align worse than the judge there (the only items where the judge loses).
+    triples = ["abc", "abc", "abe", "ace", "bce"]
+    rows = []
+    for i in range(30):
+        for name in "abcde":
+            value = 0 if i >= len(triples) or name == "d" else 1 if name in triples[i] else 2
+            rows.append((i, name, value))
+    ratings = pd.DataFrame(rows, columns=["item_id", "annotator", "rating"])
+    judge = pd.Series(0, index=range(30))
+    with pytest.warns(EvalkitWarning, match=r"\['d'\] tie with the judge on every item") as record:
+        res = agreement.alternative_annotator_test(judge, ratings, epsilon=0.0)
+    assert not any("min_items" in str(w.message) for w in record)
+    # a, b, c lose 4 of 30 items, e 3, d none: (26 * 3 + 27 + 30) / 150 = 0.9, the authors' figure
+    assert res.advantage_probability == pytest.approx(0.9, abs=1e-12)
+    table = res.annotators.set_index("annotator")
+    assert table["tested"].all() and np.isnan(table.loc["d", "p_val"]) and not table.loc["d", "judge_wins"]
+    humans = {h: dict(zip(g["item_id"], g["rating"], strict=True)) for h, g in ratings.groupby("annotator")}
+    winning_rate, rho, p_values = alt_test_by_loop(judge.to_dict(), humans, "accuracy", 0.0)
+    assert (res.winning_rate, res.advantage_probability) == pytest.approx((winning_rate, rho), abs=1e-12)
+    np.testing.assert_allclose(table["p_val"].to_numpy(), p_values, rtol=1e-12)  # NaN where the loop has NaN
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "neg_rmse"])
+def test_tying_annotator_and_the_winning_rate_match_the_loop(rng, scoring):
+    n = 150
+    truth = rng.integers(1, 5, n)
+    humans = {h: {int(i): int(truth[i] if rng.random() < 0.6 else rng.integers(1, 5)) for i in range(n)
+                  if rng.random() < 0.9} for h in "abcd"}
+    judge = {i: humans["d"].get(i, int(truth[i])) for i in range(n)}  # d ties the judge on every item d rated
+    ratings = pd.DataFrame([(i, h, v) for h, anns in humans.items() for i, v in anns.items()],
+                           columns=["item_id", "annotator", "rating"])
+    with pytest.warns(EvalkitWarning, match=r"\['d'\] tie with the judge"):
+        res = agreement.alternative_annotator_test(pd.Series(judge), ratings, scoring=scoring, epsilon=0.0)
+    winning_rate, rho, p_values = alt_test_by_loop(judge, humans, scoring, 0.0)
+    assert res.winning_rate == pytest.approx(winning_rate, abs=1e-12) and 0 < winning_rate < 1
+    assert res.advantage_probability == pytest.approx(rho, abs=1e-12)
+    np.testing.assert_allclose(res.annotators["p_val"].to_numpy(), p_values, rtol=1e-10)
+    assert res.annotators["judge_wins"].sum() == round(winning_rate * 4)
+
+
 def test_alternative_annotator_test_bad_input(rng):
     two = pd.DataFrame([(i, a, 1) for i in range(40) for a in "ab"], columns=["item_id", "annotator", "rating"])
     with pytest.raises(ValueError, match="at least 3 annotators"):
@@ -542,6 +624,13 @@ def test_llmbar_published_positional_agreement_through_the_diagnostics():
         picks = ((parsed["order"] == "original") & (parsed["winner"] == "1")) | (
             (parsed["order"] == "swapped") & (parsed["winner"] == "2"))
         assert (first.loc[judge, "n"], first.loc[judge, "first"]) == (len(parsed), int(picks.sum()))
+
+
+@pytest.mark.slow
+def test_llmbar_length_bias_through_the_diagnostics():
+    pytest.importorskip("statsmodels.api", reason='length_bias needs the \'stats\' extra: pip install "evalkit[stats]"')
+    decisions = datasets.load_llmbar(shared_dataset("llmbar"))
+    first = agreement.first_slot_preference(decisions, by="judge")
     words = lambda s: s.str.split().str.len().clip(lower=1)  # noqa: E731
     lengths = decisions.assign(length_1=words(decisions["output_1"]), length_2=words(decisions["output_2"]))
     bias = agreement.length_bias(lengths, by="judge")

@@ -206,6 +206,45 @@ def test_select_temperature_is_honest(random_verdicts, rng):
         correlate.select_temperature(table, human.iloc[:30], temperatures=[0.5], items=items, folds=20)
 
 
+def test_select_temperature_leaves_out_missing_ratings_as_correlate_does(random_verdicts, rng):
+    from evalkit import tcva
+
+    table, items = random_verdicts
+    human = tcva.score(table, 0.8, items=items) + rng.normal(0, 0.05, len(items))
+    holes = human.copy()
+    holes.iloc[[2, 9, 31]] = np.nan
+    sel = correlate.select_temperature(table, holes, temperatures=[0.1, 0.5, 0.8], items=items, rng=0)
+    same = correlate.select_temperature(table, holes.dropna(), temperatures=[0.1, 0.5, 0.8], items=items, rng=0)
+    assert sel.folds["n_test"].sum() == len(items) - 3
+    assert (sel.temperature, sel.r_in_sample, sel.r_out_of_fold) == (same.temperature, same.r_in_sample, same.r_out_of_fold)
+    pd.testing.assert_frame_equal(sel.folds, same.folds)
+    scores = tcva.sweep(table, [0.1, 0.5, 0.8], items=items)
+    r = correlate.correlate(scores, holes, n_resamples=0)["r"]
+    assert sel.r_in_sample == pytest.approx(r.max(), abs=1e-12)  # the same items as correlate's nan_policy="omit"
+
+
+def test_select_temperature_with_constant_ratings_warns_with_nan(random_verdicts):
+    table, items = random_verdicts
+    constant = pd.Series(3.0, index=items)
+    with pytest.warns(EvalkitWarning, match="undefined at every temperature on all 60 rated items, fold 0's training items"):
+        sel = correlate.select_temperature(table, constant, temperatures=[0.1, 0.5], items=items, rng=0)
+    assert np.isnan(sel.temperature) and np.isnan(sel.r_in_sample) and np.isnan(sel.r_out_of_fold)
+    assert sel.folds["temperature"].isna().all()
+
+
+def test_compare_metrics_refuses_metrics_scored_on_different_items(rated):
+    scores, human, _ = rated
+    a, b = scores[0.1].iloc[:60], scores[0.9].iloc[30:]
+    with pytest.raises(ValueError, match=r"`a` and `b` must score the same items .*share 30 of the 80 items in either "
+                                         r"\(`a` has 60, `b` has 50\)"):
+        correlate.compare_metrics(a, b, human)
+    shared = a.index.intersection(b.index)
+    assert correlate.compare_metrics(a[shared], b[shared], human).loc[0, "n"] == 30
+    holes = scores[0.9].copy()
+    holes.iloc[:5] = np.nan  # the same items, some unscored: those rows are left out, as documented
+    assert correlate.compare_metrics(scores[0.1], holes, human).loc[0, "n"] == 75
+
+
 def test_constant_or_missing_human_ratings_warn_or_raise(rated):
     scores, human, _ = rated
     with pytest.warns(EvalkitWarning, match=r"human ratings are constant \(3 for all 80 items\)"):

@@ -245,6 +245,32 @@ def test_pass_rate_by_column_and_bad_input():
         infer.pass_rate(results, labels.replace({"PASS": "OK"}))
 
 
+def test_pass_rate_counts_the_rubric_pass_levels_as_judge_pass_rate_does(rng):
+    rubric = judge.Rubric("tone", "The reply is polite.", "{output}", levels=("GOOD", "OK", "BAD"), fail_level="BAD")
+    cases = pd.DataFrame({"case_id": [f"c{i:03d}" for i in range(300)], "output": [f"reply {i}" for i in range(300)]})
+    truth = pd.Series(rng.choice(["GOOD", "OK", "BAD"], 300, p=[0.4, 0.3, 0.3]), index=cases["case_id"])
+    flip = rng.random(300) < 0.15  # the judge disagrees with the humans on some cases
+    said = truth.where(~flip, truth.map({"GOOD": "BAD", "OK": "BAD", "BAD": "GOOD"}))
+    replies = dict(zip(cases["output"], said.to_numpy(), strict=True))
+    results = judge.run_judge(cases, rubric, lambda prompt: replies[prompt], model_id="sim", progress=False)
+    human = truth.iloc[::4]  # humans label with the rubric's own levels
+    table = infer.pass_rate(results, human, method=["ppi++", "classical", "judge"]).set_index("method")
+    reference = judge.pass_rate(results).iloc[0]
+    assert reference["pass_rate"] > 0.5
+    assert table.loc["judge", "estimate"] == pytest.approx(reference["pass_rate"], abs=1e-12)
+    human_pass = human.isin(["GOOD", "OK"]).astype(float)
+    assert table.loc["classical", "estimate"] == pytest.approx(human_pass.mean(), abs=1e-12)
+    assert table.loc["ppi++", "lam"] > 0  # the judge is informative: PPI++ uses it instead of falling back
+    scores = (said != "BAD").astype(float)
+    direct = infer.mean(scores, human_pass, method=["ppi++", "classical", "judge"]).set_index("method")
+    np.testing.assert_allclose(table["estimate"], direct["estimate"], rtol=1e-12)
+    # human labels as booleans (True = pass) give the same table
+    again = infer.pass_rate(results, human.isin(["GOOD", "OK"]), method=["ppi++", "classical", "judge"])
+    np.testing.assert_allclose(again["estimate"], table["estimate"].to_numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="`human` for case .* is 'GREAT'"):
+        infer.pass_rate(results, human.replace({"GOOD": "GREAT"}))
+
+
 # -------------------------------------------------------------------------------------------- budgets
 def test_expected_half_width_by_hand(rng):
     scores, human, _ = synthetic(rng, n_cases=2000, n_labelled=80, noise=0.5)
@@ -375,6 +401,25 @@ def test_nan_labels_raise_or_count_as_unlabelled(rng):
     with pytest.raises(ValueError, match="`judge` has 1 missing score"):
         infer.mean(gaps, human)
     assert infer.mean(gaps, human, nan_policy="omit")["n_unlabelled"].iloc[0] + 50 == 499 + (gaps.index[0] in human.index)
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_infinite_scores_and_labels_are_refused_naming_the_argument(rng, value):
+    scores, human, _ = synthetic(rng, n_cases=200, n_labelled=30)
+    bad_scores, bad_human = scores.copy(), human.copy()
+    bad_scores.iloc[5] = value
+    bad_human.iloc[2] = value
+    for call in (lambda j, h: infer.mean(j, h, method=["ppi++", "classical", "judge"]),
+                 lambda j, h: infer.mean(j, h, nan_policy="omit"),
+                 lambda j, h: infer.difference(j, j * 0.5, h, h),
+                 lambda j, h: infer.labels_needed(j, h, half_width=0.1),
+                 lambda j, h: infer.expected_half_width(j, h, n_labelled=[50])):
+        with pytest.raises(ValueError, match=r"`judge\w*` has 1 infinite value\(s\), e.g. -?inf for case 'case\d+'"):
+            call(bad_scores, human)
+        with pytest.raises(ValueError, match=r"`human\w*` has 1 infinite value\(s\)"):
+            call(scores, bad_human)
+    with pytest.raises(ValueError, match="`judge` has 1 infinite value"):
+        infer.choose_cases(bad_scores, 5, rng=0)
 
 
 def test_fewer_than_two_labels(rng):

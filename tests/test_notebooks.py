@@ -6,7 +6,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat", reason='needs the \'report\' extra: pip install "evalkit[report]"')
 pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
-pytest.importorskip("ipywidgets", reason='the notebooks need the \'widgets\' extra: pip install "evalkit[widgets]"')
+pytest.importorskip("ipywidgets", reason='the notebooks need the \'report\' extra: pip install "evalkit[report]"')
 
 from evalkit import report  # noqa: E402
 from tests.conftest import SHARED_DATA  # noqa: E402

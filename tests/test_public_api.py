@@ -1,4 +1,8 @@
-"""Bad-input behaviour checked across the public API, generated from each module's ``__all__``."""
+"""Bad-input behaviour checked across the public API, generated from each module's ``__all__``.
+
+The registry: every public callable is generated with bad tables in tests/test_bad_input.py, or checked here
+by kind (TAKES_*), or names the test that checks it (ELSEWHERE); a name in none of them fails.
+"""
 
 import inspect
 import types
@@ -183,11 +187,14 @@ ELSEWHERE = {
 
 
 def test_every_public_function_is_covered():
+    """Every public callable has its bad input tested: generated (tests/test_bad_input.py), here, or in a named test."""
     import importlib
+
+    from tests.test_bad_input import GENERATED
 
     public = set()
     modules = [getattr(evalkit, name) for name in evalkit.__all__ if isinstance(getattr(evalkit, name), types.ModuleType)]
-    covered = set(TAKES_VERDICTS) | set(TAKES_SCORES) | set(TAKES_JUDGE) | set(ELSEWHERE)
+    covered = set(TAKES_VERDICTS) | set(TAKES_SCORES) | set(TAKES_JUDGE) | set(ELSEWHERE) | set(GENERATED)
     for optional in ("report", "widgets"):  # modules behind an extra: checked where the extra is installed
         try:
             modules.append(importlib.import_module(f"evalkit.{optional}"))

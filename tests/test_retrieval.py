@@ -86,6 +86,27 @@ def test_evaluate_by_hand():
     assert m.loc["q1", "share_r"] == pytest.approx(2 / 3) and m.loc["q2", "share_t"] == pytest.approx(2 / 3)
 
 
+@pytest.mark.parametrize("relevance, error, message", [
+    (-1, ValueError, r"'relevance' must be a finite number >= 0 .*got -1(\.0)? for query_id 'q1', doc_id 'b'"),
+    (np.inf, ValueError, r"got inf for query_id 'q1', doc_id 'b'"),
+    (np.nan, ValueError, r"got nan for query_id 'q1', doc_id 'b'"),
+    ("high", TypeError, r"`qrels` column 'relevance' must hold numbers .*got 'high'"),
+])
+def test_evaluate_refuses_relevance_it_cannot_score(relevance, error, message):
+    runs = pd.DataFrame({"query_id": "q1", "condition": "x", "rank": [1, 2], "doc_id": ["a", "b"]})
+    qrels = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, relevance]}, dtype=object)
+    with pytest.raises(error, match=message):
+        retrieval.evaluate(runs, qrels, k=2)
+    assert retrieval.evaluate(runs, qrels.assign(relevance=[1, 0]), k=2)["ndcg"].iloc[0] == 1.0  # 0 = not relevant
+
+
+def test_compare_conditions_needs_two_conditions():
+    m = pd.DataFrame({"query_id": list(range(25)) * 2, "condition": ["cosine"] * 25 + ["bm25"] * 25,
+                      "ndcg": np.linspace(0, 1, 50)})
+    with pytest.raises(ValueError, match="`a` and `b` must name two different conditions to compare; got 'cosine' for both"):
+        retrieval.compare_conditions(m, "cosine", "cosine")
+
+
 def test_compare_conditions_agrees_with_scipy(corpus):
     runs = pd.concat([retrieval.search(corpus["documents"], corpus["queries"], condition=c, k=10, fd=corpus["fd"], **emb(corpus))
                       for c in ("cosine", "hybrid")])
@@ -111,9 +132,10 @@ def test_hybrid_lifts_dense_reviews_on_demo(corpus):
 
 def test_compare_conditions_warnings_and_ties():
     m = pd.DataFrame({"query_id": [1, 2, 3] * 2, "condition": ["a"] * 3 + ["b"] * 3, "ndcg": [0.5, 0.5, 0.5] * 2})
-    with pytest.warns(EvalkitWarning, match="only 3 queries"):
+    with pytest.warns(EvalkitWarning, match="only 3 queries"), \
+            pytest.warns(EvalkitWarning, match="score the same ndcg on all 3 queries: there is no difference to test"):
         res = retrieval.compare_conditions(m, "a", "b").iloc[0]
-    assert res["n_ties"] == 3 and res["p_val"] == 1.0
+    assert res["n_ties"] == 3 and res["p_val"] == 1.0 and np.isnan(res["statistic"])
     with pytest.raises(ValueError, match="condition 'c' is not in"):
         retrieval.compare_conditions(m, "a", "c", min_queries=1)
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalkit import tcva, verdicts
+from evalkit import EvalkitWarning, tcva, verdicts
 
 
 def reference_score(weights, T, *, none_penalty=True, eps=1e-9, p=None):
@@ -53,11 +53,13 @@ def test_power_mean_papers_table3():
 
 def test_power_mean_nan_policy():
     x = np.array([[0.5, np.nan, 1.0], [0.2, 0.4, 0.8]])
-    out = tcva.power_mean(x, 2)
+    with pytest.warns(EvalkitWarning, match="1 of 2 power mean\\(s\\) are NaN: their slice holds NaN \\(nan_policy='propagate'\\)"):
+        out = tcva.power_mean(x, 2)
     assert np.isnan(out[0]) and out[1] == pytest.approx(stats.pmean(x[1], 2))
     omitted = tcva.power_mean(x, 2, nan_policy="omit")
     assert omitted[0] == pytest.approx(stats.pmean([0.5, 1.0], 2))
-    assert np.isnan(tcva.power_mean([np.nan], 1, nan_policy="omit"))
+    with pytest.warns(EvalkitWarning, match="1 of 1 power mean"):
+        assert np.isnan(tcva.power_mean([np.nan], 1, nan_policy="omit"))
     with pytest.raises(ValueError, match="contains NaN"):
         tcva.power_mean(x, 2, nan_policy="raise")
 

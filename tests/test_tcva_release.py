@@ -110,6 +110,8 @@ def test_standard_tests_disagree_with_the_papers_significance_claim(release):
     verdicts, items, ragas, _ = release["summeval_rel"]
     ok = items[items["error"].isna()]
     best = tcva.score(verdicts, 0.5, items=ok, decimals=4)
+    shared = best.index.intersection(ragas.index)  # the paper's common items
+    best, ragas = best[shared], ragas[shared]
     williams = correlate.compare_metrics(best, ragas, items["human"], test="williams")
     boot = correlate.compare_metrics(best, ragas, items["human"], test="bootstrap", n_resamples=4000, rng=0)
     assert williams.loc[0, "p_val"] == pytest.approx(0.41, abs=0.01)

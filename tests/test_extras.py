@@ -1,0 +1,259 @@
+"""Optional dependencies: every import of one names its extra, and `pip install "evalkit[report]"` runs every page.
+
+The import rule is read from the source (every import of a module that is neither the standard library nor a
+core dependency); the install is tried for real: a wheel, a fresh virtual environment outside the source
+tree, the `report` extra, then `evalkit report` on the bundled notebooks.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SHARED_DATA
+
+PACKAGE = ROOT / "evalkit"
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _name(requirement: str) -> str:
+    return re.match(r"[A-Za-z0-9_.-]+", requirement).group(0).lower().replace("_", "-")
+
+
+CORE = {_name(r) for r in PYPROJECT["dependencies"]}
+# Imports of an optional module that can only run once the user holds that module's objects: the guard that
+# names the extra comes first (the file must name it), or the value passed in proves the module is there.
+REACHED_ONLY_WITH = {
+    ("_dask.py", "dask"): "dask",  # is_dask imports it only when dask.dataframe is already imported
+    ("density.py", "dask"): "dask",  # the dask path of fd_star: a dask table was passed in
+    ("verdicts.py", "dask"): "dask",  # the dask path of level_counts
+    ("models.py", "httpx"): "openai",  # OpenAIChat's constructor checks for openai (which brings httpx) first
+    ("models.py", "openai"): "openai",
+    ("batch.py", "openai"): "openai",  # batch jobs take a models.OpenAIChat, checked when it was made
+}
+# Known places whose ImportError does not name the extra yet: a strict xfail, so that fixing one fails the list.
+UNNAMED = {
+    "report.py": "run_notebook and build_report import nbformat, nbclient and nbconvert without naming the "
+                 "'report' extra (the command line checks first; a direct call does not)",
+}
+
+
+def _top(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _third_party(module: str) -> bool:
+    top = _top(module)
+    return top not in sys.stdlib_module_names and top != "evalkit" and top.lower().replace("_", "-") not in CORE
+
+
+def _names_extra(handler: ast.ExceptHandler) -> bool:
+    """An ImportError handler that raises naming an extra, or falls back without raising."""
+    raises = [node for node in ast.walk(handler) if isinstance(node, ast.Raise)]
+    if not raises:
+        return True
+    return all("evalkit[" in ast.unparse(node) for node in raises if node.exc is not None)
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = [caught] if not isinstance(caught, ast.Tuple) else list(caught.elts)
+    return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError") for n in names)
+
+
+def unnamed_optional_imports(path: Path) -> list[str]:
+    """``line: module`` for each import of an optional module in ``path`` whose failure would not name an extra."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    guarded = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(_catches_import_error(h) and _names_extra(h) for h in node.handlers):
+            guarded |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+        else:
+            continue
+        for module in modules:
+            if not _third_party(module) or id(node) in guarded:
+                continue
+            extra = REACHED_ONLY_WITH.get((path.name, _top(module)))
+            if extra is not None and any(f"evalkit[{extra}]" in p.read_text(encoding="utf-8") for p in PACKAGE.glob("*.py")):
+                continue  # the guard that names the extra exists
+            found.append(f"{node.lineno}: {module}")
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
+def test_every_optional_import_names_its_extra(path):
+    if path.name in UNNAMED:
+        pytest.xfail(UNNAMED[path.name])
+    found = unnamed_optional_imports(path)
+    assert not found, (f"{path.name} imports optional modules whose ImportError names no extra: {found}; use "
+                       "evalkit._optional.require(module, extra=..., purpose=...)")
+
+
+def test_unnamed_list_is_current():
+    """Each entry of UNNAMED still has an import to fix (otherwise the entry goes)."""
+    for name in UNNAMED:
+        assert unnamed_optional_imports(PACKAGE / name), f"{name} names its extras now: remove it from UNNAMED"
+
+
+def test_the_rule_catches_a_bare_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    import statsmodels.api as sm\n    return sm\n\n"
+                   "try:\n    import ipywidgets\nexcept ImportError:\n    raise ImportError('no widgets')\n\n"
+                   "try:\n    import ipyevents\nexcept ImportError:\n    ipyevents = None\n"
+                   "try:\n    import nbformat\nexcept ImportError as e:\n    raise ImportError('pip install \"evalkit[report]\"') from e\n")
+    assert unnamed_optional_imports(bad) == ["2: statsmodels.api", "6: ipywidgets"]
+
+
+def test_length_bias_without_statsmodels_names_the_extra():
+    """Run where statsmodels cannot be imported: the error names the 'stats' extra, not a bare module."""
+    code = ("import sys; sys.modules['statsmodels'] = None; sys.modules['statsmodels.api'] = None\n"
+            "import pandas as pd\nfrom evalkit import agreement\n"
+            "d = pd.DataFrame({'order': ['original', 'swapped'], 'winner': ['1', '2'], 'label': ['1', '1'],"
+            " 'length_1': [10, 20], 'length_2': [20, 10]})\n"
+            "try:\n    agreement.length_bias(d)\nexcept ImportError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    assert 'agreement.length_bias needs statsmodels, from the \'stats\' extra: pip install "evalkit[stats]"' in out
+
+
+# --------------------------------------------------------------------------------- what `report` must bring
+def notebook_imports(path: Path) -> set[str]:
+    """Top-level modules a notebook imports (imports under an ``if ... find_spec(...)`` guard are optional)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    found = set()
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+        optional = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "find_spec" in ast.unparse(node.test):
+                optional |= {id(inner) for inner in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in optional:
+                continue
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+                if node.module == "evalkit":
+                    found |= {f"evalkit.{alias.name}" for alias in node.names}
+    return found
+
+
+def module_needs(name: str) -> set[str]:
+    """Optional modules an evalkit module may need: every import and ``require(...)`` in it, except imports with a
+    fallback (an ImportError handler that does not raise) and those reached only with the module's own objects."""
+    path = PACKAGE / f"{name}.py"
+    if not path.is_file():
+        return set()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    fallback = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(_catches_import_error(h) and not any(isinstance(n, ast.Raise) for n in ast.walk(h))
+                                             for h in node.handlers):
+            fallback |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
+    needs = set()
+    for node in ast.walk(tree):
+        if id(node) in fallback:
+            continue
+        if isinstance(node, ast.Import):
+            needs |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            needs.add(node.module)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "require" and node.args:
+            needs.add(ast.literal_eval(node.args[0]))
+    return {m for m in needs if _third_party(m) and (path.name, _top(m)) not in REACHED_ONLY_WITH}
+
+
+def installed_by(requirements: list[str]) -> set[str]:
+    """Distribution names pip installs for ``requirements`` (read from the metadata installed here)."""
+    from packaging.requirements import Requirement
+
+    seen, todo = set(), [(r, ()) for r in requirements]
+    while todo:
+        text, extras = todo.pop()
+        req = Requirement(text)
+        if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in (extras or ("",))):
+            continue
+        name = req.name.lower().replace("_", "-")
+        key = (name, tuple(sorted(req.extras)))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            pytest.skip(f"the metadata of {name} is not installed here (it comes with the 'report' extra)")
+        todo += [(r, tuple(req.extras)) for r in dist.requires or []]
+    return {name for name, _ in seen}
+
+
+def test_report_extra_brings_what_the_bundled_notebooks_import():
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks
+    provided = installed_by(PYPROJECT["dependencies"] + PYPROJECT["optional-dependencies"]["report"])
+    owners = metadata.packages_distributions()
+    missing = {}
+    for path in notebooks:
+        imported = notebook_imports(path)
+        needed = {m for m in imported if _third_party(m)}
+        for module in imported:
+            if module.startswith("evalkit."):
+                needed |= module_needs(module.split(".")[1])
+        for module in needed:
+            dists = {d.lower().replace("_", "-") for d in owners.get(_top(module), [])}
+            if not dists & provided:
+                missing.setdefault(path.name, set()).add(module)
+    assert not missing, f"the 'report' extra does not install what these notebooks import: {missing}"
+
+
+@pytest.mark.slow
+def test_wheel_with_the_report_extra_builds_every_page(tmp_path):
+    """From a wheel, in a fresh virtual environment outside the source tree: every bundled notebook becomes a page."""
+    # It builds its own environment, so it runs once: in the full install (the base install's step would repeat it).
+    pytest.importorskip("nbclient", reason='runs where the \'report\' extra is installed: pip install "evalkit[report]"')
+    def run(*args, **kwargs):
+        done = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
+        assert done.returncode == 0, f"{' '.join(map(str, args[:4]))} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        return done
+
+    run(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--quiet", "-w", tmp_path / "dist")
+    wheel = next((tmp_path / "dist").glob("evalkit-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        bundled = sorted(Path(n).stem for n in archive.namelist() if re.fullmatch(r"evalkit/_notebooks/[^/]+\.ipynb", n))
+    assert bundled == sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    base = getattr(sys, "_base_executable", sys.executable)  # a venv made from the interpreter, not from this venv
+    run(base, "-m", "venv", tmp_path / "venv")
+    python = tmp_path / "venv" / "bin" / "python"
+    run(python, "-m", "pip", "install", "--quiet", f"{wheel}[report]")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["MPLBACKEND"] = "Agg"
+    params = ["--param", f"LLMBAR_DIR={SHARED_DATA / 'llmbar'}"] if (SHARED_DATA / "llmbar").is_dir() else []
+    (tmp_path / "elsewhere").mkdir()
+    done = run(tmp_path / "venv" / "bin" / "evalkit", "report", "--out", tmp_path / "out", *params,
+               cwd=tmp_path / "elsewhere", env=env)
+    where = run(python, "-c", "import evalkit; print(evalkit.__file__)", cwd=tmp_path / "elsewhere", env=env).stdout
+    assert str(tmp_path / "venv") in where and str(ROOT) not in where  # the installed copy ran, not the source
+    pages = sorted(p.stem for p in (tmp_path / "out").glob("*.html") if p.name != "index.html")
+    assert pages == bundled, done.stdout
+    assert "FAILED" not in done.stdout and "failed" not in done.stderr, done.stdout + done.stderr
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert all(f"{name}.html" in index for name in bundled)
