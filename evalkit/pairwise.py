@@ -443,7 +443,7 @@ def _scores_per_comparison(theta, cells: _Cells, ties: str):
 
 def _covariance(theta, cells: _Cells, ties: str, free, groups):
     """Robust (sandwich) covariance of the free parameters; cluster-robust when ``groups`` is given."""
-    k, p = cells.k, cells.p
+    k = cells.k
     eta = theta[cells.first] - theta[cells.second] + cells.features @ theta[k:]
     prob = expit(eta)
     wins, losses, tie_counts = cells.counts.T
