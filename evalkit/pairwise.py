@@ -908,11 +908,9 @@ def _pairs(table: pd.DataFrame, keys: list) -> pd.DataFrame:
     return table.assign(winner=table["winner"].astype(object).fillna("unparseable"))
 
 
-def _flips(wide: pd.DataFrame) -> tuple[int, int]:
+def _flips(original: np.ndarray, swapped: np.ndarray) -> tuple[int, int]:
     """Instances whose winner flips with the order: toward the first slot (1 then 2), toward the second."""
-    toward_first = int(((wide["original"] == "1") & (wide["swapped"] == "2")).sum())
-    toward_second = int(((wide["original"] == "2") & (wide["swapped"] == "1")).sum())
-    return toward_first, toward_second
+    return int(((original == "1") & (swapped == "2")).sum()), int(((original == "2") & (swapped == "1")).sum())
 
 
 def _sign_test(b: int, c: int) -> float:
@@ -920,9 +918,16 @@ def _sign_test(b: int, c: int) -> float:
     return float(stats.binomtest(b, b + c, 0.5).pvalue) if b + c else 1.0
 
 
-def _wide(group: pd.DataFrame) -> pd.DataFrame:
-    return group.pivot(index="case_id", columns="order", values="winner").reindex(
-        columns=["original", "swapped"]).dropna()
+def _both_orders(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The winners of the instances seen in both orders: (original, swapped) arrays, in order of first appearance."""
+    codes, uniques = pd.factorize(group["case_id"])
+    winner = group["winner"].to_numpy(dtype=object)
+    original = (group["order"] == "original").to_numpy()
+    first, second = np.full(len(uniques), None, dtype=object), np.full(len(uniques), None, dtype=object)
+    first[codes[original]] = winner[original]
+    second[codes[~original]] = winner[~original]
+    both = np.array([a is not None and b is not None for a, b in zip(first, second, strict=True)], dtype=bool)
+    return first[both].astype(str), second[both].astype(str)
 
 
 def position_consistency(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
@@ -965,9 +970,9 @@ def position_consistency(decisions, *, by=None, confidence_level: float = 0.95) 
              "flips_second": 0, "p_val": np.nan}
 
     def one(group: pd.DataFrame) -> dict:
-        wide = _wide(group)
-        n, same = len(wide), int((wide["original"] == wide["swapped"]).sum())
-        b, c = _flips(wide)
+        original, swapped = _both_orders(group)
+        n, same = len(original), int((original == swapped).sum())
+        b, c = _flips(original, swapped)
         low, high = _wilson(same, n, confidence_level)
         return {"n": n, "consistent": same, "rate": same / n if n else np.nan, "ci_low": low, "ci_high": high,
                 "flips_first": b, "flips_second": c, "p_val": _sign_test(b, c) if n else np.nan}
@@ -1039,10 +1044,11 @@ def first_slot_preference(decisions, *, by=None, confidence_level: float = 0.95)
              "flips_second": 0, "p_val": np.nan}
 
     def one(group: pd.DataFrame) -> dict:
-        wide = _wide(group)
-        wide = wide[(wide["original"] != "unparseable") & (wide["swapped"] != "unparseable")]
-        n = len(wide)
-        b, c = _flips(wide)
+        original, swapped = _both_orders(group)
+        parsed = (original != "unparseable") & (swapped != "unparseable")
+        original, swapped = original[parsed], swapped[parsed]
+        n = len(original)
+        b, c = _flips(original, swapped)
         first = n + b - c  # each consistent instance gives one first-slot pick, a flip toward first two, toward second none
         low, high = _paired_rate_interval(b, c, n, confidence_level)
         return {"n": n, "first": first, "rate": first / (2 * n) if n else np.nan, "ci_low": low, "ci_high": high,
