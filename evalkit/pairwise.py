@@ -117,14 +117,18 @@ def validate(comparisons, *, name: str = "comparisons") -> pd.DataFrame:
     if same.any():
         row = table.index[same][0]
         raise ValueError(f"`{name}` row {show(row)}: system {show(table.loc[row, 'system_a'])} is compared with itself.")
-    winner = table["winner"].astype(object)
-    bad = ~winner.isin(WINNERS).to_numpy()
+    codes = _winner_codes(table["winner"])
+    bad = codes < 0
     if bad.any():
         row = table.index[bad][0]
-        raise ValueError(f"`{name}` row {show(row)}: winner {show(winner.loc[row])} is not one of {list(WINNERS)} "
+        raise ValueError(f"`{name}` row {show(row)}: winner {show(table.loc[row, 'winner'])} is not one of {list(WINNERS)} "
                          "(system_a shown first wins: 'a').")
-    table["winner"] = winner.astype(str)
     return table
+
+
+def _winner_codes(winner: pd.Series) -> np.ndarray:
+    """0 for "a", 1 for "b", 2 for "tie", -1 for anything else (missing included)."""
+    return np.asarray(pd.Index(list(WINNERS)).get_indexer(pd.Index(winner)), dtype=np.intp)
 
 
 def _column(table: pd.DataFrame, column, name: str, what: str) -> np.ndarray | None:
@@ -297,7 +301,13 @@ class _Cells:
         n = len(first)
         if collapse:
             key = first.astype(np.int64) * k + second
-            cell_key, rows = np.unique(key, return_inverse=True)
+            if k * k <= 50_000_000:  # a lookup table over every ordered pair: one bincount instead of a sort
+                cell_key = np.flatnonzero(np.bincount(key, minlength=k * k))
+                lookup = np.zeros(k * k, dtype=np.intp)
+                lookup[cell_key] = np.arange(len(cell_key))
+                rows = lookup[key]
+            else:
+                cell_key, rows = np.unique(key, return_inverse=True)
             self.first, self.second = (cell_key // k).astype(np.intp), (cell_key % k).astype(np.intp)
             self.features = np.ones((len(cell_key), self.p)) if self.p else np.zeros((len(cell_key), 0))
         else:
@@ -410,7 +420,7 @@ def _design(comparisons, ties, position, covariates, anchor, cluster):
     if anchor is not None and anchor not in set(systems):
         raise ValueError(f"`anchor` {show(anchor)} is not a system of `comparisons`; systems include "
                          f"{list(map(str, systems[:5]))}.")
-    outcome = table["winner"].map({"a": 0, "b": 1, "tie": 2}).to_numpy().astype(np.intp)
+    outcome = _winner_codes(table["winner"])
     features = [np.ones(n)] if position else []
     features += [table[c].to_numpy(dtype=float) for c in covariates]
     features = np.column_stack(features) if features else np.zeros((n, 0))
@@ -463,8 +473,12 @@ def _covariance(theta, cells: _Cells, ties: str, free, groups):
         meat = np.asarray((sums.T @ sums).todense())
         n_obs = len(cells.rows)
         correction = n_groups / (n_groups - 1) * (n_obs - 1) / (n_obs - len(free)) if n_groups > 1 else np.nan
-    inv = np.linalg.pinv(bread)
-    return inv @ meat @ inv * correction
+    try:
+        left = np.linalg.solve(bread, meat)
+        return np.linalg.solve(bread, left.T).T * correction  # bread^-1 meat bread^-1 (the bread is symmetric)
+    except np.linalg.LinAlgError:
+        inv = np.linalg.pinv(bread)
+        return inv @ meat @ inv * correction
 
 
 def _bootstrap(cells: _Cells, ties: str, free, groups, n_resamples: int, rng) -> tuple[np.ndarray, int]:
