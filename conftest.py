@@ -20,7 +20,7 @@ OPTIONAL_MODULES = {
 OPTIONAL_DOCTESTS = {
     "evalkit.models.OpenAIChat": ("openai", "openai"),
     "evalkit.batch.": ("openai", "openai"),
-    "evalkit.agreement.length_bias": ("statsmodels", "stats"),
+    "evalkit.pairwise.length_bias": ("statsmodels", "stats"),
 }
 
 

@@ -660,8 +660,8 @@ def bradley_terry_effects(comparisons, *, ties: str = "half", position: bool = T
     DataFrame
         One row per term (``"first_slot"`` first, then the covariates): ``term, coef`` (log-odds that the first
         system wins, per unit of the term), ``ci_low, ci_high`` (of ``coef``), ``p_val`` (two-sided Wald test
-        of ``coef = 0`` with the sandwich; for the bootstrap, twice the smaller share of resamples on either
-        side of 0), ``elo`` (``coef`` in Elo points: 400 / ln 10 per unit). ``attrs`` as for
+        of ``coef = 0`` with the sandwich standard error, or with the bootstrap's standard deviation when
+        ``interval="bootstrap"``), ``elo`` (``coef`` in Elo points: 400 / ln 10 per unit). ``attrs`` as for
         :func:`bradley_terry`.
 
     Examples
@@ -784,9 +784,11 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
     theirs when each system takes part in equally many comparisons, as in their experiments. The covariance
     is not theirs: their code divides the cross-products of comparison deviations by ``n**2`` (all
     comparisons), while the estimate of a system averages only the ``n_m`` comparisons it takes part in, so
-    their variances are too small by ``(n_m / n)**2`` (about ``(2 / k)**2``; on the Chatbot Arena votes with
-    12 systems their 95% rank-sets covered the full-data human ranking in about 3 of 10 draws of 1,000 votes).
-    Here each entry is divided by ``n_m n_l``: the delta-method covariance of those per-system means.
+    their variances are too small by ``(n_m / n)**2`` (``(2 / k)**2`` when every pair is equally frequent). On
+    the Chatbot Arena votes of 12 systems with GPT-4 as the judge, in their own design (990 human votes, equal
+    counts per pair, 100 splits drawn as their scripts draw them), their 95% rank-sets held the human ranking
+    in 36 of the 100 splits; these, built from the same estimates, in all 100. Here each entry is divided by
+    ``n_m n_l``: the delta-method covariance of those per-system means.
 
     Examples
     --------

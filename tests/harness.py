@@ -103,6 +103,7 @@ class Entry:
     sizes: tuple[int, ...] = SIZES
     test_sizes: tuple[int, ...] = (50,)  # the sizes the fast test suite checks
     notes: str = ""
+    requires: tuple[str, ...] = ()  # (module, extra) the function needs beyond the base install, e.g. ("statsmodels", "stats")
 
     def __post_init__(self):
         if self.kind not in ("interval", "test"):
@@ -111,6 +112,12 @@ class Entry:
     @property
     def key(self) -> str:
         return f"{self.function} [{self.variant}]"
+
+    def available(self) -> bool:
+        """False where the module the function needs (``requires``) is not installed."""
+        import importlib.util
+
+        return not self.requires or importlib.util.find_spec(self.requires[0]) is not None
 
 
 def _judge_pass_rate(sample, level):
@@ -444,11 +451,11 @@ ENTRIES += [
     Entry("pairwise.position_consistency", "exact sign test on flips (default), other designs", "test",
           _consistency_test, (FLIPS_NULL_RARE,)),
     Entry("pairwise.length_bias", "cluster='case_id' (default)", "interval", _length_bias(), (LENGTH_SHARED,),
-          default=True, sizes=(50, 100, 200, 500), notes="n = instances (2n decisions)"),
+          default=True, sizes=(50, 100, 200, 500), notes="n = instances (2n decisions)", requires=("statsmodels", "stats")),
     Entry("pairwise.length_bias", "cluster='case_id' (default), other designs", "interval", _length_bias(),
-          (LENGTH_INDEPENDENT,), sizes=(50, 100, 200, 500)),
+          (LENGTH_INDEPENDENT,), sizes=(50, 100, 200, 500), requires=("statsmodels", "stats")),
     Entry("pairwise.length_bias", "cluster=None (decisions as independent)", "interval", _length_bias(cluster=None),
-          (LENGTH_SHARED, LENGTH_INDEPENDENT), sizes=(50, 100, 200, 500)),
+          (LENGTH_SHARED, LENGTH_INDEPENDENT), sizes=(50, 100, 200, 500), requires=("statsmodels", "stats")),
     Entry("pairwise.self_preference", "Wald interval for the difference (default)", "interval", _self_interval,
           (SELF_BIASED,), default=True),
     Entry("pairwise.self_preference", "Wald interval for the difference (default), other designs", "interval",
@@ -547,6 +554,8 @@ def table(entries=None, *, sizes=None, reps: int = 1000, seed: int = 0, echo=Non
     """Every entry x available design x size, measured: the coverage table."""
     rows = []
     for entry in ENTRIES if entries is None else entries:
+        if not entry.available():
+            continue
         for design in entry.designs:
             if not design.available():
                 continue
