@@ -442,15 +442,6 @@ def _connected(cells: _Cells, ties: str) -> bool:
     return connected_components(graph, directed=True, connection="strong")[0] == 1
 
 
-def _scores_per_comparison(theta, cells: _Cells, ties: str):
-    """(comparisons,) residuals y_i - p_i and the comparisons' cells, at the fitted parameters."""
-    k = cells.k
-    eta = theta[cells.first] - theta[cells.second] + cells.features @ theta[k:]
-    prob = expit(eta)
-    y = np.array([1.0, 0.0, 0.5])[cells.outcome]
-    return y - prob[cells.rows], prob
-
-
 def _covariance(theta, cells: _Cells, ties: str, free, groups):
     """Robust (sandwich) covariance of the free parameters; cluster-robust when ``groups`` is given."""
     k = cells.k
@@ -465,7 +456,7 @@ def _covariance(theta, cells: _Cells, ties: str, free, groups):
         meat = _information(second_moment[None], cells)[0][np.ix_(free, free)]
         correction = 1.0
     else:
-        resid, _ = _scores_per_comparison(theta, cells, ties)
+        resid = np.array([1.0, 0.0, 0.5])[cells.outcome] - prob[cells.rows]  # each comparison's y_i - p_i
         n_groups = int(groups.max()) + 1
         g = sparse.csr_matrix((resid, (groups, cells.rows)), shape=(n_groups, len(cells.first)))
         x = sparse.hstack([cells.incidence, sparse.csr_matrix(cells.features)]).tocsr()
