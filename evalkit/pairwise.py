@@ -526,8 +526,11 @@ def _bt(comparisons, *, ties, position, covariates, anchor, interval, cluster, c
                           + np.bincount(cells.second, cells.counts[:, b_col], minlength=k))
     counts["n"] = counts["wins"] + counts["losses"] + counts["ties"]
     nan = np.full(k + p, np.nan)
+    # with clusters, Wald intervals and tests use Student's t with (clusters - 1) degrees of freedom (the usual
+    # small-sample rule for cluster-robust standard errors; Cameron & Miller 2015): a few dozen questions are few
+    df = int(groups.max()) if groups is not None and interval == "sandwich" else None
     result = {"systems": systems, "names": names, "counts": counts, "anchor_index": anchor_index,
-              "theta": nan, "low": nan, "high": nan, "se": nan}
+              "theta": nan, "low": nan, "high": nan, "se": nan, "df": df}
     if not _connected(cells, ties):
         warnings.warn("bradley_terry: the comparisons split the systems into groups where one group won (or tied) "
                       "every comparison with the other, so no finite rating separates them; ratings are NaN. "
@@ -549,7 +552,7 @@ def _bt(comparisons, *, ties, position, covariates, anchor, interval, cluster, c
         cov = np.zeros((k + p, k + p))
         cov[np.ix_(free, free)] = _covariance(theta, cells, ties, free, groups)
         se = np.sqrt(np.maximum(np.diag(transform @ cov @ transform.T), 0.0))
-        z = z_value(confidence_level)
+        z = z_value(confidence_level) if df is None else float(stats.t.ppf(0.5 + confidence_level / 2, df))
         low, high = point - z * se, point + z * se
     else:
         draws, failed = _bootstrap(cells, ties, free, groups, n_resamples, rng)
@@ -595,8 +598,8 @@ def bradley_terry(comparisons, *, ties: str = "half", position: bool = False, co
         ``n_resamples`` refits on resampled comparisons.
     cluster : str, optional
         A column whose equal values mark dependent comparisons (votes on one question, both orders of one
-        instance): the sandwich becomes cluster-robust (with statsmodels' small-sample factor) and the bootstrap
-        resamples whole clusters.
+        instance): the sandwich becomes cluster-robust (with statsmodels' small-sample factor, and Student's t
+        with clusters - 1 degrees of freedom for the interval) and the bootstrap resamples whole clusters.
     confidence_level : float, default 0.95
     n_resamples : int, default 1000
     rng : None, int or numpy.random.Generator
@@ -651,8 +654,8 @@ def bradley_terry_effects(comparisons, *, ties: str = "half", position: bool = T
     DataFrame
         One row per term (``"first_slot"`` first, then the covariates): ``term, coef`` (log-odds that the first
         system wins, per unit of the term), ``ci_low, ci_high`` (of ``coef``), ``p_val`` (two-sided Wald test
-        of ``coef = 0`` with the sandwich standard error, or with the bootstrap's standard deviation when
-        ``interval="bootstrap"``), ``elo`` (``coef`` in Elo points: 400 / ln 10 per unit). ``attrs`` as for
+        of ``coef = 0`` with the sandwich standard error, on Student's t with clusters - 1 degrees of freedom when
+        ``cluster`` is given, or with the bootstrap's standard deviation when ``interval="bootstrap"``), ``elo`` (``coef`` in Elo points: 400 / ln 10 per unit). ``attrs`` as for
         :func:`bradley_terry`.
 
     Examples
@@ -670,7 +673,8 @@ def bradley_terry_effects(comparisons, *, ties: str = "half", position: bool = T
     k = len(fit["systems"])
     coef, low, high, se = (fit[key][k:] for key in ("theta", "low", "high", "se"))
     with np.errstate(invalid="ignore", divide="ignore"):
-        p_val = 2 * stats.norm.sf(np.abs(coef / se))
+        tail = stats.norm if fit["df"] is None else stats.t(fit["df"])
+        p_val = 2 * tail.sf(np.abs(coef / se))
     out = pd.DataFrame({"term": fit["names"], "coef": coef, "ci_low": low, "ci_high": high, "p_val": p_val,
                         "elo": coef * ELO})
     out.attrs.update(interval=interval, cluster=cluster, ties=ties, confidence_level=confidence_level)
