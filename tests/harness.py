@@ -155,34 +155,44 @@ def _comparisons(rng, n, strengths, *, tie=0.15, first_slot=0.0, weights=None, p
                          "question_id": question})
 
 
-def _bt_truth(strengths, tie, weights=None):
-    """The centred Elo rating each system's estimate converges to. With ties as half a win the estimand is the
-    BT fit to the expected outcomes (a tie pulls toward 0.5), which depends on how often each pair meets:
-    computed on the expected counts of each pair and outcome (as weights of one comparison each)."""
-    from evalkit import pairwise
-
+def _expected(strengths, tie, weights=None, question_sd=0.0, first_slot=0.0) -> pd.DataFrame:
+    """The design's expected outcomes as a comparisons table (2 million comparisons in the expected shares):
+    what an estimate converges to is the fit to it. With ties as half a win that depends on how often each pair
+    meets; a question effect averages the win probability over questions (attenuating every gap, as in any
+    marginal logit model)."""
     k = len(strengths)
+    nodes, node_weights = np.polynomial.hermite_e.hermegauss(41)  # E over the question effect ~ N(0, question_sd)
+    node_weights = node_weights / node_weights.sum()
     pairs = [(i, j) for i in range(k) for j in range(k) if i != j]
     w = np.ones(len(pairs)) if weights is None else np.asarray(weights, dtype=float)
     rows = []
     for (i, j), share in zip(pairs, w / w.sum(), strict=True):
-        p = 1 / (1 + np.exp(-(strengths[i] - strengths[j])))
+        p = float(node_weights @ (1 / (1 + np.exp(-(strengths[i] - strengths[j] + first_slot + question_sd * nodes)))))
         for winner, part in (("a", (1 - tie) * p), ("b", (1 - tie) * (1 - p)), ("tie", tie)):
             rows += [(f"s{i}", f"s{j}", winner)] * int(round(share * part * 2_000_000))
-    table = pd.DataFrame(rows, columns=["system_a", "system_b", "winner"])
-    return pairwise.bradley_terry(table).set_index("system")["rating"]
+    return pd.DataFrame(rows, columns=["system_a", "system_b", "winner"])
 
 
 _BT_STRENGTHS = np.array([0.6, 0.2, -0.1, -0.7])
 
 
 def bt_design(name, description, *, weights=None, tie=0.15, per_question=1, question_sd=0.0, first_slot=0.0):
-    truth = _bt_truth(_BT_STRENGTHS, tie, weights)
+    """Comparisons of four systems; the truth is the weakest system's centred rating, or with ``first_slot``
+    the first-slot term, each fitted to the design's expected outcomes (computed once, when first drawn)."""
+
+    @functools.cache
+    def truth():
+        from evalkit import pairwise
+
+        expected = _expected(_BT_STRENGTHS, tie, weights, question_sd, first_slot)
+        rating = float(pairwise.bradley_terry(expected).set_index("system").loc["s3", "rating"])
+        return rating, float(pairwise.bradley_terry_effects(expected).iloc[0]["coef"])
 
     def draw(rng, n):
         table = _comparisons(rng, n, _BT_STRENGTHS, tie=tie, weights=weights, per_question=per_question,
                              question_sd=question_sd, first_slot=first_slot)
-        return {"comparisons": table, "truth": float(truth["s3"]), "first_slot": first_slot}
+        rating, position = truth()
+        return {"comparisons": table, "truth": rating, "first_slot": position}
 
     return Design(name, description, draw)
 
