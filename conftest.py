@@ -23,7 +23,7 @@ OPTIONAL_MODULES = {
 OPTIONAL_DOCTESTS = {
     "evalkit.models.OpenAIChat": ("openai", "openai"),
     "evalkit.batch.": ("openai", "openai"),
-    "evalkit.agreement.length_bias": ("statsmodels", "stats"),
+    "evalkit.pairwise.length_bias": ("statsmodels", "stats"),
     "evalkit.logs.read_inspect": ("zstandard", "logs"),
     "evalkit.logs.pass_rate": ("zstandard", "logs"),
 }

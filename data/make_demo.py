@@ -197,6 +197,39 @@ def make_fd(out: Path, rng: np.random.Generator) -> None:
                         queries=query_vectors.astype(np.float32), benchmark=np.asarray(bench_vectors, dtype=np.float32))
 
 
+def make_pairwise(out: Path, rng: np.random.Generator) -> None:
+    """1,600 comparisons of six systems on 800 questions: a human vote and a judge verdict on each."""
+    systems = [f"system-{c}" for c in "abcdef"]
+    strength = np.array([1.0, 0.6, 0.2, -0.1, -0.5, -0.9])  # log-strengths (natural units)
+    # uneven pair counts: pairs of neighbours are compared more often, as a leaderboard's sampling does
+    pairs = [(i, j) for i in range(6) for j in range(i + 1, 6)]
+    weight = np.array([1.0 / (j - i) for i, j in pairs])
+    rows = []
+    for q in range(800):
+        difficulty = rng.normal(0.0, 0.6)  # shared by both votes on a question: more ties on hard ones
+        for _ in range(2):
+            i, j = pairs[int(rng.choice(len(pairs), p=weight / weight.sum()))]
+            a, b = (i, j) if rng.random() < 0.5 else (j, i)
+            length_a, length_b = (int(rng.integers(40, 400)) for _ in range(2))
+            gap = strength[a] - strength[b]
+            tie = rng.random() < 0.12 + 0.1 * (difficulty > 0.5)
+            human = "tie" if tie else ("a" if rng.random() < 1 / (1 + np.exp(-(gap + 0.1))) else "b")
+            # the judge: agrees with the human vote 60% of the time, otherwise votes with a first-slot
+            # advantage of 0.8 log-odds and a preference for the longer answer
+            if rng.random() < 0.6:
+                judge = human
+            else:
+                logit = gap + 0.8 + 0.7 * np.log2(length_a / length_b)
+                judge = "tie" if rng.random() < 0.08 else ("a" if rng.random() < 1 / (1 + np.exp(-logit)) else "b")
+            rows.append({"comparison_id": f"c{len(rows):04d}", "question_id": f"q{q:03d}", "system_a": systems[a],
+                         "system_b": systems[b], "winner": human, "judge_winner": judge,
+                         "length_a": length_a, "length_b": length_b})
+    table = pd.DataFrame(rows)
+    table.drop(columns="judge_winner").to_csv(out / "pairwise_votes.csv", index=False)
+    table[["comparison_id", "judge_winner"]].rename(columns={"judge_winner": "winner"}).to_csv(
+        out / "pairwise_judge.csv", index=False)
+
+
 def main(out: Path = OUT) -> None:
     """Write every demo data set into ``out``."""
     out = Path(out)
@@ -204,6 +237,7 @@ def main(out: Path = OUT) -> None:
     make_tcva(out, np.random.default_rng(20261130))
     make_judge(out, np.random.default_rng(20261201))
     make_fd(out, np.random.default_rng(20261202))
+    make_pairwise(out, np.random.default_rng(20261203))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Agreement among annotators, the human ceiling, the alternative annotator test and pairwise-judge bias.
+"""Agreement among annotators, the human ceiling and the alternative annotator test.
 
 Ratings come in long form: a DataFrame with columns ``item_id, annotator, rating``, one row per rating,
 any number of annotators per item, missing ratings simply absent (or NaN). Labels files of the labeller
@@ -15,11 +15,13 @@ Which numbers come from where:
   tested against ``statsmodels.stats.inter_rater.fleiss_kappa``.
 - Cohen's kappa, unweighted or weighted, is :func:`evalkit.calibrate.cohen_kappa`.
 - Correlations (the human ceiling) are :func:`evalkit.correlate.correlate`.
-- The length-bias logistic fit uses statsmodels (the ``stats`` extra), imported when called.
+- The pairwise-judge diagnostics (position, length and self-preference bias) moved to :mod:`evalkit.pairwise`;
+  the old names here are deprecated aliases for one release.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import warnings
@@ -33,7 +35,7 @@ from scipy import sparse, stats
 
 from evalkit import calibrate as _calibrate
 from evalkit import correlate as _correlate
-from evalkit._optional import require
+from evalkit import pairwise as _pairwise
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -895,246 +897,24 @@ def _alignment(pred: np.ndarray, others: np.ndarray, scoring: str) -> np.ndarray
 
 
 # --------------------------------------------------------------------------------------------------
-# pairwise-judge bias diagnostics
+# deprecated: the pairwise-judge diagnostics live in evalkit.pairwise
 # --------------------------------------------------------------------------------------------------
-def _decisions(decisions, columns, by, name="decisions") -> tuple[pd.DataFrame, list]:
-    table = check_dataframe(decisions, name)
-    keys = [] if by is None else ([by] if isinstance(by, str) else list(by))
-    check_columns(table, [*columns, *keys], name)
-    winners = set(table["winner"].dropna().astype(str)) - {"1", "2"}
-    if winners:
-        raise ValueError(f"`{name}` column 'winner' must hold '1', '2' or missing (unparseable); got {sorted(winners)[:3]}.")
-    if "order" in columns:
-        orders = set(table["order"].dropna()) - {"original", "swapped"}
-        if orders or table["order"].isna().any():
-            raise ValueError(f"`{name}` column 'order' must be 'original' or 'swapped'; got {sorted(map(str, orders))[:3]}.")
-    return table, keys
+def _moved(name: str):
+    target = getattr(_pairwise, name)
+
+    @functools.wraps(target)
+    def alias(*args, **kwargs):
+        warnings.warn(f"evalkit.agreement.{name} moved to evalkit.pairwise.{name}; the old name will be removed in "
+                      "the next release.", DeprecationWarning, stacklevel=2)
+        return target(*args, **kwargs)
+
+    alias.__doc__ = (f"Deprecated alias of :func:`evalkit.pairwise.{name}` (removed in the next release); it warns "
+                     "with a DeprecationWarning and returns what the new function returns.")
+    alias.__module__ = __name__
+    return alias
 
 
-def _per_group(table: pd.DataFrame, keys: list, func) -> pd.DataFrame:
-    if not keys:
-        return pd.DataFrame([func(table)])
-    rows = [{**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), **func(group)}
-            for key, group in table.groupby(keys, sort=True)]
-    return pd.DataFrame(rows)
-
-
-def position_consistency(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
-    """How often a pairwise judge picks the same output when the two outputs swap places.
-
-    Parameters
-    ----------
-    decisions : DataFrame
-        One row per case and order: ``case_id``, ``order`` (``"original"``/``"swapped"``) and ``winner``
-        (``"1"``/``"2"`` in the original numbering, missing when unparseable), as
-        :func:`evalkit.datasets.load_llmbar` returns.
-    by : str or list of str, optional
-        Columns to report separately (e.g. ``["subset", "judge"]``).
-    confidence_level : float, default 0.95
-        For the Wilson interval of the rate.
-
-    Returns
-    -------
-    DataFrame
-        One row per group: the ``by`` columns, ``n`` (cases seen in both orders), ``consistent`` (same
-        answer both times; an unparseable answer in both orders counts as the same answer, as LLMBar
-        counts it), ``rate, ci_low, ci_high``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from evalkit.agreement import position_consistency
-    >>> d = pd.DataFrame({"case_id": [1, 1, 2, 2], "order": ["original", "swapped"] * 2, "winner": ["1", "1", "1", "2"]})
-    >>> position_consistency(d)[["n", "consistent", "rate"]]
-       n  consistent  rate
-    0  2           1   0.5
-    """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
-    table, keys = _decisions(decisions, ["case_id", "order", "winner"], by)
-    check = table.duplicated([*keys, "case_id", "order"])
-    if check.any():
-        raise ValueError(f"`decisions` has case_id {show(table.loc[check, 'case_id'].iloc[0])} more than once in one "
-                         "order; pass `by` to separate judges or subsets.")
-
-    def one(group: pd.DataFrame) -> dict:
-        wide = group.assign(winner=group["winner"].astype(object).fillna("unparseable")).pivot(
-            index="case_id", columns="order", values="winner").reindex(columns=["original", "swapped"]).dropna()
-        n, same = len(wide), int((wide["original"] == wide["swapped"]).sum())
-        return {"n": n, "consistent": same, "rate": same / n if n else np.nan, **_interval(same, n, confidence_level, "wilson")}
-
-    return _per_group(table, keys, one)
-
-
-def _interval(k: int, n: int, confidence_level: float, method: str) -> dict:
-    if n == 0:
-        return {"ci_low": np.nan, "ci_high": np.nan}
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence_level, method=method)
-    return {"ci_low": float(ci.low), "ci_high": float(ci.high)}
-
-
-def first_slot_preference(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
-    """How often a pairwise judge picks whichever output it was shown first, against 1/2.
-
-    With each case judged in both orders, a judge without position bias picks the first slot half of
-    the time whatever the gold labels are.
-
-    Parameters
-    ----------
-    decisions : DataFrame
-        ``order`` and ``winner`` columns as for :func:`position_consistency`; unparseable decisions are
-        left out.
-    by : str or list of str, optional
-    confidence_level : float, default 0.95
-        For the exact (Clopper-Pearson) interval.
-
-    Returns
-    -------
-    DataFrame
-        One row per group: the ``by`` columns, ``n, first, rate, ci_low, ci_high, p_val`` (``p_val``:
-        exact two-sided binomial test of rate = 1/2, :func:`scipy.stats.binomtest`).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from evalkit.agreement import first_slot_preference
-    >>> d = pd.DataFrame({"order": ["original", "swapped"] * 10, "winner": ["1", "2"] * 9 + ["2", "1"]})
-    >>> first_slot_preference(d)[["n", "first", "rate"]]
-        n  first  rate
-    0  20     18   0.9
-    """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
-    table, keys = _decisions(decisions, ["order", "winner"], by)
-
-    def one(group: pd.DataFrame) -> dict:
-        parsed = group[group["winner"].notna()]
-        first = int(((parsed["order"] == "original") == (parsed["winner"].astype(str) == "1")).sum())
-        n = len(parsed)
-        return {"n": n, "first": first, "rate": first / n if n else np.nan,
-                **_interval(first, n, confidence_level, "exact"),
-                "p_val": float(stats.binomtest(first, n, 0.5).pvalue) if n else np.nan}
-
-    return _per_group(table, keys, one)
-
-
-def length_bias(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
-    """Does a pairwise judge prefer the longer output beyond what the gold labels explain?
-
-    A logistic regression per group of ``P(judge picks output 1)`` on the gold label (output 1 better),
-    the position (output 1 shown first) and ``log2(length_1 / length_2)``; the length coefficient is
-    the change in log-odds of picking an output per doubling of its length relative to the other,
-    holding quality (gold) and position fixed. Fitted with statsmodels (the ``stats`` extra).
-
-    Parameters
-    ----------
-    decisions : DataFrame
-        ``order``, ``winner``, ``label`` (gold ``"1"``/``"2"``) and positive ``length_1``, ``length_2``
-        (in any unit, e.g. words); unparseable decisions are left out.
-    by : str or list of str, optional
-    confidence_level : float, default 0.95
-        For the Wald interval of the coefficient.
-
-    Returns
-    -------
-    DataFrame
-        One row per group: the ``by`` columns, ``n, coef, ci_low, ci_high, p_val, odds_ratio`` (odds ratio
-        per doubling, ``exp(coef)``); NaN with an :class:`~evalkit.EvalkitWarning` where the fit fails
-        (e.g. the gold label predicts every decision).
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from evalkit.agreement import length_bias
-    >>> rng = np.random.default_rng(0)
-    >>> n = 400
-    >>> d = pd.DataFrame({"order": np.where(rng.random(n) < 0.5, "original", "swapped"),
-    ...                   "label": np.where(rng.random(n) < 0.5, "1", "2"),
-    ...                   "length_1": rng.integers(20, 400, n), "length_2": rng.integers(20, 400, n)})
-    >>> logit = 1.5 * (d["label"] == "1") - 0.75 + 0.8 * np.log2(d["length_1"] / d["length_2"])
-    >>> d["winner"] = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "1", "2")
-    >>> row = length_bias(d).iloc[0]
-    >>> bool(row["ci_low"] < 0.8 < row["ci_high"])
-    True
-    """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
-    table, keys = _decisions(decisions, ["order", "winner", "label", "length_1", "length_2"], by)
-    lengths = table[["length_1", "length_2"]]
-    if not all(pd.api.types.is_numeric_dtype(t) for t in lengths.dtypes) or (lengths <= 0).any().any():
-        raise ValueError("`decisions` columns 'length_1' and 'length_2' must be positive numbers (e.g. word counts).")
-    sm = require("statsmodels.api", extra="stats", purpose="agreement.length_bias")
-
-    def one(group: pd.DataFrame) -> dict:
-        parsed = group[group["winner"].notna()]
-        y = (parsed["winner"].astype(str) == "1").to_numpy(float)
-        x = np.column_stack([np.ones(len(parsed)), (parsed["label"].astype(str) == "1").to_numpy(float),
-                             (parsed["order"] == "original").to_numpy(float),
-                             np.log2(parsed["length_1"].to_numpy(float) / parsed["length_2"].to_numpy(float))])
-        empty = {"n": len(parsed), "coef": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_val": np.nan, "odds_ratio": np.nan}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # separation and non-convergence become a NaN row, not a number
-                fit = sm.Logit(y, x).fit(disp=0)
-        except Exception as exc:  # noqa: BLE001 - statsmodels raises several kinds for a degenerate fit
-            warnings.warn(f"length_bias: the logistic fit failed for {len(parsed)} decisions ({type(exc).__name__}: "
-                          f"{exc}); reported as NaN.", EvalkitWarning, stacklevel=3)
-            return empty
-        low, high = fit.conf_int(alpha=1 - confidence_level)[3]
-        return {**empty, "coef": float(fit.params[3]), "ci_low": float(low), "ci_high": float(high),
-                "p_val": float(fit.pvalues[3]), "odds_ratio": float(np.exp(fit.params[3]))}
-
-    return _per_group(table, keys, one)
-
-
-def self_preference(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
-    """How much more often a judge picks its own model's output than the gold label says it should.
-
-    Parameters
-    ----------
-    decisions : DataFrame
-        ``judge`` (the judge's model id), ``model_1``, ``model_2`` (the model ids of the two outputs),
-        ``winner`` and ``label`` (gold ``"1"``/``"2"``; without human gold, e.g. the majority of the other
-        judges). Only cases where the judge's own model wrote exactly one of the two outputs count;
-        unparseable decisions are left out.
-    by : str or list of str, optional
-        Default: one row per ``judge``.
-    confidence_level : float, default 0.95
-        For the Wald interval of the paired difference.
-
-    Returns
-    -------
-    DataFrame
-        One row per group: the ``by`` columns, ``n, own_rate, gold_rate, difference, ci_low, ci_high,
-        p_val`` (``own_rate``: share of decisions for the own output; ``gold_rate``: share where gold
-        favours it; ``p_val``: exact McNemar test on the cases where they differ).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from evalkit.agreement import self_preference
-    >>> d = pd.DataFrame({"judge": "m1", "model_1": ["m1", "m2"] * 10, "model_2": ["m2", "m1"] * 10,
-    ...                   "winner": ["1", "2"] * 8 + ["1", "1"] * 2, "label": ["1", "1"] * 10})
-    >>> self_preference(d)[["judge", "n", "own_rate", "gold_rate", "difference"]]
-      judge   n  own_rate  gold_rate  difference
-    0    m1  20       0.9        0.5         0.4
-    """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
-    table, keys = _decisions(decisions, ["judge", "model_1", "model_2", "winner", "label"], "judge" if by is None else by)
-    own_slot = np.where(table["model_1"] == table["judge"], "1", np.where(table["model_2"] == table["judge"], "2", ""))
-    table = table.assign(_own=own_slot)
-    table = table[(table["_own"] != "") & (table["model_1"] != table["model_2"]) & table["winner"].notna()]
-    z = stats.norm.ppf(0.5 + confidence_level / 2)
-
-    def one(group: pd.DataFrame) -> dict:
-        own = (group["winner"].astype(str) == group["_own"]).to_numpy()
-        gold = (group["label"].astype(str) == group["_own"]).to_numpy()
-        n = len(group)
-        if n == 0:
-            return {"n": 0, "own_rate": np.nan, "gold_rate": np.nan, "difference": np.nan, "ci_low": np.nan,
-                    "ci_high": np.nan, "p_val": np.nan}
-        b, c = int((own & ~gold).sum()), int((~own & gold).sum())
-        diff = (b - c) / n
-        se = np.sqrt(max((b + c) / n - diff**2, 0.0) / n)
-        return {"n": n, "own_rate": own.mean(), "gold_rate": gold.mean(), "difference": diff,
-                "ci_low": diff - z * se, "ci_high": diff + z * se,
-                "p_val": float(stats.binomtest(b, b + c, 0.5).pvalue) if b + c else 1.0}
-
-    return _per_group(table, keys, one)
+position_consistency = _moved("position_consistency")
+first_slot_preference = _moved("first_slot_preference")
+length_bias = _moved("length_bias")
+self_preference = _moved("self_preference")

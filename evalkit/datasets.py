@@ -20,9 +20,9 @@ from evalkit._io import read_json, read_json_lines
 from evalkit._validation import check_option
 
 __all__ = ["demo_path", "load_demo", "data_path", "load_tcva_release", "load_tcva_baseline", "load_llmbar", "load_summeval",
-           "load_usr"]
+           "load_usr", "load_arena"]
 
-_DEMOS = ("tcva", "judge", "fd")
+_DEMOS = ("tcva", "judge", "fd", "pairwise")
 
 
 def demo_path() -> Path:
@@ -106,14 +106,16 @@ def load_demo(name: str):
 
     Parameters
     ----------
-    name : {"tcva", "judge", "fd"}
+    name : {"tcva", "judge", "fd", "pairwise"}
         ``"tcva"``: claim verdicts for 120 synthetic summaries (12 documents x 10 systems) and an items
         table with a simulated human rating, the ``document`` and the ``system``; some items have no
         claims. ``"judge"``: 100 support answers (JSON outputs, some malformed), human PASS/FAIL labels
         with their labelling position, and the recorded answers of a simulated judge under two rubric
         versions (``"v1"``, ``"v2"``), including malformed verdict lines. ``"fd"``: a 600-segment corpus
         from three evidence tiers with claims and ``prob_fact``, 50 queries with graded relevance,
-        200 benchmark claims for the coverage check, and precomputed embeddings.
+        200 benchmark claims for the coverage check, and precomputed embeddings. ``"pairwise"``: 1,600
+        comparisons of six systems on 800 questions (two each), with a human vote and a simulated judge
+        verdict (a first-slot bias and a preference for longer answers) on every comparison.
 
     Returns
     -------
@@ -122,6 +124,9 @@ def load_demo(name: str):
         ``"judge"``: ``cases``, ``labels`` (``case_id, label, labeller, position``) and ``outputs``
         (``case_id, rubric, raw``). ``"fd"``: ``documents, claims, queries, qrels, benchmark`` (DataFrames)
         and ``doc_embeddings, query_embeddings, benchmark_embeddings`` (float32 arrays aligned with them).
+        ``"pairwise"``: ``comparisons`` (the human votes: ``system_a, system_b, winner, question_id, length_a,
+        length_b, length_diff``, indexed by ``comparison_id``; ``length_diff`` is ``log2(length_a / length_b)``)
+        and ``judge`` (the same comparisons with the judge's ``winner``).
 
     Examples
     --------
@@ -141,6 +146,13 @@ def load_demo(name: str):
         verdicts = _verdicts.validate(pd.read_csv(folder / "tcva_verdicts.csv", dtype={"item_id": str}))
         items = pd.read_csv(folder / "tcva_items.csv", dtype={"item_id": str, "document": str, "system": str})
         return {"verdicts": verdicts, "items": items.set_index("item_id")}
+    if name == "pairwise":
+        votes = pd.read_csv(folder / "pairwise_votes.csv", dtype={"comparison_id": str, "question_id": str})
+        votes["length_diff"] = np.log2(votes["length_a"] / votes["length_b"])
+        votes = votes.set_index("comparison_id")
+        judge = pd.read_csv(folder / "pairwise_judge.csv", dtype={"comparison_id": str}).set_index("comparison_id")
+        judge = votes.drop(columns="winner").join(judge)[list(votes.columns)].assign(rater="judge")
+        return {"comparisons": votes, "judge": judge}
     if name == "fd":
         tables = {key: pd.read_csv(folder / f"fd_{key}.csv") for key in ("documents", "claims", "queries", "qrels", "benchmark")}
         with np.load(folder / "fd_embeddings.npz") as arrays:
@@ -443,3 +455,80 @@ def load_usr(path):
                                        for a, v in zip(annotators, values, strict=True))
                 k += 1
     return pd.DataFrame(rating_rows), pd.DataFrame(item_rows).set_index("item_id")
+
+
+ARENA_FILES = {"human": "human.json", "gpt-4": "gpt-4-0125-preview.json", "claude-3-opus": "claude-3-opus-20240229.json",
+               "gpt-3.5-turbo": "gpt-3.5-turbo.json"}
+
+
+def load_arena(root) -> pd.DataFrame:
+    """Read the Chatbot Arena comparisons with their human votes and LLM-judge verdicts (Chatzi et al. 2024).
+
+    Parameters
+    ----------
+    root : str or Path
+        The folder holding ``human.json`` and the judges' files ``gpt-4-0125-preview.json``,
+        ``claude-3-opus-20240229.json``, ``gpt-3.5-turbo.json`` (JSON lines: ``num, question_id, model_a,
+        model_b, winner``, row i of every file the same comparison); judge files that are absent are skipped.
+
+    Returns
+    -------
+    DataFrame
+        A comparisons table, one row per comparison and rater: ``system_a`` (``model_a``, shown first),
+        ``system_b``, ``winner`` (``"a"``, ``"b"``, ``"tie"``; the human ``"tie (bothbad)"`` is a tie),
+        ``comparison_id`` (``num``), ``question_id``, ``rater`` (``"human"``, ``"gpt-4"``, ``"claude-3-opus"``,
+        ``"gpt-3.5-turbo"``) and ``tie_kind`` (the human file's ``"tie"``/``"tie (bothbad)"``, else missing).
+        Select one rater and index by ``comparison_id`` for :func:`evalkit.pairwise.rank_sets`.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``root`` lacks ``human.json``.
+    ValueError
+        A judge file's row differs from the human file's (another comparison), naming the file and row.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from evalkit.datasets import load_arena
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> row = {"num": 0, "question_id": "q", "model_a": "x", "model_b": "y"}
+    >>> _ = (root / "human.json").write_text(json.dumps({**row, "winner": "tie (bothbad)"}) + "\\n")
+    >>> _ = (root / "gpt-4-0125-preview.json").write_text(json.dumps({**row, "winner": "model_a"}) + "\\n")
+    >>> load_arena(root)[["system_a", "system_b", "winner", "comparison_id", "rater", "tie_kind"]]
+      system_a system_b winner  comparison_id  rater       tie_kind
+    0        x        y    tie              0  human  tie (bothbad)
+    1        x        y      a              0  gpt-4           <NA>
+    """
+    root = Path(root)
+    if not (root / "human.json").is_file():
+        raise FileNotFoundError(f"{root}: no human.json (the arena folder holds human.json and the judges' files).")
+    winners = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "tie"}
+    parts, reference = [], None
+    for rater, filename in ARENA_FILES.items():
+        path = root / filename
+        if not path.is_file():
+            continue
+        records = [record for _, record in read_json_lines(path)[0]]
+        table = pd.DataFrame.from_records(records, columns=["num", "question_id", "model_a", "model_b", "winner"])
+        unknown = ~table["winner"].isin(list(winners))
+        if unknown.any():
+            raise ValueError(f"{path}, line {int(np.flatnonzero(unknown)[0]) + 1}: winner {table['winner'][unknown].iloc[0]!r} "
+                             f"is not one of {list(winners)}.")
+        if reference is None:
+            reference = table[["num", "question_id", "model_a", "model_b"]]
+        else:
+            same = table[["num", "question_id", "model_a", "model_b"]].reset_index(drop=True)
+            if len(same) != len(reference) or not same.equals(reference.reset_index(drop=True)):
+                differ = np.flatnonzero((same.reindex(reference.index) != reference).any(axis=1).to_numpy())
+                line = int(differ[0]) + 1 if len(differ) else min(len(same), len(reference)) + 1
+                raise ValueError(f"{path}, line {line}: not the comparison of human.json's line {line}; the judge "
+                                 "files must hold the same comparisons in the same order.")
+        parts.append(pd.DataFrame({
+            "system_a": table["model_a"].astype(str), "system_b": table["model_b"].astype(str),
+            "winner": table["winner"].map(winners), "comparison_id": table["num"].astype(int),
+            "question_id": table["question_id"].astype(str), "rater": rater,
+            "tie_kind": table["winner"].where(table["winner"].str.startswith("tie")) if rater == "human" else None}))
+    out = pd.concat(parts, ignore_index=True)
+    out["tie_kind"] = out["tie_kind"].astype("string")
+    return out

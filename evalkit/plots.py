@@ -12,7 +12,7 @@ from evalkit import verdicts as _verdicts
 from evalkit._validation import check_columns, check_dataframe, check_number
 
 __all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates", "length_bias", "fd_by_bin",
-           "tier_share", "label_budget", "human_ceiling"]
+           "tier_share", "label_budget", "human_ceiling", "ratings", "rank_sets", "win_rates"]
 
 def _rows(table: pd.DataFrame, name: str) -> pd.DataFrame:
     if table.empty:
@@ -461,4 +461,142 @@ def human_ceiling(table: pd.DataFrame, *, ax=None, **kwargs):
     method = table["method"].iloc[0] if "method" in table.columns else "r"
     ax.set_xlabel(f"{method} correlation (annotators: with the others' mean; scores: with all annotators' mean)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)  # off the intervals
+    return ax
+
+
+def ratings(table: pd.DataFrame, *, ax=None, **kwargs):
+    """A forest plot of Bradley-Terry ratings: each system's rating with its interval, best at the top.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Output of :func:`evalkit.pairwise.bradley_terry` (``system, rating``, and ``ci_low, ci_high``). The
+        centre, 1000 (the mean rating, or the anchor's), is a dashed line.
+    ax : matplotlib Axes, optional
+    **kwargs
+        Passed to ``ax.errorbar``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from evalkit import datasets, pairwise, plots
+    >>> ax = plots.ratings(pairwise.bradley_terry(datasets.load_demo("pairwise")["comparisons"]))
+    >>> [t.get_text() for t in ax.get_yticklabels()][:2]
+    ['system-a', 'system-b']
+    """
+    table = check_dataframe(table, "table")
+    check_columns(table, ["system", "rating", "ci_low", "ci_high"], "table")
+    if ax is None:
+        ax = plt.gca()
+    order = table.sort_values("rating", ascending=False, kind="stable", na_position="last")
+    y = np.arange(len(order))[::-1]
+    rating = order["rating"].to_numpy(float)
+    err = np.vstack([rating - order["ci_low"].to_numpy(float), order["ci_high"].to_numpy(float) - rating])
+    kwargs.setdefault("fmt", "o")
+    kwargs.setdefault("capsize", 3)
+    ax.errorbar(rating, y, xerr=err, **kwargs)
+    ax.axvline(1000.0, linestyle="--", color="grey", linewidth=1)  # the mean rating, or the anchor's
+    ax.set_yticks(y, [_plain(name) for name in order["system"]])
+    level = order.attrs.get("confidence_level")
+    method = order.attrs.get("interval")
+    detail = f" ({level:.0%} {method} interval)" if level is not None and method else ""
+    ax.set_xlabel(f"Bradley-Terry rating, Elo scale{detail}")
+    return ax
+
+
+def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
+    """Rank-sets as intervals of ranks: each system's lowest to highest possible rank, best at the top.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Output of :func:`evalkit.pairwise.rank_sets` (``system, rank_low, rank_high``, optional ``estimate``).
+    ax : matplotlib Axes, optional
+    **kwargs
+        Passed to ``ax.hlines`` (one line per system, from rank_low to rank_high).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import plots
+    >>> table = pd.DataFrame({"system": ["x", "y", "z"], "estimate": [0.6, 0.5, 0.3], "rank_low": [1, 1, 2],
+    ...                       "rank_high": [2, 3, 3]})
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plots.rank_sets(table, ax=ax)
+    >>> [seg[:, 0].tolist() for seg in ax.collections[0].get_segments()]
+    [[1.0, 2.0], [1.0, 3.0], [2.0, 3.0]]
+    """
+    table = check_dataframe(table, "table")
+    check_columns(table, ["system", "rank_low", "rank_high"], "table")
+    if ax is None:
+        ax = plt.gca()
+    y = np.arange(len(table))[::-1]
+    low, high = table["rank_low"].to_numpy(float), table["rank_high"].to_numpy(float)
+    kwargs.setdefault("linewidth", 6)
+    kwargs.setdefault("color", "C0")
+    ax.hlines(y, low, high, **kwargs)
+    ax.plot(low, y, "|", color="black")
+    ax.plot(high, y, "|", color="black")
+    k = int(np.nanmax(high)) if len(table) else 1
+    ax.set_xticks(range(1, k + 1))
+    ax.set_xlim(0.5, k + 0.5)
+    ax.set_yticks(y, [_plain(name) for name in table["system"]])
+    level = table.attrs.get("confidence_level")
+    method = table.attrs.get("method")
+    detail = f" ({level:.0%} simultaneous, {method})" if level is not None and method else ""
+    ax.set_xlabel(f"rank (1 = best){detail}")
+    return ax
+
+
+def win_rates(matrix: pd.DataFrame, *, ax=None, cmap="RdBu", **kwargs):
+    """A win-rate matrix: the share of the row system's wins against the column system, as a heat map.
+
+    Parameters
+    ----------
+    matrix : DataFrame
+        A square table of shares, as :func:`evalkit.pairwise.win_rates` returns (NaN where two systems never
+        met: left blank). Each cell is written in.
+    ax : matplotlib Axes, optional
+    cmap : str, default "RdBu"
+    **kwargs
+        Passed to ``ax.imshow``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import pairwise, plots
+    >>> c = pd.DataFrame({"system_a": ["x", "y"], "system_b": ["y", "z"], "winner": ["a", "tie"]})
+    >>> ax = plots.win_rates(pairwise.win_rates(c))
+    >>> sorted(t.get_text() for t in ax.texts)
+    ['0.00', '0.50', '0.50', '1.00']
+    """
+    matrix = check_dataframe(matrix, "matrix")
+    if matrix.shape[0] != matrix.shape[1] or not matrix.index.equals(matrix.columns):
+        raise ValueError(f"`matrix` must be square with the same systems as rows and columns (pairwise.win_rates); got "
+                         f"{matrix.shape[0]} rows and {matrix.shape[1]} columns.")
+    if ax is None:
+        ax = plt.gca()
+    values = matrix.to_numpy(dtype=float)
+    image = ax.imshow(values, cmap=cmap, vmin=0.0, vmax=1.0, **kwargs)
+    for i, j in zip(*np.nonzero(~np.isnan(values)), strict=True):
+        ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize="small",
+                color="white" if abs(values[i, j] - 0.5) > 0.3 else "black")
+    names = [_plain(name) for name in matrix.index]
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("system (share of its wins)")
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return ax

@@ -67,6 +67,9 @@ def test_every_registered_function_has_a_default():
      for e in harness.ENTRIES if e.default for d in e.designs for n in e.test_sizes],
 )
 def test_default_holds(entry, design, n):
+    if not entry.available():
+        pytest.skip(f"{entry.function} needs {entry.requires[0]}, from the '{entry.requires[1]}' extra: "
+                    f"pip install \"evalkit[{entry.requires[1]}]\"")
     if not design.available():
         pytest.skip(f"real data set {design.data!r} not found under {harness.SHARED_DATA} (CI provides ../shared/data)")
     m = harness.measure(entry, design, n, reps=FAST_REPS, seed=20261201)

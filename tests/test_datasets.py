@@ -21,7 +21,7 @@ def test_load_demo_tcva():
 
 
 def test_load_demo_unknown_name():
-    with pytest.raises(ValueError, match=r"must be one of \['fd', 'judge', 'tcva'\]"):
+    with pytest.raises(ValueError, match=r"must be one of \['fd', 'judge', 'pairwise', 'tcva'\]"):
         datasets.load_demo("summeval")
 
 

@@ -17,7 +17,8 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 def test_there_are_notebooks():
     assert [p.name for p in NOTEBOOKS] == ["00_labelling.ipynb", "01_calibrate_judge.ipynb",
                                            "02_tcva_temperature_sweep.ipynb", "03_factual_density.ipynb",
-                                           "04_few_labels.ipynb", "05_human_ceiling.ipynb", "07_other_tools.ipynb"]
+                                           "04_few_labels.ipynb", "05_human_ceiling.ipynb", "06_rankings.ipynb",
+                                           "07_other_tools.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -33,7 +34,7 @@ def real_data_params() -> dict:
     """The notebooks' data-path parameters, pointed at ../shared/data where those data sets exist."""
     paths = {"LLMBAR_DIR": SHARED_DATA / "llmbar", "TCVA_DIR": SHARED_DATA / "tcva",
              "HEALTHFC_CSV": SHARED_DATA / "healthfc" / "Datensatz.csv", "SUMMEVAL_DIR": SHARED_DATA / "summeval",
-             "USR_DIR": SHARED_DATA / "usr"}
+             "USR_DIR": SHARED_DATA / "usr", "ARENA_DIR": SHARED_DATA / "arena"}
     return {name: str(path) for name, path in paths.items() if path.exists()}
 
 

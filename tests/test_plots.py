@@ -143,3 +143,36 @@ def test_length_bias_and_sweep_legends_sit_beside_the_axes(corr_table):
                plots.temperature_sweep(corr_table, ax=axes[1])):
         fig.canvas.draw()
         assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1 - 1e-6
+
+
+def test_pairwise_plots_draw_what_the_tables_hold():
+    from evalkit import datasets, pairwise
+
+    votes = datasets.load_demo("pairwise")["comparisons"]
+    table = pairwise.bradley_terry(votes)
+    fig, ax = plt.subplots()
+    assert plots.ratings(table, ax=ax) is ax
+    bars = ax.containers[0]
+    x = bars.lines[0].get_xdata()
+    np.testing.assert_allclose(sorted(x), sorted(table["rating"]))
+    segments = bars.lines[2][0].get_segments()
+    np.testing.assert_allclose(sorted(seg[0][0] for seg in segments), sorted(table["ci_low"]))
+    assert [t.get_text() for t in ax.get_yticklabels()] == table["system"].tolist()  # best at the top
+    assert "95% sandwich interval" in ax.get_xlabel()
+    sets = pairwise.rank_sets(datasets.load_demo("pairwise")["judge"], votes.sample(300, random_state=0))
+    fig, ax = plt.subplots()
+    plots.rank_sets(sets, ax=ax)
+    drawn = [tuple(seg[:, 0]) for seg in ax.collections[0].get_segments()]
+    assert drawn == list(zip(sets["rank_low"].astype(float), sets["rank_high"].astype(float), strict=True))
+    assert "95% simultaneous, ppr" in ax.get_xlabel()
+    fig, ax = plt.subplots()
+    matrix = pairwise.win_rates(votes)
+    plots.win_rates(matrix, ax=ax)
+    np.testing.assert_allclose(ax.images[0].get_array().filled(np.nan), matrix.to_numpy(), equal_nan=True)
+    assert len(ax.texts) == int(matrix.notna().to_numpy().sum())
+    with pytest.raises(ValueError, match="must be square"):
+        plots.win_rates(matrix.iloc[:, :3])
+    with pytest.raises(KeyError, match=r"missing column\(s\) \['rank_low', 'rank_high'\]"):
+        plots.rank_sets(table)
+    with pytest.raises(TypeError, match="`table` must be a pandas DataFrame"):
+        plots.ratings("ratings.csv")

@@ -1,0 +1,148 @@
+"""Benchmark: Bradley-Terry ratings on 1 million comparisons of 100 systems, and their 1,000-resample bootstrap.
+
+Run on demand: ``python benchmarks/bench_pairwise.py [--comparisons 1000000] [--systems 100] [--resamples 1000]
+[--fastchat PATH] [--repeat 5]``.
+
+Contenders, timed as paired repetitions on the same table after a warm-up:
+
+- ``pairwise.bradley_terry`` (validation, factorizing the names, collapsing to ordered-pair counts, Newton's
+  method, the sandwich interval) and ``interval="bootstrap"`` (resample counts drawn per cell, all resamples
+  solved by batched Newton steps);
+- FastChat's ``compute_bt`` / ``compute_bootstrap_bt`` (``fastchat/serve/monitor/rating_systems.py``: the unique
+  (pair, outcome) rows, scipy's L-BFGS-B per fit, a multiprocessing pool over bootstrap rounds), imported from a
+  FastChat checkout given with ``--fastchat`` (the folder holding ``rating_systems.py``; FastChat is not a
+  dependency of evalkit and none of its code ships here);
+- the limit, written out here: the collapsed counts from integer codes (one bincount) and Newton's method on
+  the (k - 1)-dimensional system; for the bootstrap, the multinomial draws of the counts and the same solve
+  batched over resamples.
+
+Ratings are checked to agree (after centring) before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import paired, ratio  # noqa: E402
+
+from evalkit import pairwise  # noqa: E402
+
+ELO = 400 / np.log(10)
+
+
+def make_table(n: int, k: int, rng) -> pd.DataFrame:
+    strength = rng.normal(0, 1, k)
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k
+    p = expit(strength[a] - strength[b])
+    winner = np.where(rng.random(n) < 0.2, "tie", np.where(rng.random(n) < p, "a", "b"))
+    names = np.array([f"model-{i:03d}" for i in range(k)])
+    return pd.DataFrame({"system_a": names[a], "system_b": names[b], "winner": winner})
+
+
+def newton(counts: np.ndarray, first: np.ndarray, second: np.ndarray, k: int) -> np.ndarray:
+    """Ties as half: (B, cells, 3) counts -> (B, k) log-strengths with system 0 at 0, by Newton's method."""
+    y = counts[..., 0] + 0.5 * counts[..., 2]
+    total = counts.sum(axis=-1)
+    theta = np.zeros((counts.shape[0], k))
+    for _ in range(50):
+        prob = expit(theta[:, first] - theta[:, second])
+        resid, weight = y - total * prob, total * prob * (1 - prob)
+        grad = np.zeros_like(theta)
+        np.add.at(grad.T, first, resid.T)
+        np.subtract.at(grad.T, second, resid.T)
+        hess = np.zeros((counts.shape[0], k * k))
+        np.add.at(hess.T, first * k + second, weight.T)
+        hess = hess.reshape(-1, k, k)
+        hess = -(hess + hess.transpose(0, 2, 1))
+        idx = np.arange(k)
+        hess[:, idx, idx] = -hess.sum(axis=2)
+        step = np.linalg.solve(hess[:, 1:, 1:], grad[:, 1:, None])[..., 0]
+        theta[:, 1:] += step
+        if np.abs(step).max() < 1e-10:
+            break
+    return theta
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--comparisons", type=int, default=1_000_000)
+    parser.add_argument("--systems", type=int, default=100)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=5, help="paired repetitions of the single fit")
+    parser.add_argument("--boot-repeat", type=int, default=2, help="paired repetitions of the bootstrap")
+    parser.add_argument("--fastchat", type=Path, help="folder holding FastChat's rating_systems.py")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    table = make_table(args.comparisons, args.systems, rng)
+    k = args.systems
+    codes = table["system_a"].str[6:].astype(int).to_numpy(), table["system_b"].str[6:].astype(int).to_numpy()
+    outcome = table["winner"].map({"a": 0, "b": 1, "tie": 2}).to_numpy()
+    flat = (codes[0] * k + codes[1]) * 3 + outcome
+    cells = np.unique(codes[0] * k + codes[1])
+    first, second = cells // k, cells % k
+
+    def limit_fit():
+        counts = np.bincount(flat, minlength=k * k * 3).reshape(k * k, 3)[cells]
+        return newton(counts[None], first, second, k)[0]
+
+    def limit_bootstrap():
+        counts = np.bincount(flat, minlength=k * k * 3).reshape(k * k, 3)[cells].ravel()
+        out = []
+        for start in range(0, args.resamples, 100):
+            b = min(100, args.resamples - start)
+            draws = np.random.default_rng(start).multinomial(args.comparisons, counts / counts.sum(), size=b)
+            out.append(newton(draws.reshape(b, len(cells), 3).astype(float), first, second, k))
+        return np.concatenate(out)
+
+    contenders = {"evalkit bradley_terry (sandwich)": lambda: pairwise.bradley_terry(table),
+                  "limit: bincount + Newton": limit_fit}
+    boot = {f"evalkit bootstrap ({args.resamples})": lambda: pairwise.bradley_terry(
+        table, interval="bootstrap", n_resamples=args.resamples, rng=0),
+        f"limit: multinomial counts + batched Newton ({args.resamples})": limit_bootstrap}
+    ours = pairwise.bradley_terry(table).set_index("system")["rating"]
+    theta = limit_fit()
+    limit = pd.Series(ELO * (theta - theta.mean()) + 1000, index=[f"model-{i:03d}" for i in range(k)])
+    print(f"{args.comparisons:,} comparisons of {k} systems ({len(cells):,} ordered pairs), 20% ties; "
+          f"evalkit vs the limit: max |rating difference| {np.abs(ours - limit.loc[ours.index]).max():.2e} Elo")
+    if args.fastchat is not None:
+        sys.path.insert(0, str(args.fastchat.resolve()))  # importable by name: its bootstrap pickles fit_bt for a Pool
+        fastchat = importlib.import_module("rating_systems")
+        battles = pd.DataFrame({"model_a": table["system_a"], "model_b": table["system_b"],
+                                "winner": table["winner"].map({"a": "model_a", "b": "model_b", "tie": "tie"})})
+        theirs = fastchat.compute_bt(battles)
+        print(f"FastChat compute_bt vs evalkit: max |rating difference| after centring "
+              f"{np.abs(theirs - theirs.mean() + 1000 - ours.loc[theirs.index]).max():.4f} Elo")
+        contenders["FastChat compute_bt"] = lambda: fastchat.compute_bt(battles)
+        boot[f"FastChat compute_bootstrap_bt ({args.resamples})"] = lambda: fastchat.compute_bootstrap_bt(
+            battles, num_round=args.resamples)
+    else:
+        print("FastChat not given (--fastchat PATH): evalkit and the limit only.")
+    times = paired(contenders, args.repeat)
+    print(f"\nOne fit, medians of {args.repeat} paired repetitions after a warm-up:")
+    for name, values in times.items():
+        print(f"  {name:55s} {np.median(values):8.3f} s")
+    evalkit_name = "evalkit bradley_terry (sandwich)"
+    if "FastChat compute_bt" in times:
+        print(f"  FastChat / evalkit: {ratio(times, 'FastChat compute_bt', evalkit_name)}")
+    print(f"  evalkit / limit:    {ratio(times, evalkit_name, 'limit: bincount + Newton')}")
+    times = paired(boot, args.boot_repeat)
+    print(f"\nBootstrap, medians of {args.boot_repeat} paired repetitions after a warm-up:")
+    for name, values in times.items():
+        print(f"  {name:55s} {np.median(values):8.3f} s")
+    names = list(boot)
+    if len(names) == 3:
+        print(f"  FastChat / evalkit: {ratio(times, names[2], names[0])}")
+    print(f"  evalkit / limit:    {ratio(times, names[0], names[1])}")
+
+
+if __name__ == "__main__":
+    main()
