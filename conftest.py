@@ -18,7 +18,6 @@ OPTIONAL_MODULES = {
 
 # doctests (by name prefix: a module or an object in it) that need an extra their module does not
 OPTIONAL_DOCTESTS = {
-    "evalkit.models.OpenAIChat": ("openai", "openai"),
     "evalkit.batch.": ("openai", "openai"),
     "evalkit.agreement.length_bias": ("statsmodels", "stats"),
 }
