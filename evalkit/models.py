@@ -200,7 +200,7 @@ class OpenAIChat:
         return _chat.reply_from_bytes(data, headers.get("content-type", ""))
 
     def close(self) -> None:
-        """Close the idle connections (they are also closed when the object is collected)."""
+        """Close the kept-alive connections now (a later call opens new ones)."""
         self._pool.close()
 
 

@@ -73,9 +73,12 @@ def _lookup(uniques) -> np.ndarray:
 
 def _arrow_string_chunks(values: pd.Series) -> list | None:
     """The pyarrow chunks of a string column held by pyarrow, or None (object strings, numbers, ...)."""
-    if not hasattr(values.array, "__arrow_array__") or not pd.api.types.is_string_dtype(values.dtype):
+    dtype = values.dtype
+    held = (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow") or (
+        isinstance(dtype, pd.ArrowDtype) and pd.api.types.is_string_dtype(dtype))
+    if not held:
         return None
-    import pyarrow as pa
+    import pyarrow as pa  # present: pandas holds these strings with it
 
     data = values.array.__arrow_array__()
     chunks = data.chunks if isinstance(data, pa.ChunkedArray) else [data]

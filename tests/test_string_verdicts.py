@@ -7,8 +7,6 @@ import pytest
 from evalkit import tcva, verdicts
 from evalkit.verdicts import _level_codes
 
-pa = pytest.importorskip("pyarrow", reason='needs the \'parquet\' extra: pip install "evalkit[parquet]"')
-
 LABELS = np.array(["fully", "Mostly ", " partially", "NONE", "minor", "bogus", "", "fully\x00", "é", "partial"],
                   dtype=object)
 
@@ -29,6 +27,8 @@ def expected(values) -> np.ndarray:
 @pytest.mark.parametrize("dtype", ["object", "str", "string[pyarrow]", "string[python]", "category", "large_string",
                                    "chunked", "sliced"])
 def test_level_codes_of_strings_however_they_are_held(labels, dtype):
+    if dtype in ("string[pyarrow]", "large_string", "chunked"):
+        pa = pytest.importorskip("pyarrow", reason='strings held by pyarrow: pip install "evalkit[parquet]"')
     if dtype == "large_string":
         series = pd.Series(labels, dtype=pd.ArrowDtype(pa.large_string()))
     elif dtype == "chunked":  # several chunks, of both offset widths' worth of data
