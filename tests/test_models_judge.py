@@ -8,6 +8,7 @@ import pytest
 
 from evalkit import EvalkitWarning, checks, judge, models
 from evalkit._testing import ChatServer, Fail, Hang
+from tests._extras import needs_parquet
 
 
 def client(server, **kwargs):
@@ -168,6 +169,7 @@ def scripted_judge(prompt, attempt):
     return "PASS\nSupported by the source."
 
 
+@needs_parquet
 def test_run_judge_record_resume_and_save(tmp_path):
     cache = models.CallCache(tmp_path / "calls.sqlite")
     with ChatServer(scripted_judge) as server:
