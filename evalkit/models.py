@@ -24,7 +24,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -417,8 +416,8 @@ def plan_calls(prompts: pd.Series, model=None, *, model_id: str | None = None, p
 # call_many is four parts, each read (and tested) on its own: the retry policy decides whether to retry a failed
 # attempt and after how long; the unreachable detector counts attempts that did not reach the server and stops
 # the run; the cache writer stores answers from a thread of its own, at least once a second; the table builder
-# turns the rows into the documented result. Worker threads share only these objects, each guarding its own
-# state, and hand their rows back through their futures.
+# turns the rows into the documented result. _call is one prompt's attempts, _in_threads runs them. Worker
+# threads share only these objects, each guarding its own state, and hand their rows back through a queue.
 @dataclass(frozen=True)
 class _RetryPolicy:
     """Exponential backoff with full jitter, at least what the server asked in Retry-After, capped."""
@@ -545,6 +544,50 @@ def _call(prompt: str, model: Callable, *, policy: _RetryPolicy, unreachable: _U
         return {"text": reply.text, "error": None, "latency_s": latency, "cached": False, "attempts": attempts,
                 "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
                 "created_at": _now()}, reply, replaced
+
+
+def _in_threads(items: list, work: Callable, n_threads: int, stop: threading.Event):
+    """``(item, work(item))`` for every item, in the order they finish, computed by ``n_threads`` threads.
+
+    The threads take items from one queue and put results on another: no future, lock or condition per item
+    (each costs CPU that, under the interpreter lock, a run at high concurrency waits for). When the caller
+    stops iterating (Ctrl-C), ``stop`` is set (``work`` ends its waits), the items not started are dropped and
+    the threads finish the one they hold.
+    """
+    todo: queue.SimpleQueue = queue.SimpleQueue()
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    for item in items:
+        todo.put(item)
+
+    def run() -> None:
+        while True:
+            try:
+                item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((item, work(item), None))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
+                done.put((item, None, exc))
+
+    threads = [threading.Thread(target=run, name="evalkit-call", daemon=True) for _ in range(min(n_threads, len(items)))]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in range(len(items)):
+            item, result, exc = done.get()
+            if exc is not None:
+                raise exc
+            yield item, result
+    finally:
+        stop.set()
+        while True:  # nothing new is started
+            try:
+                todo.get_nowait()
+            except queue.Empty:
+                break
+        for thread in threads:
+            thread.join()
 
 
 def _calls_table(prompts: pd.Series, rows: Mapping[str, dict], *, model_id: str, params: dict, n_replaced: int,
@@ -676,7 +719,8 @@ def call_many(
                    "timeouts)")
         writer = _CacheWriter(cache) if cache is not None else None
 
-        def task(prompt: str, key: str) -> tuple[dict, int]:
+        def task(item: tuple[str, str]) -> tuple[dict, int]:
+            prompt, key = item
             row, reply, n = _call(prompt, model, policy=policy, unreachable=unreachable, stop=stop, redact=redact,
                                   gave_up=gave_up)
             if reply is not None and writer is not None:
@@ -685,15 +729,10 @@ def call_many(
 
         bar = tqdm(total=len(pending), desc=description, disable=not progress, leave=False)
         try:
-            with ThreadPoolExecutor(max_workers=min(concurrency, len(pending))) as pool:
-                futures = {pool.submit(task, prompt, key): prompt for prompt, key in pending}
-                try:
-                    for future in as_completed(futures):
-                        rows[futures[future]], n = future.result()
-                        replaced += n
-                        bar.update(1)
-                finally:
-                    stop.set()  # an interrupted run does not start the calls still queued
+            for (prompt, _), (row, n) in _in_threads(pending, task, concurrency, stop):
+                rows[prompt] = row
+                replaced += n
+                bar.update(1)
         finally:
             if writer is not None:
                 writer.close()  # every answer received is kept, even when the run is interrupted

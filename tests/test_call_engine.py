@@ -24,7 +24,7 @@ import pytest
 from evalkit import EvalkitWarning, judge, models
 from evalkit._chat import APIConnectionError, APIStatusError, RateLimitError, Reply, checked_reply, retry_after
 from evalkit._testing import ChatServer, Drop, Fail, Hang, Raw, Trickle
-from evalkit.models import _CacheWriter, _calls_table, _RetryPolicy, _Unreachable
+from evalkit.models import _CacheWriter, _calls_table, _in_threads, _RetryPolicy, _Unreachable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -145,6 +145,44 @@ def test_cache_writer_retries_refused_answers_and_warns_once_about_the_rest(tmp_
     other.rollback()
     other.close()
     assert rows_on_disk(path) == 2
+
+
+# ------------------------------------------------------------------ the threads
+def test_in_threads_gives_every_result_once_and_stops_cleanly():
+    stop = threading.Event()
+    seen = set()
+
+    def work(item):
+        time.sleep(0.001 * (item % 3))
+        seen.add(threading.get_ident())
+        return item * item
+
+    out = dict(_in_threads(list(range(500)), work, 16, stop))
+    assert out == {i: i * i for i in range(500)} and len(seen) == 16 and stop.is_set()
+    assert dict(_in_threads([], work, 8, threading.Event())) == {}
+
+    def fails(item):
+        if item == 3:
+            raise RuntimeError("a bug in work")
+        return item
+
+    with pytest.raises(RuntimeError, match="a bug in work"):
+        dict(_in_threads(list(range(10)), fails, 1, threading.Event()))
+    # A caller that stops early (Ctrl-C) sets stop: the running items end their waits, the queued ones never start.
+    started = []
+    stop = threading.Event()
+
+    def slow(item):
+        started.append(item)
+        if item:
+            stop.wait(30)
+        return item
+
+    results = _in_threads(list(range(100)), slow, 4, stop)
+    assert next(results) == (0, 0)
+    begin = time.monotonic()
+    results.close()
+    assert stop.is_set() and time.monotonic() - begin < 5 and len(started) < 20
 
 
 # ------------------------------------------------------------------ the table builder
