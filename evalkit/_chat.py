@@ -24,6 +24,7 @@ import http.client
 import io
 import json
 import math
+import os
 import select
 import time
 from dataclasses import dataclass
@@ -258,6 +259,7 @@ class Pool:
         self.host, self.port = parts.hostname, parts.port or (443 if self.tls else 80)
         self.path = parts.path.rstrip("/")
         self._idle: collections.deque = collections.deque()
+        self._pid = os.getpid()
         self._proxy = self._proxy_for(parts.scheme, self.host)
 
     @staticmethod
@@ -293,6 +295,8 @@ class Pool:
         return f"http://{self.host}:{self.port}{self.path}{path}", extra
 
     def _take(self) -> tuple[_Connection, bool]:
+        if os.getpid() != self._pid:  # a forked process: the parent's connections are the parent's
+            self._idle, self._pid = collections.deque(), os.getpid()
         while True:
             try:
                 conn = self._idle.pop()

@@ -386,3 +386,32 @@ def test_answers_received_are_on_disk_while_other_calls_stall(tmp_path):
     assert len(cache) == 40
     params = {"temperature": 0.0, "max_tokens": None, "system": None}
     assert cache.get(models.CallCache.key("judge-kill", params, "prompt 7")).text == "answer prompt 7"
+
+
+FORKED: dict = {}
+
+
+def call_in_child(prompt: str, out) -> None:
+    out.put(FORKED["model"](prompt).text)
+
+
+def test_a_forked_process_opens_its_own_connections():
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    context = multiprocessing.get_context("fork")
+    with ChatServer(lambda prompt, attempt: f"answer {prompt}") as server:
+        FORKED["model"] = model = models.OpenAIChat("m", base_url=server.url)
+        assert model("parent").text == "answer parent"  # its connection is kept, then inherited by the children
+        out = context.Queue()
+        children = [context.Process(target=call_in_child, args=(f"child {i}", out)) for i in range(4)]
+        for child in children:
+            child.start()
+        texts = sorted(out.get(timeout=30) for _ in children)
+        for child in children:
+            child.join(30)
+        assert texts == [f"answer child {i}" for i in range(4)]
+        assert model("parent again").text == "answer parent again"  # the parent's connection is intact
+        assert server.connections == 5  # one per process
+    FORKED.clear()
