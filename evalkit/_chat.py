@@ -185,17 +185,26 @@ def _left(deadline: float) -> float:
 
 
 class _DeadlineIO(io.RawIOBase):
-    """A socket's reads, each allowed only the time left before the deadline (so the whole reply is bounded)."""
+    """A socket's reads, each allowed only the time left before the deadline (so the whole reply is bounded).
+
+    It reads through the socket's own raw file, which keeps the socket open until the reply is read even when
+    the connection is closed first (a reply with ``Connection: close`` hands its socket over to the response).
+    """
 
     def __init__(self, sock, deadline: float):
         self._sock, self._deadline = sock, deadline
+        self._raw = sock.makefile("rb", buffering=0)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
         self._sock.settimeout(_left(self._deadline))
-        return self._sock.recv_into(buffer)
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 class _DeadlineSocket:

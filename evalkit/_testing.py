@@ -91,6 +91,8 @@ class ChatServer:
         Seconds added before every answer.
     port : int, default 0
         The port to listen on (0: any free port), e.g. to bring a server back where clients expect it.
+    keep_alive : bool, default True
+        False: every reply says ``Connection: close`` and the server closes the connection after it.
 
     Attributes
     ----------
@@ -104,10 +106,11 @@ class ChatServer:
         Connections accepted so far (a client that keeps its connections alive opens few).
     """
 
-    def __init__(self, script: Callable, *, latency: float = 0.0, port: int = 0):
+    def __init__(self, script: Callable, *, latency: float = 0.0, port: int = 0, keep_alive: bool = True):
         self.script = script
         self.latency = latency
         self.port = port
+        self.keep_alive = keep_alive
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -162,6 +165,7 @@ class ChatServer:
                         extra = f"Retry-After: {payload.retry_after}\r\n" if payload.retry_after is not None else ""
                         payload = {"error": {"message": payload.message, "type": "scripted"}}
                     data = json.dumps(payload).encode()
+                extra += "" if self.keep_alive else "Connection: close\r\n"
                 head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {content_type}\r\n"
                         f"{extra}Content-Length: {len(data)}\r\n\r\n").encode()
                 if interval:
@@ -175,6 +179,8 @@ class ChatServer:
                 else:
                     writer.write(head + data)
                 await writer.drain()
+                if not self.keep_alive:
+                    break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass  # client went away, or the server is shutting down: end this connection quietly
         finally:

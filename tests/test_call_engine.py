@@ -247,6 +247,15 @@ def test_connections_are_kept_alive_and_reused_across_threads():
     assert server.requests == 400 and server.connections <= 8  # one connection per thread, kept for the next run
 
 
+def test_a_server_that_closes_every_connection_is_read_to_the_end():
+    body = "a long answer " * 5000  # larger than one read: the rest is read after the connection was handed over
+    with ChatServer(lambda prompt, attempt: body, keep_alive=False) as server:
+        model = models.OpenAIChat("m", base_url=server.url)
+        calls = models.call_many(pd.Series([f"p{i}" for i in range(40)]), model, concurrency=4, progress=False)
+    assert (calls["text"] == body).all() and calls["attempts"].eq(1).all()
+    assert server.connections == 40
+
+
 def test_a_connection_the_server_closed_is_replaced_without_a_failed_attempt():
     # The first prompt's connection is kept; the server then drops it when the second request arrives on it.
     script = lambda prompt, attempt: Drop() if prompt == "second" and attempt == 1 else "PASS"  # noqa: E731
