@@ -424,3 +424,67 @@ def test_a_forked_process_opens_its_own_connections():
         assert model("parent again").text == "answer parent again"  # the parent's connection is intact
         assert server.connections == 5  # one per process
     FORKED.clear()
+
+
+@pytest.fixture
+def certificate(tmp_path):
+    """A self-signed certificate for 127.0.0.1, made by the openssl command line."""
+    import shutil
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command line to make a test certificate")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(tmp_path / "key.pem"),
+                    "-out", str(tmp_path / "cert.pem"), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return tmp_path / "cert.pem", tmp_path / "key.pem"
+
+
+def test_https_keeps_its_connections_and_a_stalled_handshake_meets_the_deadline(certificate, monkeypatch):
+    import http.server
+    import socket
+    import ssl
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.dumps({"choices": [{"message": {"content": "PASS over TLS"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stalled = socket.create_server(("127.0.0.1", 0))  # accepts, then sends a handshake byte every half second
+
+    def trickle():
+        conn, _ = stalled.accept()
+        try:
+            for _ in range(40):
+                conn.send(b"\x16")
+                time.sleep(0.5)
+        except OSError:
+            pass
+
+    threading.Thread(target=trickle, daemon=True).start()
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))  # trusted the way a private CA is
+    try:
+        model = models.OpenAIChat("m", base_url=f"https://127.0.0.1:{server.server_address[1]}/v1")
+        assert [model(p).text for p in ("a", "b", "c")] == ["PASS over TLS"] * 3
+        assert len(model._pool._idle) == 1  # one connection, kept alive
+        slow = models.OpenAIChat("m", base_url=f"https://127.0.0.1:{stalled.getsockname()[1]}/v1", timeout=1.0)
+        start = time.monotonic()
+        with pytest.raises(TimeoutError, match="within the 1 s deadline"):
+            slow("x")
+        assert time.monotonic() - start < 1.5
+    finally:
+        server.shutdown()
+        stalled.close()
