@@ -42,8 +42,9 @@ def _level_codes(values: pd.Series) -> np.ndarray:
 
     Only the distinct labels are lower-cased, stripped and mapped through the aliases: a column of plain
     strings (e.g. read from a CSV) is factorized once. Strings held by pyarrow (pandas' default string dtype)
-    are dictionary-encoded chunk by chunk, on every core (pyarrow releases the interpreter lock), each chunk's
-    few distinct labels mapped on its own: hashing the strings is the whole cost of a string column.
+    are read chunk by chunk, on every core (pyarrow releases the interpreter lock): the first chunk is
+    dictionary-encoded, the others looked up among its labels (``index_in``, about a third cheaper; a chunk with
+    a label the first lacks is encoded on its own). Hashing the strings is the whole cost of a string column.
     """
     if values.dtype == VERDICT_DTYPE:
         return values.cat.codes.to_numpy()
@@ -53,15 +54,29 @@ def _level_codes(values: pd.Series) -> np.ndarray:
     if chunks is None:
         codes, uniques = pd.factorize(values)  # missing labels get code -1
         return _lookup(uniques)[codes]
-    if len(chunks) > 1 and len(values) >= 200_000 and (os.cpu_count() or 1) > 1:
+    if not chunks:
+        return np.empty(0, dtype=np.int8)
+    import pyarrow.compute as pc
+
+    first = chunks[0].dictionary_encode()
+    seen, lookup = first.dictionary, _lookup(first.dictionary.to_pylist())
+
+    def codes_of(chunk) -> np.ndarray:
+        index = pc.index_in(chunk, value_set=seen)  # a lookup among the first chunk's labels: cheaper than encoding
+        if index.null_count == chunk.null_count:
+            return lookup[index.fill_null(-1).to_numpy()]
+        encoded = chunk.dictionary_encode()  # a label the first chunk did not have
+        return _lookup(encoded.dictionary.to_pylist())[encoded.indices.fill_null(-1).to_numpy()]
+
+    rest = chunks[1:]
+    if len(rest) > 1 and len(values) >= 200_000 and (os.cpu_count() or 1) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(min(len(chunks), os.cpu_count())) as pool:
-            encoded = list(pool.map(lambda chunk: chunk.dictionary_encode(), chunks))
+        with ThreadPoolExecutor(min(len(rest), os.cpu_count())) as pool:
+            out = list(pool.map(codes_of, rest))
     else:
-        encoded = [chunk.dictionary_encode() for chunk in chunks]
-    out = [_lookup(e.dictionary.to_pylist())[e.indices.fill_null(-1).to_numpy()] for e in encoded]
-    return np.concatenate(out) if out else np.empty(0, dtype=np.int8)
+        out = [codes_of(chunk) for chunk in rest]
+    return np.concatenate([lookup[first.indices.fill_null(-1).to_numpy()], *out])
 
 
 def _lookup(uniques) -> np.ndarray:

@@ -31,7 +31,10 @@ def test_level_codes_of_strings_however_they_are_held(labels, dtype):
         pa = pytest.importorskip("pyarrow", reason='strings held by pyarrow: pip install "evalkit[parquet]"')
     if dtype == "large_string":
         series = pd.Series(labels, dtype=pd.ArrowDtype(pa.large_string()))
-    elif dtype == "chunked":  # several chunks, of both offset widths' worth of data
+    elif dtype == "chunked":  # several chunks; the first lacks some labels, a later one has a label of its own
+        labels = labels.copy()
+        labels[:60_000][np.isin(labels[:60_000], ["minor", "bogus"])] = "fully"
+        labels[200_000] = "partial!"
         chunks = [pa.array(labels[i:i + 60_000].tolist(), pa.large_string()) for i in range(0, len(labels), 60_000)]
         series = pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array(chunks)))
     elif dtype == "sliced":  # an arrow array that starts inside its buffers
