@@ -21,7 +21,6 @@ OPTIONAL_MODULES = {
 
 # doctests (by name prefix: a module or an object in it) that need an extra their module does not
 OPTIONAL_DOCTESTS = {
-    "evalkit.models.OpenAIChat": ("openai", "openai"),
     "evalkit.batch.": ("openai", "openai"),
     "evalkit.pairwise.length_bias": ("statsmodels", "stats"),
     "evalkit.logs.read_inspect": ("zstandard", "logs"),

@@ -6,65 +6,26 @@ as small DataFrame-in / DataFrame-out functions for notebooks.
 
 import importlib
 
-from evalkit import (
-    agreement,
-    batch,
-    calibrate,
-    cases,
-    checks,
-    claims,
-    compare,
-    correlate,
-    datasets,
-    density,
-    infer,
-    judge,
-    labels,
-    logs,
-    models,
-    pairwise,
-    retrieval,
-    tcva,
-    verdicts,
-)
-from evalkit._validation import EvalkitWarning
 from evalkit._version import __version__
 
-# Imported on first use (``evalkit.plots`` or ``from evalkit import plots``), so that ``import evalkit``
-# does not pay for matplotlib.
-_LAZY = ("plots",)
+# Every module is imported on first use (``evalkit.tcva``, ``from evalkit import tcva``), so ``import evalkit``
+# costs nothing and a name loads only what it needs: ``evalkit.models`` does not pay for scipy, and nothing
+# pays for matplotlib before ``evalkit.plots``. ``evalkit.widgets`` and ``evalkit.report`` are imported by name.
+_MODULES = ("agreement", "batch", "calibrate", "cases", "checks", "claims", "compare", "correlate", "datasets",
+            "density", "infer", "judge", "labels", "logs", "models", "pairwise", "plots", "retrieval", "tcva", "verdicts")
 
-__all__ = [
-    "EvalkitWarning",
-    "agreement",
-    "batch",
-    "calibrate",
-    "cases",
-    "checks",
-    "claims",
-    "compare",
-    "correlate",
-    "datasets",
-    "density",
-    "infer",
-    "judge",
-    "labels",
-    "logs",
-    "models",
-    "pairwise",
-    "plots",
-    "retrieval",
-    "tcva",
-    "verdicts",
-    "__version__",
-]
+__all__ = ["EvalkitWarning", *_MODULES, "__version__"]
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
+    if name in _MODULES:
         return importlib.import_module(f"evalkit.{name}")
+    if name == "EvalkitWarning":
+        from evalkit._validation import EvalkitWarning
+
+        return EvalkitWarning
     raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(__all__))

@@ -1,6 +1,7 @@
 """Interval helpers shared by every lane (judge, calibration, retrieval, inference).
 
-Private floor: imports nothing from evalkit above ``_validation``.
+Private floor: imports nothing from evalkit above ``_validation``. scipy.stats (about a second to import) is
+imported when an interval is computed, not when a module that may compute one is imported.
 """
 
 from __future__ import annotations
@@ -8,11 +9,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
 
 
 def z_value(confidence_level: float) -> float:
     """The two-sided standard-normal quantile for ``confidence_level`` (1.96 at 0.95)."""
+    from scipy import stats
+
     return float(stats.norm.ppf(0.5 + confidence_level / 2))
 
 
@@ -20,6 +22,8 @@ def wilson_interval(k: int, n: int, confidence_level: float) -> tuple[float, flo
     """Wilson score interval for ``k`` successes in ``n`` trials (NaN, NaN when ``n`` is 0)."""
     if n == 0:
         return np.nan, np.nan
+    from scipy import stats
+
     ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence_level, method="wilson")
     return float(ci.low), float(ci.high)
 
@@ -74,6 +78,8 @@ def clopper_pearson(k, n, confidence_level: float):
     Equal to ``scipy.stats.binomtest(k, n).proportion_ci(method="exact")``; written with the beta quantiles so
     that thousands of counts take one call. Its coverage is at least ``confidence_level`` at every n and p.
     """
+    from scipy import stats
+
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
     alpha = 1 - np.asarray(confidence_level, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -361,6 +367,8 @@ def mcnemar_exact_p(n10: int, n01: int) -> float:
     At p = 1/2 the binomial is symmetric, so the two-sided p-value is ``min(1, 2 F(min(n10, n01)))``; equal to
     ``scipy.stats.binomtest(n10, n10 + n01).pvalue`` (tested), without its per-call cost.
     """
+    from scipy import special
+
     total = int(n10) + int(n01)
     if total == 0:
         return 1.0
@@ -391,6 +399,8 @@ def tango_interval(n10: int, n01: int, n: int, confidence_level: float) -> tuple
     discordant pair at all (where Wald-type intervals collapse to a point). Written out because neither
     scipy nor statsmodels has it; checked against Tango's and later published worked examples.
     """
+    from scipy import optimize, special
+
     if n == 0:
         return np.nan, np.nan
     z = float(special.ndtri(0.5 + confidence_level / 2))  # z_value, as a ufunc: this runs once per interval
@@ -419,6 +429,8 @@ def newcombe_paired_interval(n11: int, n10: int, n01: int, n00: int, confidence_
     The Wilson intervals of the two marginal pass rates are combined with the square-and-add rule, corrected
     for their correlation (the phi coefficient of the 2 x 2 table, its numerator reduced by n/2 when positive).
     """
+    from scipy import special
+
     n = n11 + n10 + n01 + n00
     if n == 0:
         return np.nan, np.nan
@@ -443,6 +455,8 @@ def mcnemar_rejection_bounds(m_max: int, alpha: float) -> np.ndarray:
     With p = 1/2 the binomial is symmetric and the two-sided exact p-value of k <= m/2 is ``min(1, 2 F(k))``,
     so the rejection region is ``{x <= k} | {x >= m - k}``; equal to ``scipy.stats.binomtest`` (tested).
     """
+    from scipy import stats
+
     m = np.arange(m_max + 1)
     k = stats.binom.ppf(alpha / 2, m, 0.5).astype(int)  # smallest k with F(k) >= alpha / 2
     k = np.where(2 * stats.binom.cdf(k, m, 0.5) <= alpha * (1 + 1e-9), k, k - 1)
@@ -456,6 +470,8 @@ def mcnemar_power(n: int, difference: float, discordant: float, alpha: float) ->
     b's way with probability ``(1 + difference / discordant) / 2``, so ``p_b - p_a = difference``. The power
     sums, over the binomial number of flips m, the conditional probability that the test rejects.
     """
+    from scipy import stats
+
     n = int(n)
     if discordant <= 0 or n <= 0:
         return 0.0
@@ -474,6 +490,8 @@ def mean_interval(x, method: str, confidence_level: float, *, bounds=None, rng=N
                   ) -> tuple[float, float]:
     """An interval for the mean of ``x``: ``"t"`` (Student), ``"bootstrap"`` (BCa, scipy) or ``"betting"``
     (finite-sample, needs ``bounds``). NaN, NaN when the method cannot give one (one value; no spread)."""
+    from scipy import stats
+
     x = np.asarray(x, dtype=float)
     if x.size < 2:
         return np.nan, np.nan

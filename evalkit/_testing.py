@@ -4,7 +4,8 @@ It speaks the OpenAI chat-completions protocol over real HTTP/1.1 (keep-alive), 
 retries, timeouts and concurrency are exercised end to end. A *script* decides each answer from the prompt
 and from how many times that prompt was asked before: return a string (the answer), a :class:`Fail` (an
 HTTP error status, optionally with Retry-After), a :class:`Hang` (wait before answering, to provoke a client
-timeout), a :class:`Trickle` (send the body slowly) or a :class:`Raw` (any body at all: malformed replies).
+timeout), a :class:`Trickle` (send the reply slowly, headers included if asked), a :class:`Drop` (close the
+connection without answering) or a :class:`Raw` (any body at all: malformed replies).
 
 The server is asyncio-based and runs in a background thread: waiting (latency, hangs) costs no thread, so
 it keeps up with many concurrent clients, as a production server would. The standard library has no
@@ -12,7 +13,8 @@ asyncio HTTP server, hence the small HTTP/1.1 reader below (Content-Length bodie
 client sends).
 
 :class:`BatchServer` adds the OpenAI Files and Batches APIs (upload, batch create / retrieve / list, file
-download), answering each line of a batch with the same script.
+download), answering each line of a batch with the same script; a :class:`Raw` answer becomes that line's
+response body as it is, and a :class:`Line` the whole output line (odd output files).
 """
 
 from __future__ import annotations
@@ -48,10 +50,25 @@ class Raw:
 
 @dataclass(frozen=True)
 class Trickle:
-    """Answer ``text``, sending the body one byte every ``interval`` seconds."""
+    """Answer ``text``, sending the body one byte every ``interval`` seconds (with ``headers``, the status line and
+    headers too, after ``padding`` extra header bytes: a server that holds a call before its reply begins)."""
 
     text: str
     interval: float
+    headers: bool = False
+    padding: int = 0
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Close the connection after reading the request, without answering."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """In a batch output file, this request's whole line, exactly (``{custom_id}`` is replaced by its id)."""
+
+    text: bytes | str
 
 
 @dataclass(frozen=True)
@@ -68,11 +85,14 @@ class ChatServer:
     Parameters
     ----------
     script : callable
-        ``script(prompt, attempt) -> str | Fail | Hang``; ``attempt`` counts from 1 per distinct prompt.
+        ``script(prompt, attempt) -> str | Fail | Hang | Trickle | Drop | Raw``; ``attempt`` counts from 1 per
+        distinct prompt.
     latency : float, default 0.0
         Seconds added before every answer.
     port : int, default 0
         The port to listen on (0: any free port), e.g. to bring a server back where clients expect it.
+    keep_alive : bool, default True
+        False: every reply says ``Connection: close`` and the server closes the connection after it.
 
     Attributes
     ----------
@@ -82,15 +102,19 @@ class ChatServer:
         Requests served so far (including failures).
     max_in_flight : int
         The most requests that were being answered at the same time.
+    connections : int
+        Connections accepted so far (a client that keeps its connections alive opens few).
     """
 
-    def __init__(self, script: Callable, *, latency: float = 0.0, port: int = 0):
+    def __init__(self, script: Callable, *, latency: float = 0.0, port: int = 0, keep_alive: bool = True):
         self.script = script
         self.latency = latency
         self.port = port
+        self.keep_alive = keep_alive
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0
         self.attempts: Counter = Counter()
         self._loop = asyncio.new_event_loop()
         self._server = None
@@ -111,6 +135,7 @@ class ChatServer:
         self._loop.close()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         try:
             while True:
                 request_line = await reader.readline()
@@ -123,7 +148,9 @@ class ChatServer:
                 body = await reader.readexactly(int(headers.get("content-length", 0)))
                 method, path = (request_line.decode("latin-1").split() + ["", ""])[:2]
                 status, payload = await self._route(method, path, headers, body)
-                extra, interval, content_type = "", 0.0, "application/json"
+                if isinstance(payload, Drop):
+                    break
+                extra, interval, content_type, slow_head = "", 0.0, "application/json", False
                 if isinstance(payload, bytes):  # file contents go out as they are
                     data, content_type = payload, "application/octet-stream"
                 elif isinstance(payload, Raw):
@@ -131,21 +158,29 @@ class ChatServer:
                     content_type = payload.content_type
                 else:
                     if isinstance(payload, Trickle):
-                        interval, payload = payload.interval, self._completion(payload.text)
+                        interval, slow_head = payload.interval, payload.headers
+                        extra = f"X-Padding: {'x' * payload.padding}\r\n" if payload.padding else ""
+                        payload = self._completion(payload.text)
                     elif isinstance(payload, Fail):
                         extra = f"Retry-After: {payload.retry_after}\r\n" if payload.retry_after is not None else ""
                         payload = {"error": {"message": payload.message, "type": "scripted"}}
                     data = json.dumps(payload).encode()
-                writer.write(f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {content_type}\r\n"
-                             f"{extra}Content-Length: {len(data)}\r\n\r\n".encode())
+                extra += "" if self.keep_alive else "Connection: close\r\n"
+                head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {content_type}\r\n"
+                        f"{extra}Content-Length: {len(data)}\r\n\r\n").encode()
                 if interval:
-                    for i in range(len(data)):
-                        writer.write(data[i:i + 1])
+                    if not slow_head:
+                        writer.write(head)
+                    slow = head + data if slow_head else data
+                    for i in range(len(slow)):
+                        writer.write(slow[i:i + 1])
                         await writer.drain()
                         await asyncio.sleep(interval)
                 else:
-                    writer.write(data)
+                    writer.write(head + data)
                 await writer.drain()
+                if not self.keep_alive:
+                    break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass  # client went away, or the server is shutting down: end this connection quietly
         finally:
@@ -176,7 +211,7 @@ class ChatServer:
             return answer.status, answer
         if isinstance(answer, Raw):
             return answer.status, answer
-        if isinstance(answer, Trickle):
+        if isinstance(answer, (Trickle, Drop)):
             return 200, answer
         return 200, self._completion(answer, prompt, request.get("model", "scripted"))
 
@@ -231,7 +266,8 @@ class BatchServer(ChatServer):
     ``method``, ``url``, ``body``; unique custom ids; one endpoint; one model) and fails as a whole when it
     is invalid; otherwise each line is answered by the same ``script(prompt, attempt)`` as a live call:
     a string goes to the output file, a :class:`Fail` to the error file (its status and message), a
-    :class:`Hang` answers its text. A batch is complete when it is first looked at (retrieved or listed) at
+    :class:`Hang` answers its text, a :class:`Raw` is that line's response body (and status) as it is, and a
+    :class:`Line` the whole output line. A batch is complete when it is first looked at (retrieved or listed) at
     least ``batch_delay`` seconds after its creation; the delay is read then, so a test may change it.
 
     Parameters
@@ -253,6 +289,10 @@ class BatchServer(ChatServer):
         Batch creations per input file id.
     submitted : Counter
         How often each ``custom_id`` was part of a created batch.
+    downloads : Counter
+        File contents served, per file id.
+    fail_downloads : Counter
+        Set ``fail_downloads[file_id] = n`` to answer the next ``n`` downloads of that file with a 500.
     """
 
     def __init__(self, script: Callable, *, latency: float = 0.0, batch_delay: float = 0.0, create_hang: float = 0.0):
@@ -262,6 +302,8 @@ class BatchServer(ChatServer):
         self.api_requests = 0
         self.created: Counter = Counter()
         self.submitted: Counter = Counter()
+        self.downloads: Counter = Counter()
+        self.fail_downloads: Counter = Counter()
         self.files: dict[str, dict] = {}
         self.contents: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}
@@ -280,7 +322,13 @@ class BatchServer(ChatServer):
         if parts[0] == "files" and len(parts) >= 2 and method == "GET":
             if parts[1] not in self.files:
                 return 404, {"error": {"message": f"no file {parts[1]}", "type": "invalid_request_error"}}
-            return (200, self.contents[parts[1]]) if parts[2:] == ["content"] else (200, self.files[parts[1]])
+            if parts[2:] == ["content"] and self.fail_downloads[parts[1]] > 0:
+                self.fail_downloads[parts[1]] -= 1
+                return 500, {"error": {"message": "the file store is overloaded", "type": "scripted"}}
+            if parts[2:] == ["content"]:
+                self.downloads[parts[1]] += 1
+                return 200, self.contents[parts[1]]
+            return 200, self.files[parts[1]]
         if parts == ["batches"] and method == "POST":
             return await self._create(json.loads(body or b"{}"))
         if parts == ["batches"] and method == "GET":
@@ -370,19 +418,26 @@ class BatchServer(ChatServer):
             answer = self.script(prompt, self.attempts[prompt])
             if isinstance(answer, Hang):
                 answer = answer.text
-            if isinstance(answer, Fail):
+            head = {"id": f"{batch_id}_req_{number}", "custom_id": line["custom_id"]}
+            if isinstance(answer, Line):  # the whole line, as given
+                text = answer.text.encode("utf-8", "surrogatepass") if isinstance(answer.text, str) else answer.text
+                output.append(text.replace(b"{custom_id}", line["custom_id"].encode()))
+            elif isinstance(answer, Raw):  # the response body, as given
+                body = answer.body.encode("utf-8", "surrogatepass") if isinstance(answer.body, str) else answer.body
+                start = json.dumps({**head, "response": {"status_code": answer.status,
+                                                         "request_id": f"req_{batch_id}_{number}", "body": None}})
+                output.append(start[:start.rindex("null")].encode() + body + b"}, \"error\": null}")
+            elif isinstance(answer, Fail):
                 response = {"status_code": answer.status, "request_id": f"req_{batch_id}_{number}",
                             "body": {"error": {"message": answer.message, "type": "scripted"}}}
-                failed.append({"id": f"{batch_id}_req_{number}", "custom_id": line["custom_id"], "response": response,
-                               "error": None})
+                failed.append(json.dumps({**head, "response": response, "error": None}).encode())
             else:
                 response = {"status_code": 200, "request_id": f"req_{batch_id}_{number}",
                             "body": self._completion(answer, prompt, line["body"].get("model", "scripted"))}
-                output.append({"id": f"{batch_id}_req_{number}", "custom_id": line["custom_id"], "response": response,
-                               "error": None})
+                output.append(json.dumps({**head, "response": response, "error": None}).encode())
         for name, rows in (("output_file_id", output), ("error_file_id", failed)):
             if rows:
-                content = "".join(json.dumps(row) + "\n" for row in rows).encode()
+                content = b"".join(row + b"\n" for row in rows)
                 batch[name] = self._store(content, f"{batch_id}_{name}.jsonl", "batch_output")["id"]
         batch.update(status="completed", completed_at=int(time.time()),
                      request_counts={"total": len(lines), "completed": len(output), "failed": len(failed)})

@@ -26,15 +26,17 @@ import json
 import sqlite3
 import time
 import uuid
+import warnings
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
 
+from evalkit import _chat
 from evalkit import judge as _judge
 from evalkit import models as _models
-from evalkit._validation import check_number
+from evalkit._validation import EvalkitWarning, check_number
 
 __all__ = ["BatchError", "submit", "poll", "collect", "jobs", "run_judge"]
 
@@ -96,8 +98,8 @@ def _jobs_table(db: sqlite3.Connection, where: str = "", args: tuple = ()) -> pd
     return table
 
 
-def _record(db: sqlite3.Connection, job_id: str, batch) -> None:
-    """Store what the provider says about a job's batch."""
+def _record(db: sqlite3.Connection, job_id: str, batch, redact) -> None:
+    """Store what the provider says about a job's batch (its messages redacted)."""
     counts = batch.request_counts
     errors = [e.message for e in (batch.errors.data or [])] if batch.errors is not None else []
     ended = batch.completed_at or batch.failed_at or batch.expired_at or batch.cancelled_at
@@ -106,16 +108,17 @@ def _record(db: sqlite3.Connection, job_id: str, batch) -> None:
         " error_file_id = ?, completed_at = ?, message = ? WHERE job_id = ?",
         (batch.id, batch.status, getattr(counts, "completed", None), getattr(counts, "failed", None),
          batch.output_file_id, batch.error_file_id, _iso(ended) if batch.status in FINAL else None,
-         "; ".join(str(e) for e in errors if e) or None, job_id),
+         redact("; ".join(str(e) for e in errors if e)) or None, job_id),
     )
 
 
 # ------------------------------------------------------------------ arguments
 def _check_model(model):
+    """The official client, the server's address as the jobs record it, and the model's redaction of its key."""
     if not isinstance(model, _models.OpenAIChat):
         raise TypeError(f"`model` must be a models.OpenAIChat (batch jobs go through the provider's Batch API); "
                         f"got {type(model).__name__}.")
-    return model.client, str(model.client.base_url)
+    return model.client, str(model.client.base_url), model.redact
 
 
 def _check_cache(cache) -> None:
@@ -158,21 +161,21 @@ def _close_refused(db: sqlite3.Connection, job_id: str, message: str) -> None:
         db.execute("UPDATE batch_requests SET error = ? WHERE job_id = ?", (f"batch refused: {message}", job_id))
 
 
-def _create(db: sqlite3.Connection, client, job_id: str, file_id: str) -> None:
+def _create(db: sqlite3.Connection, client, job_id: str, file_id: str, redact) -> None:
     import openai
 
     try:
         batch = client.batches.create(input_file_id=file_id, endpoint=ENDPOINT, completion_window="24h",
                                       metadata={"evalkit_job": job_id})
     except (openai.BadRequestError, openai.NotFoundError) as exc:
-        _close_refused(db, job_id, f"{type(exc).__name__}: {exc}")
+        _close_refused(db, job_id, redact(f"{type(exc).__name__}: {exc}"))
         return
     # Any other failure (timeout, dropped connection, 5xx) propagates: the provider may have created the batch,
     # so the job stays 'uploaded' and the next submit or poll looks for its batch before creating one.
-    _record(db, job_id, batch)
+    _record(db, job_id, batch, redact)
 
 
-def _resume_uploaded(db: sqlite3.Connection, client, base_url: str) -> None:
+def _resume_uploaded(db: sqlite3.Connection, client, base_url: str, redact) -> None:
     """Jobs whose file was uploaded but whose batch creation was not recorded: adopt the batch, or create it."""
     pending = db.execute("SELECT job_id, input_file_id, submitted_at FROM batch_jobs WHERE status = 'uploaded'"
                          " AND base_url = ?", (base_url,)).fetchall()
@@ -185,9 +188,9 @@ def _resume_uploaded(db: sqlite3.Connection, client, base_url: str) -> None:
             break
         job_id = by_file.pop(batch.input_file_id, None)
         if job_id is not None:
-            _record(db, job_id, batch)
+            _record(db, job_id, batch, redact)
     for file_id, job_id in by_file.items():
-        _create(db, client, job_id, file_id)
+        _create(db, client, job_id, file_id, redact)
 
 
 def submit(prompts: pd.Series, model, *, cache, max_requests_per_file: int = MAX_REQUESTS_PER_FILE) -> pd.DataFrame:
@@ -229,13 +232,13 @@ def submit(prompts: pd.Series, model, *, cache, max_requests_per_file: int = MAX
     1           1  in_progress, 0)
     """
     _check_prompts(prompts)
-    client, base_url = _check_model(model)
+    client, base_url, redact = _check_model(model)
     _check_cache(cache)
     max_requests = check_number(max_requests_per_file, "max_requests_per_file", low=1, high=MAX_REQUESTS_PER_FILE,
                                 integer=True)
     mid, params = _models.model_identity(model, cache=cache)
     with closing(_connect(cache)) as db:
-        _resume_uploaded(db, client, base_url)
+        _resume_uploaded(db, client, base_url, redact)
         in_open_jobs = {key for (key,) in db.execute(
             "SELECT r.key FROM batch_requests r JOIN batch_jobs j USING (job_id) WHERE j.collected_at IS NULL")}
         todo = {}
@@ -253,7 +256,7 @@ def submit(prompts: pd.Series, model, *, cache, max_requests_per_file: int = MAX
                            (job_id, mid, base_url, upload.id, len(keys), _now()))
                 db.executemany("INSERT INTO batch_requests (job_id, key) VALUES (?, ?)", [(job_id, k) for k in keys])
             created.append(job_id)
-            _create(db, client, job_id, upload.id)
+            _create(db, client, job_id, upload.id, redact)
         return _jobs_table(db, f"WHERE job_id IN ({', '.join('?' * len(created))})", tuple(created))
 
 
@@ -295,19 +298,19 @@ def poll(model, *, cache, wait: bool = True, interval: float = 30.0, timeout: fl
           status  n_requests  n_completed  n_failed
     0  completed           2            2         0
     """
-    client, base_url = _check_model(model)
+    client, base_url, redact = _check_model(model)
     _check_cache(cache)
     interval = check_number(interval, "interval", low=0.0)
     timeout = check_number(timeout, "timeout", low=0.0, allow_none=True)
     deadline = None if timeout is None else time.monotonic() + timeout
     open_jobs = "WHERE base_url = ? AND collected_at IS NULL"
     with closing(_connect(cache)) as db:
-        _resume_uploaded(db, client, base_url)
+        _resume_uploaded(db, client, base_url, redact)
         while True:
             running = db.execute(f"SELECT job_id, batch_id FROM batch_jobs {open_jobs} AND batch_id IS NOT NULL"
                                  f" AND status NOT IN ({', '.join('?' * len(FINAL))})", (base_url, *FINAL)).fetchall()
             for job_id, batch_id in running:
-                _record(db, job_id, client.batches.retrieve(batch_id))
+                _record(db, job_id, client.batches.retrieve(batch_id), redact)
             table = _jobs_table(db, open_jobs, (base_url,))
             left = int((~table["status"].isin(FINAL)).sum())
             if not wait or not left:
@@ -319,35 +322,87 @@ def poll(model, *, cache, wait: bool = True, interval: float = 30.0, timeout: fl
 
 
 # ------------------------------------------------------------------ collecting
-def _line_result(line) -> tuple[str, _models.Reply | None, str | None]:
-    """(custom_id, reply, error) of one line of an output or error file."""
-    if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
-        raise ValueError("a line without a custom_id")
-    if line.get("error"):
-        error = line["error"]
-        return line["custom_id"], None, f"{error.get('code')}: {error.get('message')}"
-    response = line.get("response") or {}
-    body = response.get("body") or {}
-    if response.get("status_code") != 200:
-        message = (body.get("error") or {}).get("message", "no message")
-        return line["custom_id"], None, f"HTTP {response.get('status_code')}: {message}"
+def _error_text(error) -> str:
+    """A provider's error object (``{"code", "message"}``, or anything else) as one line of text."""
+    if isinstance(error, dict):
+        return f"{error.get('code')}: {error.get('message')}"
+    return str(error)[:500]
+
+
+def _parse_line(raw: bytes) -> tuple[object, str | None]:
+    """A file line as JSON, and what is wrong with it when its bytes are not UTF-8 (read leniently then, so that
+    its custom_id still names the request it answers)."""
     try:
-        text = body["choices"][0]["message"]["content"] or ""
-    except (KeyError, IndexError, TypeError):
-        return line["custom_id"], None, "the output line has no message content"
-    usage = body.get("usage") or {}
-    return line["custom_id"], _models.Reply(text, usage.get("prompt_tokens"), usage.get("completion_tokens")), None
+        return json.loads(raw), None
+    except UnicodeDecodeError:
+        try:
+            return json.loads(raw.decode("utf-8", "replace")), "ReplyError: the output line is not valid UTF-8"
+        except ValueError:
+            return None, None
+    except ValueError:
+        return None, None
 
 
-def _read_lines(content: bytes):
-    """The parsed lines of a provider file. Unlike the line-numbered file reader, a broken line is skipped, not
-    fatal: its request then has no result and becomes an error row, and the rest of the job is kept."""
-    for raw in content.split(b"\n"):
-        if raw.strip():
-            try:
-                yield _line_result(json.loads(raw))
-            except ValueError:  # JSONDecodeError, UnicodeDecodeError, or no custom_id
+def _line_result(raw: bytes) -> tuple[str | None, _models.Reply | None, str | None, int]:
+    """(custom_id, reply, error, surrogates replaced) of one line of an output or error file; never raises.
+
+    The response body goes through the live lane's own checks (:class:`~evalkit.models.OpenAIChat` reads its
+    replies with the same two functions): null, dict or list content is an error, as a live call's would be, and
+    lone surrogates are replaced and counted. A line that names no request (not JSON, no custom_id) gives
+    ``custom_id`` None: its request then has no result.
+    """
+    custom_id = None
+    try:
+        line, problem = _parse_line(raw)
+        custom_id = line.get("custom_id") if isinstance(line, dict) else None
+        if not isinstance(custom_id, str):
+            return None, None, None, 0
+        if problem:
+            return custom_id, None, problem, 0
+        if line.get("error"):
+            return custom_id, None, _error_text(line["error"]), 0
+        response = line.get("response")
+        if not isinstance(response, dict):
+            return custom_id, None, "ReplyError: the output line has no response", 0
+        body, status = response.get("body"), response.get("status_code")
+        if status != 200:
+            error = body.get("error") if isinstance(body, dict) else body
+            message = error.get("message") if isinstance(error, dict) else error
+            return custom_id, None, f"HTTP {status}: {message if isinstance(message, str) else 'no message'}", 0
+        reply, replaced = _chat.checked_reply(_chat.reply_from_json(body))
+        return custom_id, reply, None, replaced
+    except _chat.ReplyError as exc:
+        return custom_id, None, f"ReplyError: {exc}", 0
+    except Exception as exc:  # noqa: BLE001 - nothing in one line may stop its job from being collected
+        return custom_id, None, f"unreadable output line ({type(exc).__name__}: {exc})", 0
+
+
+def _results(contents) -> dict:
+    """custom_id -> (reply, error, surrogates replaced) over a job's files; an answer wins over an error."""
+    results: dict = {}
+    for content in contents:
+        for raw in content.split(b"\n"):
+            if not raw.strip():
                 continue
+            custom_id, reply, error, replaced = _line_result(raw)
+            if custom_id is not None and (custom_id not in results or results[custom_id][0] is None and reply is not None):
+                results[custom_id] = (reply, error, replaced)
+    return results
+
+
+def _download(client, file_ids) -> tuple[list[bytes], str | None]:
+    """The contents of a job's files; a file the provider no longer has (404, 410) is an empty one, with why."""
+    contents, gone = [], None
+    for file_id in file_ids:
+        if file_id is None:
+            continue
+        try:
+            contents.append(client.files.content(file_id).content)
+        except Exception as exc:
+            if getattr(exc, "status_code", None) not in (404, 410):
+                raise  # a failure worth retrying: the job stays open
+            gone = f"the provider no longer has file {file_id} ({type(exc).__name__})"
+    return contents, gone
 
 
 def collect(model, *, cache) -> pd.DataFrame:
@@ -356,7 +411,13 @@ def collect(model, *, cache) -> pd.DataFrame:
     An answer is stored under its request's cache key (unless the cache already holds one for that key), so
     ``judge.run_judge`` or ``models.call_many`` with the same cache read it with zero calls. A failed line, or a
     request with no line (a failed, expired or cancelled job), is an error row and is not cached: the next
-    :func:`submit` of that prompt sends it again. A job is marked collected only after its answers are stored.
+    :func:`submit` of that prompt sends it again. Every line is read through the live lane's reply checks, so
+    no line can stop its job from being collected: content that is null, a dict or a list, a line that is not
+    JSON or not UTF-8 are error rows, lone surrogates are replaced (counted in ``attrs["n_surrogates_replaced"]``),
+    and every error text is redacted (:meth:`~evalkit.models.OpenAIChat.redact`) before it is stored. A job is
+    marked collected only after its answers are stored; a job whose files cannot be read now (a dropped
+    connection, a server error, a locked cache) stays open, with an :class:`~evalkit.EvalkitWarning`, and the
+    next call collects it, after the other jobs were collected by this one.
 
     Returns
     -------
@@ -385,35 +446,23 @@ def collect(model, *, cache) -> pd.DataFrame:
        n  n_errors  cost_usd
     0  2         1  0.000001
     """
-    client, base_url = _check_model(model)
+    client, base_url, redact = _check_model(model)
     _check_cache(cache)
-    rows = []
+    rows, replaced = [], 0
     with closing(_connect(cache)) as db:
         ended = db.execute(f"SELECT job_id, model, status, message, output_file_id, error_file_id FROM batch_jobs"
                            f" WHERE base_url = ? AND collected_at IS NULL AND status IN ({', '.join('?' * len(FINAL))})",
                            (base_url, *FINAL)).fetchall()
         for job_id, mid, status, message, *file_ids in ended:
-            keys = [k for (k,) in db.execute("SELECT key FROM batch_requests WHERE job_id = ?", (job_id,))]
-            results = {}
-            for file_id in file_ids:
-                if file_id is not None:
-                    for custom_id, reply, error in _read_lines(client.files.content(file_id).content):
-                        results[custom_id] = (reply, error)
-            missing = f"no result for this request (batch {status}{': ' + message if message else ''})"
-            stamp = _now()
-            errors, answers = [], []
-            for key in keys:
-                reply, error = results.get(key, (None, missing))
-                if reply is not None and cache.get(key) is None:
-                    answers.append((key, mid, reply))
-                errors.append((error, job_id, key))
-                rows.append({"key": key, "job_id": job_id, "text": None if reply is None else reply.text, "error": error,
-                             "prompt_tokens": getattr(reply, "prompt_tokens", None),
-                             "completion_tokens": getattr(reply, "completion_tokens", None), "created_at": stamp})
-            cache.put_many(answers)  # one transaction per job
-            with _transaction(db):  # after the answers are in the cache: a kill before this re-collects the job
-                db.executemany("UPDATE batch_requests SET error = ? WHERE job_id = ? AND key = ?", errors)
-                db.execute("UPDATE batch_jobs SET collected_at = ? WHERE job_id = ?", (stamp, job_id))
+            try:
+                contents, gone = _download(client, file_ids)
+                job_rows, job_replaced = _collect_job(db, cache, job_id, mid, status, message, contents, gone, redact)
+            except Exception as exc:  # noqa: BLE001 - this job stays open; the others are collected
+                warnings.warn(f"could not collect batch job {job_id} now ({redact(f'{type(exc).__name__}: {exc}')}); "
+                              "it stays open, and the next collect reads it.", EvalkitWarning, stacklevel=2)
+                continue
+            rows += job_rows
+            replaced += job_replaced
     table = pd.DataFrame(rows, columns=ANSWER_COLUMNS)
     table["cached"] = False
     table["attempts"] = pd.array(np.ones(len(table), dtype=int), dtype="Int64")
@@ -422,7 +471,34 @@ def collect(model, *, cache) -> pd.DataFrame:
         table[column] = pd.array(table[column], dtype="Int64")
     for column in ("text", "error"):
         table[column] = table[column].astype("string")
+    table.attrs["n_surrogates_replaced"] = replaced
     return table
+
+
+def _collect_job(db, cache, job_id: str, mid: str, status: str, message, contents, gone, redact) -> tuple[list, int]:
+    """Store one ended job's answers and errors, then mark it collected (a kill before that re-collects it)."""
+    results = _results(contents)
+    why = "; ".join(m for m in (message, gone) if m)
+    missing = f"no result for this request (batch {status}{': ' + why if why else ''})"
+    stamp = _now()
+    keys = [k for (k,) in db.execute("SELECT key FROM batch_requests WHERE job_id = ?", (job_id,))]
+    rows, errors, answers, replaced = [], [], [], 0
+    for key in keys:
+        reply, error, n = results.get(key, (None, missing, 0))
+        error = None if error is None else redact(error)
+        if reply is not None:
+            replaced += n
+            if cache.get(key) is None:
+                answers.append((key, mid, reply))
+        errors.append((error, job_id, key))
+        rows.append({"key": key, "job_id": job_id, "text": None if reply is None else reply.text, "error": error,
+                     "prompt_tokens": getattr(reply, "prompt_tokens", None),
+                     "completion_tokens": getattr(reply, "completion_tokens", None), "created_at": stamp})
+    cache.put_many(answers)  # one transaction per job
+    with _transaction(db):  # after the answers are in the cache
+        db.executemany("UPDATE batch_requests SET error = ? WHERE job_id = ? AND key = ?", errors)
+        db.execute("UPDATE batch_jobs SET collected_at = ? WHERE job_id = ?", (stamp, job_id))
+    return rows, replaced
 
 
 def jobs(cache) -> pd.DataFrame:
@@ -528,6 +604,9 @@ def run_judge(cases: pd.DataFrame, rubric, model, *, cache, max_requests_per_fil
     with closing(_connect(cache)) as db:  # the latest error of each key, for the prompts the cache lacks
         failed = dict(db.execute("SELECT r.key, r.error FROM batch_requests r JOIN batch_jobs j USING (job_id)"
                                  " WHERE j.collected_at IS NOT NULL AND r.error IS NOT NULL ORDER BY j.collected_at"))
+        failed.update(db.execute("SELECT r.key, 'in batch job ' || j.job_id || ' (' || j.status || '), not collected"
+                                 " yet: run again to collect it' FROM batch_requests r JOIN batch_jobs j USING (job_id)"
+                                 " WHERE j.collected_at IS NULL"))
     errors = {prompt: failed[key] for prompt, key in zip(prompts, keys, strict=True) if key in failed}
     results = _judge.run_judge(cases, rubric, _BatchAnswers(mid, params, errors), cache=cache, max_retries=0,
                                progress=progress)
@@ -545,4 +624,5 @@ def run_judge(cases: pd.DataFrame, rubric, model, *, cache, max_requests_per_fil
     })
     results.attrs["usage"] = _models.usage_summary(calls, price_per_million=price_per_million,
                                                    batch_discount=batch_discount).to_dict("records")[0]
+    results.attrs["n_surrogates_replaced"] = answers.attrs["n_surrogates_replaced"]
     return results

@@ -1,10 +1,19 @@
-"""The ``evalkit`` command line: ``evalkit report [--out DIR] [--notebooks NB ...] [--param NAME=VALUE ...]``."""
+"""The ``evalkit`` command line: ``evalkit report [--out DIR] [--notebooks NB ...] [--param NAME=VALUE ...]``.
+
+The arguments are parsed, and the output folder checked, before anything heavy is imported: ``evalkit --version``,
+``--help`` and every usage error answer at once. Exit status: 0 when every notebook ran, 1 when a cell failed
+(the notebook and the cell are named), 2 for a usage error (one line on stderr naming the option and the
+reason), 130 when interrupted (Ctrl-C: the kernel is stopped, no traceback).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
+import tempfile
+from pathlib import Path
 
 from evalkit._version import __version__
 
@@ -41,6 +50,25 @@ def _missing_report_modules() -> list[str]:
     return missing
 
 
+def _out_problem(out: str) -> str | None:
+    """Why the pages cannot be written into the folder ``out`` (None when they can); nothing is created."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        return f"--out {out!r} is a file, not a folder"
+    existing = path
+    while not existing.exists():  # the folder is made later, inside its nearest existing parent
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"--out {out!r} cannot be made: {str(existing)!r} is a file"
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        where = "" if existing == path else f" (the folder would be made in {str(existing)!r})"
+        return f"--out {out!r} is not writable{where}: {exc.strerror or exc}"
+    return None
+
+
 def main(argv=None) -> int:
     """Entry point of the ``evalkit`` console script; returns the exit status."""
     parser, report_parser = _parsers()
@@ -52,6 +80,10 @@ def main(argv=None) -> int:
         print(f"evalkit report: needs the 'report' extra (missing {', '.join(missing)}): "
               "pip install 'evalkit[report]'", file=sys.stderr)
         return 2
+    problem = _out_problem(args.out)
+    if problem:
+        print(f"evalkit report: {problem}", file=sys.stderr)
+        return 2
 
     from evalkit.report import build_report, parse_params
 
@@ -60,6 +92,13 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"evalkit report: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(flush=True)  # ends the progress line
+        print(f"evalkit report: interrupted; the pages written so far are in {os.fspath(args.out)!r}", file=sys.stderr)
+        return 130
+    except OSError as exc:  # e.g. the disk filled up while writing a page
+        print(f"evalkit report: could not write the report into --out {args.out!r}: {exc}", file=sys.stderr)
+        return 1
     failed = [r for r in results if not r.ok]
     for r in failed:
         print(f"evalkit report: {r.notebook.name} failed in cell In [{r.cell}]: {r.error}", file=sys.stderr)

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from evalkit import models as _models
 from evalkit._coerce import as_pass, verdict_levels
@@ -486,6 +485,8 @@ def _cluster_rate(passed: np.ndarray, groups: np.ndarray, confidence_level: floa
         warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {g} clusters < 30; a cluster-robust interval is not backed "
                       "there (NaN).", EvalkitWarning, stacklevel=3)
         return np.nan, np.nan, g
+    from scipy import stats  # at call time: importing judge does not pay for scipy.stats
+
     half = float(stats.t.ppf(0.5 + confidence_level / 2, g - 1) * np.sqrt(var))
     return max(0.0, rate - half), min(1.0, rate + half), g
 

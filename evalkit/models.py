@@ -5,25 +5,25 @@ Give it a ``model_id`` attribute (and optionally ``params``, a dict of what chan
 ``model_id=`` to the functions that call it, so cached answers are matched to the model that gave them.
 
 :class:`OpenAIChat` adapts any OpenAI-compatible chat-completions server (hosted APIs, vLLM, llama.cpp,
-Ollama...) through the official ``openai`` client (``pip install "evalkit[openai]"``). Its key is read from
-an environment variable and is never stored, printed or written to the cache.
+Ollama...) over HTTP/1.1 with the standard library, so the base install makes live calls; the official
+``openai`` client (``pip install "evalkit[openai]"``) is used only for the provider's Files and Batches APIs
+(:mod:`evalkit.batch`). Its key is read from an environment variable and is never stored, printed or written
+to the cache.
 """
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
-import heapq
 import json
 import os
+import queue
 import random
-import socket
 import sqlite3
+import sys
 import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,12 +31,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalkit import _chat
+from evalkit._chat import APIConnectionError, APIStatusError, Reply, ReplyError
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number
+from evalkit._version import __version__
 
 __all__ = [
     "Reply",
     "TransientError",
     "ReplyError",
+    "APIStatusError",
+    "APIConnectionError",
     "OpenAIChat",
     "Replay",
     "CallCache",
@@ -49,19 +54,6 @@ __all__ = [
 ]
 
 CALL_COLUMNS = ["text", "error", "latency_s", "cached", "attempts", "prompt_tokens", "completion_tokens", "created_at"]
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A model's answer with the token usage it reported (None when not reported)."""
-
-    text: str
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-    def __post_init__(self):
-        if not isinstance(self.text, str):
-            raise TypeError(f"a model's Reply.text must be str; got {type(self.text).__name__}.")
 
 
 class TransientError(RuntimeError):
@@ -79,58 +71,6 @@ class ParseError(ValueError):
     """A model answer did not follow the required format (raised by parsers, caught by :func:`call_and_parse`)."""
 
 
-class ReplyError(RuntimeError):
-    """A server answered, but the reply holds no usable answer (no choices, no message, content that is not text)."""
-
-
-class _Deadlines:
-    """One watchdog thread that shuts down a socket whose request outlived its deadline.
-
-    A blocked ``recv`` wakes up when its socket is shut down, so a server trickling its body cannot hold a
-    call past the deadline; cheaper than a timer thread per request (deadlines are armed in time order,
-    so the watchdog is woken only when a deadline earlier than all others is armed).
-    """
-
-    def __init__(self):
-        self._heap: list = []
-        self._wake = threading.Condition()
-        self._thread = None
-        self._count = 0
-
-    def arm(self, deadline: float, sock) -> list:
-        entry = [deadline, 0, sock]
-        with self._wake:
-            self._count += 1
-            entry[1] = self._count
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._watch, name="evalkit-deadlines", daemon=True)
-                self._thread.start()
-            heapq.heappush(self._heap, entry)
-            if self._heap[0] is entry:
-                self._wake.notify()
-        return entry
-
-    @staticmethod
-    def disarm(entry: list) -> None:
-        entry[2] = None  # popped later by the watchdog, without waking it now
-
-    def _watch(self) -> None:
-        with self._wake:
-            while True:
-                now = time.monotonic()
-                while self._heap and self._heap[0][0] <= now:
-                    sock = heapq.heappop(self._heap)[2]
-                    if sock is not None:
-                        try:
-                            sock.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass  # already closed
-                self._wake.wait(self._heap[0][0] - now if self._heap else None)
-
-
-_DEADLINES = _Deadlines()
-
-
 class OpenAIChat:
     """A model backed by an OpenAI-compatible chat-completions endpoint.
 
@@ -139,7 +79,8 @@ class OpenAIChat:
     model : str
         The model name the server expects; also the ``model_id`` used for caching.
     base_url : str, optional
-        The server, e.g. ``"http://127.0.0.1:8000/v1"`` for a local vLLM; default: the client's default.
+        The server, e.g. ``"http://127.0.0.1:8000/v1"`` for a local vLLM; default: the environment variable
+        ``OPENAI_BASE_URL``, else ``"https://api.openai.com/v1"`` (as the official client does).
     api_key_env : str, default "OPENAI_API_KEY"
         Environment variable holding the key. Local servers without authentication may leave it unset
         when ``base_url`` is given.
@@ -148,16 +89,28 @@ class OpenAIChat:
     system : str, optional
         A system message sent before every prompt.
     timeout : float, default 60.0
-        Wall-clock deadline in seconds for each request, from sending it to the last byte of the reply (a
-        server trickling its body is cut off at the deadline); retries are handled by :func:`call_many`.
+        Wall-clock deadline in seconds for each request, from opening the connection to the last byte of the
+        reply: connecting, the TLS handshake, sending, the status line and headers and the body each get only
+        the time left, so a server trickling any of them is cut off at the deadline. Retries are handled by
+        :func:`call_many`.
 
     Notes
     -----
-    The reply body is read as JSON by evalkit, not by the client's response models: any shape a server
-    sends (no ``choices``, no ``message``, content that is not text, an HTML page) raises
-    :class:`ReplyError` with a plain message, which :func:`call_many` turns into an error row.
-    :meth:`size_pool` sizes the connection pool to the concurrency, and :meth:`redact` removes the key
-    from any text (``call_many`` applies it to every error it stores).
+    Calls go over HTTP/1.1 through the standard library's ``http.client`` with a pool of keep-alive
+    connections shared by the threads of :func:`call_many` (a proxy from ``https_proxy`` / ``http_proxy`` /
+    ``no_proxy`` is used): no dependency, and a fraction of a millisecond of client CPU per call, so a judge
+    answering in tens of milliseconds is bound by its latency and the concurrency, not by the client
+    (``benchmarks/bench_judge.py``). The official ``openai`` client is used only for the Files and Batches
+    APIs (:attr:`client`, :mod:`evalkit.batch`).
+
+    The reply body is read as JSON by evalkit: any shape a server sends (no ``choices``, no ``message``,
+    content that is not text, an HTML page) raises :class:`ReplyError` with a plain message, which
+    :func:`call_many` turns into an error row. An HTTP error status raises :class:`APIStatusError` (its
+    subclasses are named as the official client names them: ``RateLimitError`` for 429,
+    ``InternalServerError`` for 5xx, ``BadRequestError``, ``AuthenticationError``...) carrying the reply's
+    headers, so Retry-After is honoured; a server that cannot be reached raises :class:`APIConnectionError`,
+    and a missed deadline ``TimeoutError``. :meth:`redact` removes the key from any text: error messages are
+    redacted when raised, and ``call_many`` applies it again to every error it stores.
 
     Examples
     --------
@@ -175,10 +128,6 @@ class OpenAIChat:
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  temperature: float = 0.0, max_tokens: int | None = None, system: str | None = None,
                  timeout: float = 60.0):
-        try:
-            import openai  # noqa: F401
-        except ImportError:  # pragma: no cover - exercised only without the extra
-            raise ImportError('OpenAIChat needs the openai client: pip install "evalkit[openai]"') from None
         key = os.environ.get(api_key_env)
         if key is None and base_url is None:
             raise ValueError(f"set the environment variable {api_key_env} (the API key is never passed as an argument).")
@@ -189,47 +138,17 @@ class OpenAIChat:
             raise ValueError("`timeout` must be a positive number of seconds; got 0.")
         self._key = key
         self._base_url = base_url
-        self._pool_size = 0
-        self._thread = threading.local()
+        self._pool = _chat.Pool(base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1")
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
+                         "User-Agent": f"evalkit/{__version__}"}
+        if key:
+            self._headers["Authorization"] = f"Bearer {key}"
+        self._client = None
         self._lock = threading.Lock()
-        self.size_pool(8)
 
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
         return f"OpenAIChat({self.model_id!r}{where}, params={self.params})"
-
-    def size_pool(self, concurrency: int) -> None:
-        """Keep at least ``concurrency`` connections open (called by :func:`call_many` before a run).
-
-        The connections are split over one client per 8 of them, each thread keeping to one client:
-        the HTTP client's connection pool scans all its connections under one lock on every request, so
-        small pools cost less CPU per call at high concurrency.
-        """
-        if concurrency <= self._pool_size:
-            return
-        import httpx
-        import openai
-
-        per_client = 8
-        limits = httpx.Limits(max_connections=per_client, max_keepalive_connections=per_client)
-        have = getattr(self, "_clients", [])  # kept: a pool only grows, and no open connection is dropped
-        self._clients = have + [openai.OpenAI(api_key=self._key or "unused", base_url=self._base_url, max_retries=0,
-                                              http_client=httpx.Client(limits=limits, timeout=self.timeout))
-                                for _ in range(-(-concurrency // per_client) - len(have))]
-        self._pool_size = concurrency
-        self._assigned = 0
-
-    @property
-    def _client(self):
-        """The client of the calling thread (threads are dealt to the clients in turn)."""
-        clients = self._clients
-        mine = getattr(self._thread, "client", None)
-        if mine is None or mine[0] is not clients:
-            with self._lock:
-                self._assigned += 1
-                mine = (clients, clients[self._assigned % len(clients)])
-            self._thread.client = mine
-        return mine[1]
 
     def redact(self, text: str) -> str:
         """``text`` with the API key replaced by ``[redacted]`` (a server may echo the key in an error)."""
@@ -237,8 +156,20 @@ class OpenAIChat:
 
     @property
     def client(self):
-        """The ``openai.OpenAI`` client (no retries of its own), e.g. for the Files and Batches APIs."""
-        return self._client
+        """The official ``openai.OpenAI`` client (no retries of its own) for the Files and Batches APIs.
+
+        Made on first use; needs the ``openai`` extra (``pip install "evalkit[openai]"``).
+        """
+        with self._lock:
+            if self._client is None:
+                try:
+                    import openai
+                except ImportError:
+                    raise ImportError('the Files and Batches APIs go through the official client: '
+                                      'pip install "evalkit[openai]"') from None
+                self._client = openai.OpenAI(api_key=self._key or "unused", base_url=self._base_url, max_retries=0,
+                                             timeout=self.timeout)
+            return self._client
 
     def request_body(self, prompt: str) -> dict:
         """The chat-completions request for one prompt: what a call sends, and the body of a batch file line.
@@ -257,61 +188,19 @@ class OpenAIChat:
         return body
 
     def __call__(self, prompt: str) -> Reply:
-        deadline = time.monotonic() + self.timeout
-        create = self._client.chat.completions.with_streaming_response.create
-        with create(**self.request_body(prompt), timeout=self.timeout) as response:
-            body = _read_body(response.http_response, deadline, self.timeout)
-            content_type = response.http_response.headers.get("content-type", "")
-        return _reply_from_body(body, content_type)
+        request = self.request_body(prompt)
+        try:
+            body = json.dumps(request, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate in the prompt: escaped, as JSON allows
+            body = json.dumps(request).encode("ascii")
+        status, headers, data = self._pool.post("/chat/completions", body, self._headers, self.timeout)
+        if not 200 <= status < 300:
+            raise _chat.status_error(status, headers, data, self.redact)
+        return _chat.reply_from_bytes(data, headers.get("content-type", ""))
 
-
-def _read_body(http_response, deadline: float, timeout: float) -> bytes:
-    """The whole body of a streamed response, or TimeoutError once the wall-clock deadline has passed."""
-    import httpx
-
-    stream = http_response.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    entry = _DEADLINES.arm(deadline, sock) if sock is not None else None
-    try:
-        chunks = []
-        for chunk in http_response.iter_bytes():
-            chunks.append(chunk)
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no complete reply within the {timeout:g} s deadline")
-        return b"".join(chunks)
-    except httpx.TransportError as exc:
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"no complete reply within the {timeout:g} s deadline") from None
-        raise ConnectionError(f"the connection broke while reading the reply ({type(exc).__name__}: {exc})") from None
-    finally:
-        if entry is not None:
-            _DEADLINES.disarm(entry)
-
-
-def _reply_from_body(body: bytes, content_type: str) -> Reply:
-    """A chat-completions body as a Reply; any other shape raises ReplyError with a plain message."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        raise ReplyError(f"the server's reply is not JSON ({content_type or 'no content type'}, "
-                         f"{len(body)} bytes)") from None
-    if not isinstance(data, dict):
-        raise ReplyError(f"the server's reply is a JSON {type(data).__name__}, not an object")
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices:
-        raise ReplyError("the server returned no choices")
-    message = choices[0].get("message") if isinstance(choices[0], dict) else None
-    if not isinstance(message, dict):
-        raise ReplyError("the server's first choice has no message")
-    content = message.get("content")
-    if content is None:
-        refusal = message.get("refusal")
-        raise ReplyError(f"the model refused: {refusal}" if isinstance(refusal, str) else "the message has no content")
-    if not isinstance(content, str):
-        raise ReplyError(f"content is not text (a JSON {type(content).__name__})")
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    count = lambda name: usage.get(name) if type(usage.get(name)) is int else None  # noqa: E731
-    return Reply(text=content, prompt_tokens=count("prompt_tokens"), completion_tokens=count("completion_tokens"))
+    def close(self) -> None:
+        """Close the kept-alive connections now (a later call opens new ones)."""
+        self._pool.close()
 
 
 class Replay:
@@ -338,62 +227,33 @@ class Replay:
             raise KeyError(f"{self.model_id}: no recorded answer for this prompt ({prompt[:60]!r}...).") from None
 
 
-def _is_transient(exc: BaseException) -> bool:
-    """Timeouts, dropped connections, 408/409/429 and 5xx are retried; anything else is not."""
-    if isinstance(exc, (TransientError, TimeoutError, ConnectionError)):
-        return True
-    try:
-        import openai
-    except ImportError:  # pragma: no cover
-        return False
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    return False
+def _openai_error(exc: BaseException, name: str) -> bool:
+    """Whether ``exc`` is the official client's exception ``name`` (only when a caller's model imported it)."""
+    openai = sys.modules.get("openai")
+    return openai is not None and isinstance(exc, getattr(openai, name, ()))
 
 
 def _is_unreachable(exc: BaseException) -> bool:
     """A failure to reach the server at all (connection refused or dropped, no reply in time)."""
-    if isinstance(exc, (TimeoutError, ConnectionError)):
+    return isinstance(exc, (TimeoutError, ConnectionError)) or _openai_error(exc, "APIConnectionError")
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Timeouts, dropped connections, 408/409/429 and 5xx are retried; anything else is not."""
+    if isinstance(exc, TransientError) or _is_unreachable(exc):
         return True
-    try:
-        import openai
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(exc, openai.APIConnectionError)  # includes APITimeoutError
+    status = getattr(exc, "status_code", None)  # an HTTP status error, of evalkit's client or another
+    return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
 
 
 def _retry_after(exc: BaseException) -> float | None:
     """Seconds the server asked to wait (Retry-After in seconds or as an HTTP date, or retry-after-ms)."""
     if isinstance(exc, TransientError):
         return exc.retry_after
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is None:
-        return None
-    try:
-        if headers.get("retry-after-ms") is not None:
-            return max(0.0, float(headers["retry-after-ms"]) / 1000)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, (when - datetime.now(UTC)).total_seconds())
-    except (TypeError, ValueError):
-        return None  # unreadable header: fall back to the backoff
-
-
-def _clean_text(text: str) -> tuple[str, int]:
-    """Replace lone surrogates (valid in JSON, not in UTF-8) by U+FFFD; return the text and how many."""
-    try:
-        text.encode("utf-8")
-        return text, 0
-    except UnicodeEncodeError:
-        chars = ["\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text]
-        return "".join(chars), sum(ch == "\ufffd" for ch in chars) - text.count("\ufffd")
+    headers = getattr(exc, "headers", None)
+    if headers is None:  # the official client keeps them on the response
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    return None if headers is None else _chat.retry_after(headers)
 
 
 class CallCache:
@@ -505,14 +365,6 @@ def model_identity(model, *, model_id: str | None = None, params: Mapping | None
     return str(model_id), merged
 
 
-def _as_reply(value) -> Reply:
-    if isinstance(value, Reply):  # a Reply checks its own text when it is made
-        return value
-    if isinstance(value, str):
-        return Reply(value)
-    raise TypeError(f"a model must return str or Reply; got {type(value).__name__}.")
-
-
 def _check_prompts(prompts) -> pd.Series:
     if not isinstance(prompts, pd.Series):
         hint = " (wrap a list in pandas.Series, indexed by case id)" if isinstance(prompts, (list, tuple)) else ""
@@ -560,6 +412,208 @@ def plan_calls(prompts: pd.Series, model=None, *, model_id: str | None = None, p
     }])
 
 
+# ------------------------------------------------------------------ the call engine
+# call_many is four parts, each read (and tested) on its own: the retry policy decides whether to retry a failed
+# attempt and after how long; the unreachable detector counts attempts that did not reach the server and stops
+# the run; the cache writer stores answers from a thread of its own, at least once a second; the table builder
+# turns the rows into the documented result. _call is one prompt's attempts, _in_threads runs them. Worker
+# threads share only these objects, each guarding its own state, and hand their rows back through a queue.
+@dataclass(frozen=True)
+class _RetryPolicy:
+    """Exponential backoff with full jitter, at least what the server asked in Retry-After, capped."""
+
+    max_retries: int
+    backoff: float
+    max_backoff: float
+
+    def wait(self, exc: BaseException, attempt: int, uniform=random.uniform) -> float | None:
+        """Seconds to wait after attempt number ``attempt`` failed with ``exc``, or None: do not retry."""
+        if attempt > self.max_retries or not _is_transient(exc):
+            return None
+        wait = uniform(0, min(self.max_backoff, self.backoff * 2 ** (attempt - 1)))
+        asked = _retry_after(exc)
+        return wait if asked is None else min(self.max_backoff, max(wait, asked))
+
+
+class _Unreachable:
+    """Counts consecutive attempts that did not reach the server; the ``limit``-th sets ``stop``.
+
+    Any attempt the server answered, even with an error, resets the count.
+    """
+
+    def __init__(self, limit: int, stop: threading.Event):
+        self._limit, self._stop = limit, stop
+        self._lock = threading.Lock()
+        self._streak = 0
+        self.tripped = False
+
+    def record(self, exc: BaseException | None) -> None:
+        """Called after every attempt, with the exception it raised or None."""
+        with self._lock:
+            self._streak = self._streak + 1 if exc is not None and _is_unreachable(exc) else 0
+            if self._streak >= self._limit and not self.tripped:
+                self.tripped = True
+                self._stop.set()
+
+
+class _CacheWriter:
+    """Stores answers in a :class:`CallCache` from a thread of its own: at least every ``every`` seconds, and as
+    soon as ``batch`` answers wait, one transaction each, whatever the calls still in flight are doing.
+
+    An answer the cache refuses (a locked or full database) is kept and tried again at the next flush;
+    :meth:`close` flushes what is left and warns once about any answer that could still not be stored.
+    """
+
+    def __init__(self, cache: CallCache, *, every: float = 1.0, batch: int = 256):
+        self._cache, self._every, self._batch = cache, every, batch
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._closing = False
+        self._unsaved = 0
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="evalkit-cache-writer", daemon=True)
+        self._thread.start()
+
+    def put(self, key: str, model_id: str, reply: Reply) -> None:
+        self._queue.put((key, model_id, reply))
+        if self._queue.qsize() >= self._batch:
+            self._wake.set()
+
+    def _run(self) -> None:
+        pending: list = []  # this thread's own
+        while True:
+            self._wake.wait(self._every)
+            self._wake.clear()
+            closing = self._closing  # read before draining: a put before close() is always drained
+            while True:
+                try:
+                    pending.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            if pending:
+                try:
+                    self._cache.put_many(pending)
+                    pending = []
+                except Exception as exc:  # noqa: BLE001 - kept for the next flush, reported at close
+                    self._error = exc
+            if closing:
+                self._unsaved = len(pending)
+                return
+
+    def close(self) -> None:
+        """Flush every answer put so far and stop the thread; warn if some could not be stored."""
+        self._closing = True
+        self._wake.set()
+        self._thread.join()
+        if self._unsaved:
+            warnings.warn(f"could not store {self._unsaved} answers in the cache {self._cache.path} ({self._error}); "
+                          "they are in this run's results, and a re-run would ask for them again.", EvalkitWarning,
+                          stacklevel=3)
+
+
+def _failure(error: str, attempts: int, latency: float) -> dict:
+    return {"text": None, "error": error, "latency_s": latency, "cached": False, "attempts": attempts,
+            "prompt_tokens": None, "completion_tokens": None, "created_at": _now()}
+
+
+def _call(prompt: str, model: Callable, *, policy: _RetryPolicy, unreachable: _Unreachable, stop: threading.Event,
+          redact: Callable, gave_up: str) -> tuple[dict, Reply | None, int]:
+    """One prompt's attempts until an answer, a failure not worth retrying, or the run stopping.
+
+    Returns the prompt's row, its Reply (None on failure) and how many lone surrogates its text had.
+    """
+    attempts = 0
+    while True:
+        if stop.is_set():
+            return _failure(gave_up, attempts, 0.0), None, 0
+        attempts += 1
+        start = time.perf_counter()
+        try:
+            reply, replaced = _chat.checked_reply(model(prompt))
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an error row
+            latency = time.perf_counter() - start
+            unreachable.record(exc)
+            wait = policy.wait(exc, attempts)
+            if wait is not None and not stop.is_set():
+                stop.wait(wait)
+                if not stop.is_set():
+                    continue
+            return _failure(redact(f"{type(exc).__name__}: {exc}"), attempts, latency), None, 0
+        latency = time.perf_counter() - start
+        unreachable.record(None)
+        return {"text": reply.text, "error": None, "latency_s": latency, "cached": False, "attempts": attempts,
+                "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                "created_at": _now()}, reply, replaced
+
+
+def _in_threads(items: list, work: Callable, n_threads: int, stop: threading.Event):
+    """``(item, work(item))`` for every item, in the order they finish, computed by ``n_threads`` threads.
+
+    The threads take items from one queue and put results on another: no future, lock or condition per item
+    (each costs CPU that, under the interpreter lock, a run at high concurrency waits for). When the caller
+    stops iterating (Ctrl-C), ``stop`` is set (``work`` ends its waits), the items not started are dropped and
+    the threads finish the one they hold.
+    """
+    todo: queue.SimpleQueue = queue.SimpleQueue()
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    for item in items:
+        todo.put(item)
+
+    def run() -> None:
+        while True:
+            try:
+                item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((item, work(item), None))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
+                done.put((item, None, exc))
+
+    threads = [threading.Thread(target=run, name="evalkit-call", daemon=True) for _ in range(min(n_threads, len(items)))]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in range(len(items)):
+            item, result, exc = done.get()
+            if exc is not None:
+                raise exc
+            yield item, result
+    finally:
+        stop.set()
+        while True:  # nothing new is started
+            try:
+                todo.get_nowait()
+            except queue.Empty:
+                break
+        for thread in threads:
+            thread.join()
+
+
+def _calls_table(prompts: pd.Series, rows: Mapping[str, dict], *, model_id: str, params: dict, n_replaced: int,
+                 stopped: bool) -> pd.DataFrame:
+    """The result of :func:`call_many`: one row per prompt (in its order and index) from one row per distinct prompt."""
+    out, seen = [], set()
+    for prompt in prompts:
+        row = rows[prompt]
+        if prompt in seen:  # a repeated prompt was answered once; its other rows cost nothing
+            row = {**row, "cached": True, "attempts": 0, "latency_s": 0.0}
+        seen.add(prompt)
+        out.append(row)
+    table = pd.DataFrame(out, index=prompts.index, columns=CALL_COLUMNS)
+    for column in ("prompt_tokens", "completion_tokens", "attempts"):
+        table[column] = pd.array(table[column], dtype="Int64")
+    table["text"] = table["text"].astype("string")
+    table["error"] = table["error"].astype("string")
+    table["cached"] = table["cached"].astype(bool)
+    table.attrs["model"] = model_id
+    table.attrs["params"] = params
+    table.attrs["n_calls"] = int(table.loc[~table["cached"], "attempts"].sum()) if len(table) else 0
+    table.attrs["n_surrogates_replaced"] = n_replaced
+    table.attrs["stopped"] = stopped
+    return table
+
+
 def call_many(
     prompts: pd.Series,
     model: Callable,
@@ -590,7 +644,10 @@ def call_many(
         Extra parameters that change the answer (merged with ``model.params``); part of the cache key.
     cache : CallCache, optional
         Answers found there are not requested again (``cached=True``, zero calls). New answers are
-        written in batches (one transaction per batch of up to 256 answers, at least once a second).
+        written by a thread of their own, one transaction per batch of up to 256 answers and at least once a
+        second, whatever the calls still in flight are doing: a killed process loses at most the last second's
+        answers. An answer the cache refuses (a locked database) is tried again at the next write; any left at
+        the end are in the results table, with an :class:`~evalkit.EvalkitWarning`.
     concurrency : int, default 8
         Calls in flight at once (threads).
     max_retries : int, default 4
@@ -629,133 +686,58 @@ def call_many(
     """
     _check_prompts(prompts)
     concurrency = check_number(concurrency, "concurrency", low=1, integer=True)
-    max_retries = check_number(max_retries, "max_retries", low=0, integer=True)
-    backoff = check_number(backoff, "backoff", low=0.0)
-    max_backoff = check_number(max_backoff, "max_backoff", low=0.0)
+    policy = _RetryPolicy(max_retries=check_number(max_retries, "max_retries", low=0, integer=True),
+                          backoff=check_number(backoff, "backoff", low=0.0),
+                          max_backoff=check_number(max_backoff, "max_backoff", low=0.0))
     max_unreachable = check_number(max_unreachable, "max_unreachable", low=1, integer=True)
     mid, merged = model_identity(model, model_id=model_id, params=params, cache=cache)
     redact = getattr(model, "redact", None)
     redact = redact if callable(redact) else (lambda text: text)
 
-    unique = list(pd.unique(prompts.to_numpy()))
-    results: dict[str, dict] = {}
+    rows: dict[str, dict] = {}  # the main thread's own: workers return their rows through their futures
     pending = []
-    for prompt in unique:
+    for prompt in pd.unique(prompts.to_numpy()):
         key = CallCache.key(mid, merged, prompt)
         hit = cache.get(key) if cache is not None else None
-        if hit is not None:
-            results[prompt] = {"text": hit.text, "error": None, "latency_s": 0.0, "cached": True, "attempts": 0,
-                               "prompt_tokens": hit.prompt_tokens, "completion_tokens": hit.completion_tokens,
-                               "created_at": _now()}
-        else:
+        if hit is None:
             pending.append((prompt, key))
+        else:
+            rows[prompt] = {"text": hit.text, "error": None, "latency_s": 0.0, "cached": True, "attempts": 0,
+                            "prompt_tokens": hit.prompt_tokens, "completion_tokens": hit.completion_tokens,
+                            "created_at": _now()}
 
-    jitter = random.Random()
-    stop = threading.Event()  # set once the server looks unreachable (or the run was interrupted)
-    unreachable = threading.Event()
-    streak = [0]  # consecutive attempts that did not reach the server
-    streak_lock = threading.Lock()
-    replaced = [0]
-
-    def failure(text: str, attempts: int, latency: float) -> dict:
-        return {"text": None, "error": redact(text), "latency_s": latency, "cached": False, "attempts": attempts,
-                "prompt_tokens": None, "completion_tokens": None, "created_at": _now()}
-
-    def one(prompt: str) -> tuple[dict, Reply | None]:
-        attempts = 0
-        while True:
-            if stop.is_set():
-                return failure(f"not attempted: server unreachable ({max_unreachable} consecutive connection "
-                               "failures or timeouts)", attempts, 0.0), None
-            attempts += 1
-            start = time.perf_counter()
-            try:
-                reply = _as_reply(model(prompt))
-                text, n_replaced = _clean_text(reply.text)
-            except Exception as exc:  # noqa: BLE001 - every failure becomes an error row
-                latency = time.perf_counter() - start
-                with streak_lock:
-                    streak[0] = streak[0] + 1 if _is_unreachable(exc) else 0
-                    if streak[0] >= max_unreachable:
-                        unreachable.set()
-                        stop.set()
-                if _is_transient(exc) and attempts <= max_retries and not stop.is_set():
-                    wait = jitter.uniform(0, min(max_backoff, backoff * 2 ** (attempts - 1)))
-                    asked = _retry_after(exc)
-                    stop.wait(min(max_backoff, max(wait, asked)) if asked is not None else wait)
-                    if not stop.is_set():
-                        continue
-                return failure(f"{type(exc).__name__}: {exc}", attempts, latency), None
-            latency = time.perf_counter() - start
-            with streak_lock:
-                streak[0] = 0
-            if n_replaced:
-                with streak_lock:
-                    replaced[0] += n_replaced
-                reply = Reply(text, reply.prompt_tokens, reply.completion_tokens)
-            return {"text": text, "error": None, "latency_s": latency, "cached": False, "attempts": attempts,
-                    "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                    "created_at": _now()}, reply
-
+    stop = threading.Event()  # set once the server looks unreachable, or when the run is interrupted
+    unreachable = _Unreachable(max_unreachable, stop)
+    replaced = 0
     if pending:
         from tqdm.auto import tqdm
 
         size_pool = getattr(model, "size_pool", None)
         if callable(size_pool):
             size_pool(min(concurrency, len(pending)))
-        unsaved: list = []
-        last_save = time.monotonic()
+        gave_up = (f"not attempted: server unreachable ({max_unreachable} consecutive connection failures or "
+                   "timeouts)")
+        writer = _CacheWriter(cache) if cache is not None else None
 
-        def save() -> None:
-            nonlocal last_save
-            if cache is not None and unsaved:
-                try:
-                    cache.put_many(unsaved)
-                except sqlite3.Error as exc:  # the answers are still in this run's table
-                    warnings.warn(f"could not store {len(unsaved)} answers in the cache {cache.path} ({exc}); they "
-                                  "are in this run's results, and a re-run would ask for them again.", EvalkitWarning,
-                                  stacklevel=3)
-            unsaved.clear()
-            last_save = time.monotonic()
+        def task(item: tuple[str, str]) -> tuple[dict, int]:
+            prompt, key = item
+            row, reply, n = _call(prompt, model, policy=policy, unreachable=unreachable, stop=stop, redact=redact,
+                                  gave_up=gave_up)
+            if reply is not None and writer is not None:
+                writer.put(key, mid, reply)  # on disk within a second, whatever the other calls do
+            return row, n
 
         bar = tqdm(total=len(pending), desc=description, disable=not progress, leave=False)
         try:
-            with ThreadPoolExecutor(max_workers=min(concurrency, len(pending))) as pool:
-                futures = {pool.submit(one, prompt): (prompt, key) for prompt, key in pending}
-                try:
-                    for future in as_completed(futures):
-                        prompt, key = futures[future]
-                        results[prompt], reply = future.result()
-                        if reply is not None:
-                            unsaved.append((key, mid, reply))
-                            if len(unsaved) >= 256 or time.monotonic() - last_save >= 1.0:
-                                save()
-                        bar.update(1)
-                finally:
-                    stop.set()  # an interrupted run does not start the calls still queued
+            for (prompt, _), (row, n) in _in_threads(pending, task, concurrency, stop):
+                rows[prompt] = row
+                replaced += n
+                bar.update(1)
         finally:
-            save()  # every answer received is kept, even when the run is interrupted
+            if writer is not None:
+                writer.close()  # every answer received is kept, even when the run is interrupted
             bar.close()
-
-    rows, seen = [], set()
-    for prompt in prompts:
-        row = results[prompt]
-        if prompt in seen:  # a repeated prompt was answered once; its other rows cost nothing
-            row = {**row, "cached": True, "attempts": 0, "latency_s": 0.0}
-        seen.add(prompt)
-        rows.append(row)
-    table = pd.DataFrame(rows, index=prompts.index, columns=CALL_COLUMNS)
-    for column in ("prompt_tokens", "completion_tokens", "attempts"):
-        table[column] = pd.array(table[column], dtype="Int64")
-    table["text"] = table["text"].astype("string")
-    table["error"] = table["error"].astype("string")
-    table["cached"] = table["cached"].astype(bool)
-    table.attrs["model"] = mid
-    table.attrs["params"] = merged
-    table.attrs["n_calls"] = int(table.loc[~table["cached"], "attempts"].sum()) if len(table) else 0
-    table.attrs["n_surrogates_replaced"] = replaced[0]
-    table.attrs["stopped"] = unreachable.is_set()
-    return table
+    return _calls_table(prompts, rows, model_id=mid, params=merged, n_replaced=replaced, stopped=unreachable.tripped)
 
 
 def call_and_parse(

@@ -8,8 +8,12 @@ there; the notebooks check the data paths they are given and fail naming the par
 
 Pages are self-contained: no script is fetched from a CDN (require.js, MathJax, Mermaid and the widget
 manager are left out, and no widget state is stored), so a page opened from a file with no network looks
-the same and requests nothing. Widgets show the static snapshot they carry. The index lists every page in
-the output folder: the notebooks of this run with their status, and pages left by earlier runs marked so.
+the same and requests nothing. Widgets show the static snapshot they carry. Each page records its run's status
+in a ``<meta name="evalkit-status">`` tag; the index lists every page in the output folder: the notebooks of
+this run with their status, and pages left by earlier runs marked so, a page whose run failed as failed.
+
+A notebook runs in a thread of its own, so that Ctrl-C reaches the caller (nbclient would otherwise take the
+signal): the kernel is then killed at once, with whatever it started, and ``KeyboardInterrupt`` propagates.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import ast
 import html
 import os
 import re
+import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,7 +217,7 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
             # test run or on a server would otherwise draw them nowhere).
             env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
             with log.open("w") as stderr:
-                client.execute(stderr=stderr, env=env)
+                _execute(client, stderr=stderr, env=env)
         except CellExecutionError as exc:
             failing = next((c for c in nb.cells if c.cell_type == "code"
                             and any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
@@ -224,15 +230,51 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
     _static_widgets(nb)
     out = Path(out_dir) / f"{path.stem}.html"
     body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    status = "ok" if error is None else f"FAILED in cell In [{cell}]: {error}"
+    body = body.replace("<head>", f'<head>\n<meta name="evalkit-status" content="{html.escape(status)}">', 1)
     out.write_text(body, encoding="utf-8")
     title = next((re.sub(r"\\(.)", r"\1", line.lstrip("#").strip()) for c in nb.cells if c.cell_type == "markdown"
                   for line in c.source.splitlines() if line.startswith("#")), path.stem)  # markdown escapes removed
     return NotebookResult(notebook=path, html=out, seconds=seconds, error=error, cell=cell, title=title)
 
 
-def _page_title(page: Path) -> str:
-    match = re.search(r"<h1[^>]*>(.*?)</h1>", page.read_text(encoding="utf-8", errors="replace"), re.S)
+def _execute(client, **kwargs) -> None:
+    """``client.execute(**kwargs)`` in a thread of its own; Ctrl-C here kills the kernel and is raised again."""
+    outcome: dict = {}  # written by the worker, read after it has ended
+
+    def work():
+        try:
+            client.execute(**kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="evalkit-notebook", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        pid = getattr(getattr(client.km, "provisioner", None), "pid", None)
+        if pid is not None:  # the kernel leads a process group of its own: it and what it started
+            try:
+                os.killpg(pid, signal.SIGKILL) if hasattr(os, "killpg") else os.kill(pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass  # already gone
+        worker.join(10)
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+
+
+def _page_title(page_text: str) -> str:
+    match = re.search(r"<h1[^>]*>(.*?)</h1>", page_text, re.S)
     return html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).replace("\u00b6", "").strip() if match else ""
+
+
+def _page_status(page_text: str) -> str | None:
+    """The status a page recorded when it was written ("ok" or "FAILED in cell ..."), None for a page without one."""
+    match = re.search(r'<meta name="evalkit-status" content="([^"]*)">', page_text[:4000])
+    return html.unescape(match.group(1)) if match else None
 
 
 def _index(results: list[NotebookResult], out_dir: Path, params: dict) -> Path:
@@ -244,11 +286,14 @@ def _index(results: list[NotebookResult], out_dir: Path, params: dict) -> Path:
     # Pages in the folder that this run did not write (an earlier run of other notebooks): listed, marked.
     written = {r.html.name for r in results}
     earlier = sorted(p for p in out_dir.glob("*.html") if p.name != "index.html" and p.name not in written)
-    rows += "".join(
-        f"<tr><td><a href='{html.escape(p.name)}'>{html.escape(p.stem)}</a></td><td>{html.escape(_page_title(p))}</td>"
-        f"<td>not run this time (page written {html.escape(time.strftime('%Y-%m-%d %H:%M', time.localtime(p.stat().st_mtime)))})"
-        "</td><td></td></tr>"
-        for p in earlier)
+    for p in earlier:
+        text = p.read_text(encoding="utf-8", errors="replace")
+        status = _page_status(text)
+        when = f"page written {time.strftime('%Y-%m-%d %H:%M', time.localtime(p.stat().st_mtime))}"
+        shown = (f"{status} (in an earlier run: not run this time; {when})" if status and status != "ok"
+                 else f"not run this time ({when})")
+        rows += (f"<tr><td><a href='{html.escape(p.name)}'>{html.escape(p.stem)}</a></td>"
+                 f"<td>{html.escape(_page_title(text))}</td><td>{html.escape(shown)}</td><td></td></tr>")
     shown = "".join(f"<li><code>{html.escape(k)} = {html.escape(repr(v))}</code></li>" for k, v in params.items())
     style = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:.4em .8em;text-align:left}th{background:#f3f3f3}")
@@ -267,7 +312,7 @@ def build_report(notebooks=None, out_dir="report", *, params=None, timeout: int 
 
     ``notebooks`` lists notebook files or folders (a folder stands for the ``*.ipynb`` files in it); the
     default is :func:`find_notebooks`. The index lists every page in ``out_dir``, including pages an
-    earlier run left there (marked "not run this time").
+    earlier run left there (marked "not run this time", and those whose run failed marked "FAILED").
 
     Raises
     ------

@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ import pandas as pd
 import pytest
 
 from evalkit import EvalkitWarning, batch, judge, models
-from evalkit._testing import BatchServer, Fail
+from evalkit._testing import BatchServer, Fail, Line, Raw
 
 openai = pytest.importorskip("openai", reason="batch jobs go through the 'openai' extra")
 
@@ -268,3 +269,149 @@ def test_bad_input(tmp_path):
         batch.submit(prompts, model, cache=cache)
         with pytest.raises(TimeoutError, match="1 batch job\\(s\\) still running after 0.2 s"):
             batch.poll(model, cache=cache, interval=0.05, timeout=0.2)
+
+
+# ------------------------------------------------------------------ odd output files
+KEY = "sk-batch-secret-0123456789"
+ODD = {  # kind: (what the provider puts in that request's output, the error row it must give; None: an answer)
+    "null": (Raw('{"choices": [{"message": {"content": null}}]}'), "ReplyError: the message has no content"),
+    "dict": (Raw('{"choices": [{"message": {"content": {"verdict": "PASS"}}}]}'),
+             "ReplyError: content is not text (a JSON dict)"),
+    "list": (Raw('{"choices": [{"message": {"content": ["PASS"]}}]}'), "ReplyError: content is not text (a JSON list)"),
+    "refusal": (Raw('{"choices": [{"message": {"content": null, "refusal": "I will not"}}]}'),
+                "ReplyError: the model refused: I will not"),
+    "no choices": (Raw('{"choices": []}'), "ReplyError: the server returned no choices"),
+    "body a list": (Raw('["PASS"]'), "ReplyError: the server's reply is a JSON list, not an object"),
+    "choice a string": (Raw('{"choices": ["PASS"]}'), "ReplyError: the server's first choice has no message"),
+    "bytes": (Raw(b'{"choices": [{"message": {"content": "PASS\xff\xfe"}}]}'),
+              "ReplyError: the output line is not valid UTF-8"),
+    "key in status": (Fail(401, f"Incorrect API key provided: {KEY}"),
+                      "HTTP 401: Incorrect API key provided: [redacted]"),
+    "status, text body": (Raw(f'"upstream said {KEY}"', status=502), "HTTP 502: upstream said [redacted]"),
+    "error a string": (Line(f'{{"custom_id": "{{custom_id}}", "response": null, "error": "boom {KEY}"}}'),
+                       "boom [redacted]"),
+    "error a dict": (Line(f'{{"custom_id": "{{custom_id}}", "error": {{"code": "server_error", "message": "{KEY}"}}}}'),
+                     "server_error: [redacted]"),
+    "response a string": (Line('{"custom_id": "{custom_id}", "response": "oops", "error": null}'),
+                          "ReplyError: the output line has no response"),
+    "not JSON": (Line("this line is not JSON"), "no result for this request (batch completed)"),
+    "no custom_id": (Line('{"response": {"status_code": 200, "body": {}}}'),
+                     "no result for this request (batch completed)"),
+    "custom_id a number": (Line('{"custom_id": 7, "response": {"status_code": 200}}'),
+                           "no result for this request (batch completed)"),
+    "surrogate": (Raw('{"choices": [{"message": {"content": "PASS\\n\\ud800"}}]}'), None),
+    "odd usage": (Raw('{"choices": [{"message": {"content": "PASS\\nok"}}], "usage": {"prompt_tokens": "many"}}'), None),
+    "empty text": ("", None),
+    "error, then the answer": (Line('{"custom_id": "{custom_id}", "response": {"status_code": 500, "body": {}}}\n'
+                                    '{"custom_id": "{custom_id}", "response": {"status_code": 200, "body": '
+                                    '{"choices": [{"message": {"content": "PASS\\nsecond line"}}]}}}'), None),
+}
+ANSWERED = {"surrogate": "PASS\n\ufffd", "odd usage": "PASS\nok", "empty text": "", "error, then the answer": "PASS\nsecond line"}
+
+
+def odd_cases(n: int) -> tuple[pd.DataFrame, list]:
+    kinds = list(ODD) + ["good"] * 5
+    kind = [kinds[i % len(kinds)] for i in range(n)]
+    cases = pd.DataFrame({"case_id": [f"case-{i:04d}" for i in range(n)], "input": [f"question {i}" for i in range(n)],
+                          "output": [f"{k} :: answer {i}" for i, k in enumerate(kind)]})
+    return cases, kind
+
+
+def odd_script(prompt: str, attempt: int):
+    kind = prompt.split("A: ")[1].split(" :: ")[0]
+    if kind == "good" or attempt > 1:
+        return "PASS\nsupported"
+    return ODD[kind][0]
+
+
+def test_every_odd_output_line_is_one_row_and_nothing_stops_the_job(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALKIT_BATCH_KEY", KEY)
+    cases, kind = odd_cases(250)
+    kind = np.array(kind)
+    cache = models.CallCache(tmp_path / "calls.sqlite")
+    errors = np.array([ODD[k][1] if k in ODD else None for k in kind], dtype=object)
+    failing = np.array([e is not None for e in errors])
+    with BatchServer(odd_script) as server:
+        model = models.OpenAIChat("judge-odd", base_url=server.url, api_key_env="EVALKIT_BATCH_KEY")
+        with pytest.warns(EvalkitWarning, match=f"{failing.sum()} of 250 judge calls failed"):
+            results = batch.run_judge(cases, RUBRIC, model, cache=cache, interval=0.05)
+        # every request one row, in the cases' order; each odd line its own plain error, redacted
+        assert results["case_id"].tolist() == cases["case_id"].tolist()
+        assert (results.loc[failing, "error"].to_numpy() == np.array(["BatchError: " + e for e in errors[failing]])).all()
+        assert results.loc[~failing, "error"].isna().all() and results.loc[failing, "verdict"].isna().all()
+        # every answer stored, cleaned as a live call's would be
+        prompts = judge.render_prompts(cases, RUBRIC)
+        mid, params = models.model_identity(model)
+        stored = [cache.get(models.CallCache.key(mid, params, p)) for p in prompts]
+        assert [s is not None for s in stored] == (~failing).tolist()
+        for k, text in ANSWERED.items():
+            assert {s.text for s, kk in zip(stored, kind, strict=True) if kk == k} == {text}, k
+        assert {s.text for s, kk in zip(stored, kind, strict=True) if kk == "good"} == {"PASS\nsupported"}
+        assert results.attrs["n_surrogates_replaced"] == int((kind == "surrogate").sum())
+        assert {s.prompt_tokens for s, kk in zip(stored, kind, strict=True) if kk == "odd usage"} == {None}
+        # the job was collected once: collecting again reads no file
+        (job,) = batch.jobs(cache).itertuples(index=False)
+        assert job.status == "completed" and job.collected_at is not None
+        downloads = sum(server.downloads.values())
+        assert batch.collect(model, cache=cache).empty and sum(server.downloads.values()) == downloads
+        # a re-run of the answered cases makes no request, through either lane
+        seen = total_requests(server)
+        answered = cases[~failing]
+        again = batch.run_judge(answered, RUBRIC, model, cache=cache, interval=0.05)
+        live = judge.run_judge(answered, RUBRIC, model, cache=cache, progress=False)
+        assert total_requests(server) == seen and again["cached"].all() and live["cached"].all()
+        # no file of ours holds the key: the database, its journal, the saved results
+        saved = judge.save_results(results, tmp_path / "results.jsonl")
+        for path in [*tmp_path.glob("calls.sqlite*"), saved]:
+            assert KEY.encode() not in path.read_bytes(), path
+        with sqlite3.connect(cache.path) as db:
+            assert db.execute("SELECT COUNT(*) FROM batch_requests WHERE error LIKE '%redacted%'").fetchone()[0] == 4 * (
+                (kind == "key in status").sum())
+        # the failed requests, and only they, go again as one new job
+        fixed = batch.run_judge(cases, RUBRIC, model, cache=cache, interval=0.05)
+    assert fixed["error"].isna().all() and sum(server.created.values()) == 2
+    assert sorted(server.submitted.values()).count(2) == failing.sum()
+
+
+def test_a_job_whose_files_cannot_be_read_now_waits_for_the_next_collect(tmp_path):
+    cases = make_cases(30).assign(output="answer even")
+    cache = models.CallCache(tmp_path / "calls.sqlite")
+    with BatchServer(script) as server:
+        model = models.OpenAIChat("judge-batch", base_url=server.url)
+        batch.submit(judge.render_prompts(cases, RUBRIC), model, cache=cache, max_requests_per_file=10)
+        batch.poll(model, cache=cache, interval=0.05)
+        first, second, third = (server.batches[b]["output_file_id"] for b in batch.jobs(cache)["batch_id"])
+        server.fail_downloads[second] = 2  # the file store fails twice, in the middle of collecting
+        with pytest.warns(EvalkitWarning, match="could not collect batch job .*InternalServerError.*the next collect"):
+            answers = batch.collect(model, cache=cache)
+        jobs = batch.jobs(cache)
+        assert jobs["collected_at"].notna().tolist() == [True, False, True]  # the jobs after it were collected too
+        assert len(answers) == 20 and len(cache) == 20
+        with pytest.warns(EvalkitWarning) as caught:  # a run while the store still fails: the rows say why
+            waiting = batch.run_judge(cases, RUBRIC, model, cache=cache, interval=0.05)
+        messages = [str(w.message) for w in caught]
+        assert len(messages) == 2 and messages[0].startswith(f"could not collect batch job {jobs.job_id[1]} now")
+        assert messages[1].startswith("10 of 30 judge calls failed")
+        assert waiting["error"].dropna().str.fullmatch(
+            r"BatchError: in batch job \w+ \(completed\), not collected yet: run again to collect it").sum() == 10
+        assert server.downloads == {first: 1, third: 1}  # nothing read twice
+        results = batch.run_judge(cases, RUBRIC, model, cache=cache, interval=0.05)  # resumes where it stopped
+        assert results["error"].isna().all() and len(cache) == 30
+        assert server.downloads == {first: 1, second: 1, third: 1} and sum(server.created.values()) == 3
+        assert batch.jobs(cache)["collected_at"].notna().all()
+
+
+def test_a_job_whose_files_are_gone_is_collected_with_error_rows_and_resubmitted(tmp_path):
+    cases = make_cases(4).assign(output="answer even")
+    cache = models.CallCache(tmp_path / "calls.sqlite")
+    with BatchServer(script) as server:
+        model = models.OpenAIChat("judge-batch", base_url=server.url)
+        batch.submit(judge.render_prompts(cases, RUBRIC), model, cache=cache)
+        batch.poll(model, cache=cache, interval=0.05)
+        (batch_id,) = server.batches
+        del server.files[server.batches[batch_id]["output_file_id"]]  # the provider deleted it (404)
+        answers = batch.collect(model, cache=cache)
+        assert answers["error"].str.fullmatch(r"no result for this request \(batch completed: the provider no longer "
+                                              r"has file file-\d+ \(NotFoundError\)\)").all() and len(answers) == 4
+        results = batch.run_judge(cases, RUBRIC, model, cache=cache, interval=0.05)
+    assert results["error"].isna().all() and sum(server.created.values()) == 2

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit import EvalkitWarning, checks, judge, models
 from evalkit._testing import ChatServer, Fail, Hang
-from tests._extras import needs_openai
+from tests._extras import needs_parquet
 
 
 def client(server, **kwargs):
@@ -20,14 +20,12 @@ def fast(**kwargs):
 
 
 # ------------------------------------------------------------------ models
-@needs_openai
 def test_openai_adapter_roundtrip_with_usage():
     with ChatServer(lambda prompt, attempt: f"echo: {prompt}") as server:
         reply = client(server)("hello there")
     assert reply == models.Reply("echo: hello there", prompt_tokens=2, completion_tokens=3)
 
 
-@needs_openai
 def test_retries_transient_failures_then_succeeds():
     script = lambda prompt, attempt: Fail(429 if attempt == 1 else 503) if attempt < 3 else "PASS"  # noqa: E731
     with ChatServer(script) as server:
@@ -37,7 +35,6 @@ def test_retries_transient_failures_then_succeeds():
     assert server.requests == 6
 
 
-@needs_openai
 def test_timeouts_are_retried():
     script = lambda prompt, attempt: Hang(2.0, "late") if attempt == 1 else "PASS"  # noqa: E731
     with ChatServer(script) as server:
@@ -45,7 +42,6 @@ def test_timeouts_are_retried():
     assert calls.loc["a", "text"] == "PASS" and calls.loc["a", "attempts"] == 2
 
 
-@needs_openai
 def test_permanent_failure_is_an_error_row_without_retry():
     script = lambda prompt, attempt: Fail(400, "bad request") if prompt == "bad" else "PASS"  # noqa: E731
     with ChatServer(script) as server:
@@ -55,7 +51,6 @@ def test_permanent_failure_is_an_error_row_without_retry():
     assert calls.loc["b", "text"] == "PASS"
 
 
-@needs_openai
 def test_retries_give_up_after_max_retries():
     with ChatServer(lambda prompt, attempt: Fail(500)) as server:
         calls = models.call_many(pd.Series({"a": "x"}), client(server), max_retries=2, **fast())
@@ -63,14 +58,12 @@ def test_retries_give_up_after_max_retries():
     assert "InternalServerError" in calls.loc["a", "error"]
 
 
-@needs_openai
 def test_concurrency_is_bounded():
     with ChatServer(lambda prompt, attempt: "PASS", latency=0.1) as server:
         models.call_many(pd.Series([f"p{i}" for i in range(16)]), client(server), concurrency=4, **fast())
     assert 2 <= server.max_in_flight <= 4
 
 
-@needs_openai
 def test_cache_resumes_with_zero_calls_and_keeps_no_key(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALKIT_TEST_KEY", "sk-very-secret-123")
     cache = models.CallCache(tmp_path / "calls.sqlite")
@@ -89,14 +82,12 @@ def test_cache_resumes_with_zero_calls_and_keeps_no_key(tmp_path, monkeypatch):
         assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 2
 
 
-@needs_openai
 def test_key_comes_from_the_environment_only(monkeypatch):
     monkeypatch.delenv("EVALKIT_MISSING_KEY", raising=False)
     with pytest.raises(ValueError, match="set the environment variable EVALKIT_MISSING_KEY"):
         models.OpenAIChat("gpt-x", api_key_env="EVALKIT_MISSING_KEY")
 
 
-@needs_openai
 def test_usage_and_cost():
     with ChatServer(lambda prompt, attempt: "one two") as server:
         calls = models.call_many(pd.Series(["a b c", "d e"]), client(server), **fast())
@@ -178,7 +169,7 @@ def scripted_judge(prompt, attempt):
     return "PASS\nSupported by the source."
 
 
-@needs_openai
+@needs_parquet
 def test_run_judge_record_resume_and_save(tmp_path):
     cache = models.CallCache(tmp_path / "calls.sqlite")
     with ChatServer(scripted_judge) as server:

@@ -141,6 +141,8 @@ ELSEWHERE = {
     "labels.latest_labels": "test_floor.py::test_label_storage_without_widgets",
     "models.ParseError": "test_floor.py::test_call_and_parse_engine",
     "models.ReplyError": "test_judge_robust.py::test_fault_injection_every_case_one_row_no_verdict_from_a_malformed_reply",
+    "models.APIStatusError": "test_call_engine.py::test_status_errors_carry_their_names_headers_and_no_key",
+    "models.APIConnectionError": "test_call_engine.py::test_an_unreachable_server_is_a_connection_error_and_the_run_stops",
     "models.call_and_parse": "test_floor.py::test_call_and_parse_engine",
     "models.model_identity": "test_floor.py::test_call_and_parse_engine",
     "datasets.load_summeval": "test_datasets.py::test_load_summeval_errors",

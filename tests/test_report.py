@@ -1,8 +1,12 @@
 """`evalkit report`: parameters, progress, HTML output and failures that name the notebook and cell."""
 
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +162,114 @@ def test_float_format():
     for bad in (-1, 2.5, True, "3"):
         with pytest.raises(ValueError, match="`decimals` must be a non-negative integer"):
             report.float_format(bad)
+
+
+def one_line_error(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def test_an_out_folder_that_cannot_take_the_pages_is_a_usage_error(tmp_path):
+    nb = notebook(tmp_path / "a.ipynb", "print('ran')")
+    existing = tmp_path / "taken.html"
+    existing.write_text("keep me")
+    cases = [(existing, r"--out '.*taken.html' is a file, not a folder"),
+             (existing / "sub", r"--out '.*taken.html/sub' cannot be made: '.*taken.html' is a file")]
+    if sys.platform.startswith("linux"):  # a folder nobody may write into, not even root
+        cases += [(Path("/proc/self"), r"--out '/proc/self' is not writable: "),
+                  (Path("/proc/self/report"), r"--out '/proc/self/report' is not writable \(the folder would be made "
+                                              r"in '/proc/self'\): ")]
+    if os.geteuid() != 0:  # permissions bind everyone but root
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o555)
+        cases += [(locked, r"--out '.*locked' is not writable: Permission denied"),
+                  (locked / "new", r"--out '.*locked/new' is not writable \(the folder would be made in .*\): "
+                                   "Permission denied")]
+    for out, message in cases:
+        result = run_cli("report", "--out", str(out), "--notebooks", str(nb))
+        assert result.returncode == 2, (out, result.stderr)
+        assert re.fullmatch("evalkit report: " + message + ".*", one_line_error(result)), result.stderr
+        assert result.stdout == ""  # refused before any notebook ran
+    assert existing.read_text() == "keep me"
+
+
+SLOW = "import os, pathlib, time\npathlib.Path('kernel.pid').write_text(str(os.getpid()))\ntime.sleep(120)"
+
+
+def test_ctrl_c_stops_the_kernel_and_exits_130_without_a_traceback(tmp_path):
+    nb = notebook(tmp_path / "slow.ipynb", SLOW)
+    code = f"import sys\nfrom evalkit.cli import main\nsys.exit(main({['report', '--out', str(tmp_path / 'out'), '--notebooks', str(nb)]!r}))"
+    # SIGINT as a terminal sends it (the handler restored: a shell may start tests with SIGINT ignored)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    pid_file = tmp_path / "kernel.pid"
+    deadline = time.monotonic() + 120
+    while not pid_file.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pid_file.exists(), child.communicate()
+    time.sleep(0.2)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert err.strip().splitlines() == [f"evalkit report: interrupted; the pages written so far are in {str(tmp_path / 'out')!r}"]
+    assert out.startswith("[1/1] slow.ipynb ... ")
+    kernel = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(kernel, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the kernel (pid {kernel}) still runs after the interrupt")
+
+
+def test_exit_codes_ok_failed_cell_and_usage(tmp_path):
+    good = notebook(tmp_path / "good.ipynb", "print('fine')")
+    bad = notebook(tmp_path / "bad.ipynb", "1 / 0")
+    assert run_cli("report", "--out", str(tmp_path / "o1"), "--notebooks", str(good)).returncode == 0
+    failed = run_cli("report", "--out", str(tmp_path / "o2"), "--notebooks", str(bad))
+    assert failed.returncode == 1 and "bad.ipynb failed in cell In [2]: ZeroDivisionError" in one_line_error(failed)
+    for usage in (["report", "--timeout", "soon"], ["nothing"], ["report", "--param", "X"]):
+        result = run_cli(*usage)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, usage
+
+
+def test_the_command_answers_before_importing_the_numeric_stack():
+    code = ("import sys\nfrom evalkit.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'nbclient', 'evalkit.models') if m in sys.modules),"
+            " file=sys.stderr)")
+    for args in (["--version"], ["report", "--help"], ["report", "--outt", "x"]):
+        result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+        assert result.stderr.strip().splitlines()[-1] == "[]", (args, result.stderr)
+    modules = ("import sys, evalkit\nfrom evalkit import EvalkitWarning, models, judge\n"
+               "print('numpy' in sys.modules, 'scipy.stats' in sys.modules, 'matplotlib' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", "import sys, evalkit\nprint('numpy' in sys.modules)"],
+                          capture_output=True, text=True, check=True).stdout.split() == ["False"]
+    assert subprocess.run([sys.executable, "-c", modules], capture_output=True, text=True,
+                          check=True).stdout.split() == ["True", "False", "False"]
+
+
+def test_index_marks_a_page_whose_earlier_run_failed(tmp_path, capsys):
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    notebook(folder / "a.ipynb", "raise ValueError('<broken>')")
+    notebook(folder / "b.ipynb", "print('b')")
+    out = tmp_path / "out"
+    assert cli.main(["report", "--out", str(out), "--notebooks", str(folder)]) == 1
+    assert cli.main(["report", "--out", str(out), "--notebooks", str(folder / "b.ipynb")]) == 0
+    capsys.readouterr()
+    index = (out / "index.html").read_text()
+    row_a = re.search(r"<tr><td><a href='a.html'>.*?</tr>", index).group(0)
+    assert "FAILED in cell In [2]: ValueError: &lt;broken&gt; (in an earlier run: not run this time; page written" in row_a
+    assert "<broken>" not in index
+    row_b = re.search(r"<tr><td><a href='b.html'>.*?</tr>", index).group(0)
+    assert "<td>ok</td>" in row_b
+    notebook(folder / "a.ipynb", "print('fixed')")  # fixed and run alone: b is now the earlier page, and it was ok
+    assert cli.main(["report", "--out", str(out), "--notebooks", str(folder / "a.ipynb")]) == 0
+    index = (out / "index.html").read_text()
+    assert "FAILED" not in index and "not run this time (page written" in re.search(
+        r"<tr><td><a href='b.html'>.*?</tr>", index).group(0)
