@@ -52,7 +52,6 @@ myst_heading_anchors = 3
 
 autosummary_generate = True
 autodoc_typehints = "none"  # numpydoc's Parameters sections say the types
-autodoc_default_options = {"members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False

@@ -308,7 +308,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     so it carries the uncertainty of the calibration too.
 
     The estimate is not clipped: one outside [0, 1] means the calibration's error rates do not fit this run
-    (other data, or too few labels), and an :class:`EvalkitWarning` says so. The interval is reported both
+    (other data, or too few labels), and an :class:`evalkit.EvalkitWarning` says so. The interval is reported both
     ways: ``ci_low, ci_high`` clipped to [0, 1], the values a rate can take (clipping commutes with the
     bootstrap percentiles, so it loses nothing), and ``ci_low_unclipped, ci_high_unclipped`` as the bootstrap
     gives them. A judge no better than chance on the calibration set (sensitivity

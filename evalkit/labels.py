@@ -23,7 +23,7 @@ Every record carries the envelope :data:`LABEL_FIELDS`:
 ``position``
     The row of the case in the table the labeller was given (0-based).
 ``rubric_version``
-    The rubric's version (:attr:`evalkit.judge.Rubric.version`), or null.
+    The rubric's version (``Rubric.version`` of :class:`evalkit.judge.Rubric`), or null.
 ``note``
     Free text typed with the label, or null.
 ``mode``

@@ -517,7 +517,7 @@ def read_promptfoo(path) -> pd.DataFrame:
 # --- lm-evaluation-harness ----------------------------------------------------------------------------------------
 
 def read_lm_eval(folder) -> pd.DataFrame:
-    """Read an lm-evaluation-harness output folder (``lm_eval ... --output_path DIR --log_samples``) into a results table.
+    """Read an lm-evaluation-harness output folder (``lm_eval --output_path DIR --log_samples``) into a results table.
 
     One row per task, document, filter and metric: ``rubric`` is ``"<task>/<metric>,<filter>"`` (the key of
     the results file, e.g. ``"arc_easy/acc,none"``), ``case_id`` and ``sample_id`` the document's ``doc_id``.

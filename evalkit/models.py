@@ -68,7 +68,7 @@ class TransientError(RuntimeError):
 
 
 class ParseError(ValueError):
-    """A model answer did not follow the required format (raised by parsers, caught by :func:`call_and_parse`)."""
+    """A model answer did not follow the required format (raised by parsers, caught by :func:`evalkit.models.call_and_parse`)."""
 
 
 class OpenAIChat:
