@@ -45,7 +45,7 @@ from evalkit._validation import (
     check_rng,
     check_unique_column,
 )
-from evalkit.labels import LabelsLockedError, LabelWriter, latest_labels, read_labels
+from evalkit.labels import ORDER_FIELDS, LabelsLockedError, LabelWriter, latest_labels, read_labels
 
 __all__ = ["Labeller", "PairwiseLabeller", "AnnotatorError", "SweepExplorer", "FDBinExplorer"]
 
@@ -780,7 +780,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
 
 # ---------------------------------------------------------------------------------------------- the live interval
 #: What a Labeller can watch (``watch=``), as the name shown on the status line.
-WATCHED = {"pass_rate": "pass rate", "mean": "mean label", "agreement": "agreement with the judge",
+_WATCHED = {"pass_rate": "pass rate", "mean": "mean label", "agreement": "agreement with the judge",
            "fail_recall": "the judge's FAIL recall"}
 _ORDERS = ("given", "random", "shuffle")
 _RANDOM = ("random", "shuffled")  # the recorded orders that are random
@@ -1031,7 +1031,7 @@ class Labeller(_LabellerBase):
     # ------------------------------------------------------------------ the live interval
     def _plan_watch(self, ids, levels, rubric, *, watch, stop_half_width, confidence_level, relabel) -> None:
         """Check ``watch=`` and its options; the value of each level (and of each judge verdict) for the statistic."""
-        check_option(watch, [None, *WATCHED], "watch")
+        check_option(watch, [None, *_WATCHED], "watch")
         self.watch = watch
         self.confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
         if not 0 < self.confidence_level < 1:
@@ -1054,7 +1054,7 @@ class Labeller(_LabellerBase):
             numbers = {lvl: float(lvl) for lvl in levels}
         except ValueError:
             numbers = None
-        self._watch_name = WATCHED[watch]
+        self._watch_name = _WATCHED[watch]
         if watch == "mean" and numbers is not None:
             self._level_value = numbers
             lo, hi = min(numbers.values()), max(numbers.values())
@@ -1062,7 +1062,7 @@ class Labeller(_LabellerBase):
             self._level_value = {lvl: float(lvl in passing) for lvl in levels}
             lo, hi = 0.0, 1.0
             if watch == "mean":
-                self._watch_name = WATCHED["pass_rate"]
+                self._watch_name = _WATCHED["pass_rate"]
         else:
             want = "numeric levels (e.g. '1' to '5') or " if watch == "mean" else ""
             raise ValueError(f"watch={watch!r} needs {want}levels of which some pass: got levels {list(levels)} and no "
@@ -1100,7 +1100,7 @@ class Labeller(_LabellerBase):
         return np.random.default_rng(seed).permutation(len(self.cases)).tolist()
 
     def _extra_fields(self, position: int) -> dict:
-        return {"case_order": self.case_order, "case_seed": self.case_seed}
+        return dict(zip(ORDER_FIELDS, (self.case_order, self.case_seed), strict=True))
 
     def _value(self, case: str, record: dict) -> tuple[float, bool]:
         """A label's value in the watched statistic, and whether the statistic uses it."""

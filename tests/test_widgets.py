@@ -191,6 +191,34 @@ def test_labeller_bad_input(tmp_path):
         Labeller(CASES, tmp_path / "l.jsonl", relabel="all")
     with pytest.raises(ValueError, match="has none"):
         Labeller(CASES, tmp_path / "l.jsonl", relabel=2)
+    with pytest.raises(ValueError, match="`watch` must be one of \\[None, 'pass_rate', 'mean', 'agreement', 'fail_recall'\\]"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="kappa", order="random")
+    with pytest.raises(ValueError, match="`stop_half_width` is a stop rule for the live interval: pass watch="):
+        Labeller(CASES, tmp_path / "l.jsonl", stop_half_width=0.1)
+    with pytest.raises(ValueError, match="`stop_half_width` must be a half-width above 0"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", stop_half_width=0, order="random")
+    with pytest.raises(TypeError, match="`stop_half_width` must be a number"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", stop_half_width="0.1", order="random")
+    with pytest.raises(ValueError, match="`confidence_level` must be strictly between 0 and 1"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", confidence_level=1.0, order="random")
+    with pytest.raises(ValueError, match="`order` must be one of \\['given', 'random', 'shuffle'\\]; got 'sorted'"):
+        Labeller(CASES, tmp_path / "l.jsonl", order="sorted")
+    with pytest.raises(ValueError, match="`rng` must be in \\[0, None\\]"):
+        Labeller(CASES, tmp_path / "l.jsonl", order="shuffle", rng=-1)
+    with pytest.raises(ValueError, match="compares your labels with the judge's verdicts: pass judge="):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="agreement", order="random")
+    with pytest.raises(ValueError, match=r"needs the judge's verdict on every case; `judge` has none for 1 case\(s\), e.g. \['c4'\]"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="fail_recall", judge=JUDGE.drop("c4"), order="random")
+    with pytest.raises(ValueError, match="`judge` for case 'c2' is 'maybe'"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="agreement", judge=JUDGE.replace("PASS", "maybe"), order="random")
+    with pytest.raises(ValueError, match="needs numeric levels .* or levels of which some pass: got levels \\['fully'"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="mean", levels=("fully", "none"), order="random")
+    with pytest.raises(ValueError, match="watch='pass_rate' needs levels of which some pass"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", levels=("1", "2", "3"), order="random")
+    with pytest.raises(ValueError, match="re-label mode measures self-agreement"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", relabel=2, order="random")
+    with pytest.raises(ValueError, match="this labeller watches nothing: open it with watch="):
+        Labeller(CASES, tmp_path / "quiet.jsonl", labeller="q").sequence()
     import subprocess
     import sys
 
@@ -718,7 +746,7 @@ def test_live_interval_equals_infer_through_labels_undo_back_and_skips(tmp_path,
     judge = pd.Series(np.where(gen.random(60) < 0.7, "PASS", "FAIL"), index=cases["case_id"])
     lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", judge=judge, blind=False, watch=watch,
                    stop_half_width=h, order="shuffle", rng=3)
-    name = widgets.WATCHED[watch]
+    name = widgets._WATCHED[watch]
     lines_checked = 0
     for _ in range(60):
         action = gen.random()
