@@ -858,8 +858,10 @@ def _outward(low: float, high: float, digits: int) -> str:
 
 
 def _shown_against(half: float, limit: float | None, digits: int) -> int:
-    """Digits at which the rounded half-width compares with the rounded limit as the exact values do."""
-    while limit is not None and digits < 6 and (round(half, digits) <= round(limit, digits)) != (half <= limit):
+    """Digits at which the rounded half-width compares with the rounded limit as the exact values do, and differs
+    from it unless they are equal ("±0.099 ≤ 0.10", not "±0.10 ≤ 0.10"; "±0.1004; stop at ±0.10")."""
+    while limit is not None and digits < 6 and half != limit and (
+            (round(half, digits) <= round(limit, digits)) != (half <= limit) or round(half, digits) == round(limit, digits)):
         digits += 1
     return digits
 
@@ -922,8 +924,10 @@ class Labeller(_LabellerBase):
         labels so far in the order the cases were first labelled, for the rate of the population the cases
         were drawn from: it holds at every number of labels at once, so it keeps ``confidence_level`` however
         you decide when to stop, provided the cases came in a random order (see ``order``) and skipping has
-        nothing to do with the label. :meth:`sequence` returns the whole table; ``"pass_rate"`` and ``"mean"``
-        use the labels alone (no judge), so they show the annotator nothing new while labelling blind.
+        nothing to do with the label. It never widens (it is the intersection of the intervals so far), so after
+        an unusual start the estimate can sit near one of its ends. :meth:`sequence` returns the whole table;
+        ``"pass_rate"`` and ``"mean"`` use the labels alone (no judge), so they show the annotator nothing new
+        while labelling blind.
     stop_half_width : float, optional
         The stop rule "stop when the half-width is at most h": the line then says that the number is settled
         and the annotator may stop ("settled: ±0.09 ≤ 0.10 after 41 labels — you can stop"), at the first
@@ -1227,8 +1231,9 @@ class Labeller(_LabellerBase):
         skipped = bisect.bisect_left(self._open, self._last_labelled)
         doubts = []
         if self._unknown_order:
-            doubts.append(f"{self._unknown_order} of these {len(live)} labels came in an order not known to be random "
-                          "(order='given'), so the interval may not hold")
+            which = ("the labels so far" if self._unknown_order == len(live) else
+                     f"{self._unknown_order} of the {len(live)} labels so far")
+            doubts.append(f"{which} came in an order not known to be random (order='given'), so the interval may not hold")
         if skipped:
             doubts.append(f"{self._count(skipped, 'skipped')} before the last one labelled, still open: it assumes "
                           "skipping has nothing to do with the label")

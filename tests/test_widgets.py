@@ -725,7 +725,8 @@ def expected_line(name, cs, h, *, hidden=False):
     stop = infer.stopping_point(cs, half_width=h) if h is not None else None
     half = row["half_width"]
     digits = 2
-    while h is not None and (round(half, digits) <= round(h, digits)) != (half <= h):
+    while h is not None and half != h and ((round(half, digits) <= round(h, digits)) != (half <= h)
+                                           or round(half, digits) == round(h, digits)):
         digits += 1
     ends = f"[{np.floor(row['cs_low'] * 100 + 1e-9) / 100:.2f}, {np.ceil(row['cs_high'] * 100 - 1e-9) / 100:.2f}]"
     over = f" over {row['n_used']} human FAIL{'' if row['n_used'] == 1 else 's'}" if row["statistic"] == "fail_recall" else ""
@@ -816,7 +817,7 @@ def test_an_order_not_known_to_be_random_is_said_and_never_called_stoppable(tmp_
     for _ in range(4):
         lab.label("PASS")
     assert lab.settled_at == 4 and "you can stop" not in lab.watch_text
-    assert ("settled: ±0.31 ≤ 0.35 after 4 labels, but 4 of these 4 labels came in an order not known to be random "
+    assert ("settled: ±0.31 ≤ 0.35 after 4 labels, but the labels so far came in an order not known to be random "
             "(order='given'), so the interval may not hold") in lab.watch_text and "#e66101" in lab.watch_view.value
     assert {r["case_order"] for r in lines(tmp_path / "ann.jsonl")} == {"given"}
     lab.close()
@@ -824,12 +825,12 @@ def test_an_order_not_known_to_be_random_is_said_and_never_called_stoppable(tmp_
     again = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", watch="pass_rate", stop_half_width=0.35,
                      order="random")
     again.label("FAIL")
-    assert "4 of these 5 labels came in an order not known to be random" in again.watch_text
+    assert "4 of the 5 labels so far came in an order not known to be random" in again.watch_text
     # A file written before orders were recorded: unknown, too.
     path = tmp_path / "old.jsonl"
     labels.append_label(path, {"case_id": "k000", "label": "PASS", "labeller": "bo", "mode": "label", "position": 0})
     old = Labeller(cases, path, labeller="bo", watch="pass_rate", order="shuffle", rng=1)
-    assert "1 of these 1 labels came in an order not known to be random" in old.watch_text
+    assert "the labels so far came in an order not known to be random" in old.watch_text
 
 
 def test_skipped_cases_are_named_before_the_stop(tmp_path):
