@@ -1093,9 +1093,9 @@ class Labeller(_LabellerBase):
         if order != "shuffle":
             return list(range(len(self.cases)))
         if rng is None:
-            seeds = (records.loc[records.get("case_order", pd.Series(dtype=object)).eq("shuffled"), "case_seed"].dropna()
-                     if records is not None and "case_seed" in records.columns else pd.Series(dtype=object))
-            seed = int(seeds.iloc[-1]) if len(seeds) else int(np.random.default_rng().integers(2**31))
+            known = records is not None and {"case_order", "case_seed"} <= set(records.columns)
+            seeds = records.loc[records["case_order"].eq("shuffled"), "case_seed"].dropna() if known else []
+            seed = int(seeds.iloc[-1]) if len(seeds) else int(np.random.default_rng().integers(2**31))  # resumed, or new
         elif isinstance(rng, np.random.Generator):
             seed = int(rng.integers(2**31))
         else:
@@ -1169,8 +1169,8 @@ class Labeller(_LabellerBase):
             self._unknown_order -= not self._origin[case]
             if self._settled_at is not None and self._settled_at > len(self._live):
                 self._settled_at = None
-            self._last_labelled = max((self._at[c] for c in self._current), default=-1) if self._at[case] == \
-                self._last_labelled else self._last_labelled
+            if self._at[case] == self._last_labelled:
+                self._last_labelled = max((self._at[c] for c in self._current), default=-1)
         else:
             self._replay()
 
