@@ -956,12 +956,12 @@ class Labeller(_LabellerBase):
     Blind labelling and the live interval: ``"agreement"`` and ``"fail_recall"`` compare the labels with the
     judge, so their estimate moves up or down with the judge's verdict on the case just labelled, which blind
     mode hides. With ``blind=True`` the line therefore shows only their half-width and the stop rule until the
-    batch is done. The half-width depends on the labels only through the running estimate and shrinks at
-    every label, so it reveals far less, but not nothing: on PASS/FAIL streams at an agreement of 0.85 the
-    shown half-width (two decimals) differs between an agreeing and a disagreeing verdict after about one
-    label in five (``tests/test_widgets.py::test_blind_agreement_shows_only_the_half_width``); an annotator who
-    must learn nothing of the judge watches ``"pass_rate"``. No live interval uses the judge's verdict on the
-    case on screen.
+    batch is done. The half-width never grows and moves little with any one label, so it reveals far less, but
+    not nothing: on streams at an agreement of 0.85 the half-width shown (two decimals) would differ between an
+    agreeing and a disagreeing verdict after about one label in six (0.17 of the first 200 labels,
+    ``tests/test_widgets.py::test_blind_agreement_shows_only_the_half_width``); an annotator who must learn
+    nothing of the judge watches ``"pass_rate"``. No live interval uses the judge's verdict on the case on
+    screen.
 
     Examples
     --------
