@@ -7,7 +7,8 @@ Run on demand: ``python benchmarks/bench_widgets.py [--clicks 500] [--sizes 500 
 click is paired with one bare write timed right after it in the same run (after a warm-up), so the medians compare
 like with like and a click that costs the same at 100,000 cases as at 500 shows the same ratio.
 
-The live interval: two labellers on the same cases with the same labels already made, one with
+The live interval: two labellers on the same cases with the same labels already made (each timed click is undone,
+untimed, so that every click is timed at that number of labels), one with
 ``watch="pass_rate", stop_half_width=0.05`` and one without, clicked in turn (which goes first alternates), with
 their labels files in memory (/dev/shm, where fsync costs nothing, so that the disk's noise does not drown what
 the widget adds; the disk's own cost is the first section's); each pair is timed beside the
@@ -82,7 +83,7 @@ def clicks_vs_writes(n: int, clicks: int, warmup: int = 20, *, pairwise: bool = 
 
 def watch_clicks(labelled: int, clicks: int, warmup: int = 10) -> dict[str, np.ndarray]:
     """Per-click times (ms) with and without the live interval after ``labelled`` labels, and the alternatives."""
-    n = labelled + warmup + clicks + 10
+    n = labelled + 10
     ids = [f"c{i}" for i in range(n)]
     cases = pd.DataFrame({"case_id": ids, "input": [f"question {i}" for i in range(n)],
                           "output": [f"<b>answer</b> {i} " * 20 for i in range(n)]})
@@ -115,14 +116,19 @@ def watch_clicks(labelled: int, clicks: int, warmup: int = 10) -> dict[str, np.n
             cs = infer.confidence_sequence(pd.Series(so_far, index=ids[: len(so_far)]))
             infer.stopping_point(cs, half_width=0.05)
             spent["recompute"] = time.perf_counter() - start
+            state = stream.snapshot()
             start = time.perf_counter()
             stream.update(float(level == "PASS"))
             spent["update"] = time.perf_counter() - start
             if i >= warmup:
                 for name, value in spent.items():
                     times[name].append(value * 1000)
-        row = cs.iloc[-1]
-        assert labs["with"].sequence().iloc[-1][["cs_low", "cs_high"]].tolist() == [row["cs_low"], row["cs_high"]]
+            row = cs.iloc[-1]
+            assert labs["with"].sequence().iloc[-1][["cs_low", "cs_high"]].tolist() == [row["cs_low"], row["cs_high"]]
+            for lab in labs.values():  # untimed: back to ``labelled`` labels, so every click is timed at that size
+                lab.undo()
+            so_far.pop()
+            stream.restore(state)
         for lab in labs.values():
             lab.close()
     return {name: np.array(values) for name, values in times.items()}
