@@ -1022,8 +1022,10 @@ def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, sta
             x, n_used = y, np.arange(1, n + 1)
         estimate = np.cumsum(x) / n_used
         if scores is not None and used_method != "classical":  # the running PPI++ estimate on the pool
-            estimate = np.array([mean(scores, labels.iloc[: t + 1], method=used_method, finite_population=True,
-                                      interval="clt").iloc[0]["estimate"] if t >= 1 else y[0] for t in range(n)])
+            with warnings.catch_warnings():  # only the estimate is used: the clt interval's notes do not apply
+                warnings.simplefilter("ignore", EvalkitWarning)
+                estimate = np.array([mean(scores, labels.iloc[: t + 1], method=used_method, finite_population=True,
+                                          interval="clt").iloc[0]["estimate"] if t >= 1 else y[0] for t in range(n)])
     else:
         if not (np.isin(y, (0.0, 1.0)).all() and np.isin(scores.to_numpy(dtype=float)[~scores.isna().to_numpy()], (0.0, 1.0)).all()):
             raise ValueError(f"statistic={statistic!r} needs PASS/FAIL (or boolean) labels and verdicts.")

@@ -40,6 +40,12 @@ and beside them:
     true when the annotator flagged the label as unsure (a flag beside the label, not a level of it).
     :func:`read_labels` returns it for every record (false where a record has none).
 
+Labels made with :class:`evalkit.widgets.Labeller` add :data:`ORDER_FIELDS`, what is known of the order the
+cases came in (an anytime-valid interval over the labels, such as the labeller's live one, holds only for a
+random order): ``case_order`` is ``"given"`` (the table's order, not known to be random), ``"random"`` (the
+table was said to be in a random order) or ``"shuffled"`` (the labeller drew the order), and ``case_seed`` the
+seed of a shuffled order (null otherwise), so the order can be reproduced.
+
 Pairwise labels (:class:`evalkit.widgets.PairwiseLabeller`) add :data:`PAIRWISE_FIELDS`: ``label`` is
 ``"A"`` (the answer shown on the **left** is better), ``"B"`` (the one on the right) or ``"TIE"``;
 ``system_left`` and ``system_right`` name the systems as shown, left first, so a comparisons table is
@@ -78,10 +84,11 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory lock, one writer is up to the user
     fcntl = None
 
-__all__ = ["LABEL_FIELDS", "PAIRWISE_FIELDS", "LabelWriter", "LabelsLockedError", "new_session_id", "append_label",
+__all__ = ["LABEL_FIELDS", "ORDER_FIELDS", "PAIRWISE_FIELDS", "LabelWriter", "LabelsLockedError", "new_session_id", "append_label",
            "read_labels", "latest_labels"]
 
 LABEL_FIELDS = ["case_id", "label", "labeller", "timestamp", "position", "rubric_version", "note", "mode", "session"]
+ORDER_FIELDS = ["case_order", "case_seed"]
 PAIRWISE_FIELDS = ["system_left", "system_right", "order_seed"]
 
 

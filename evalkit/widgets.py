@@ -12,6 +12,7 @@ import html
 import io
 import json
 import os
+import warnings
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,14 +28,24 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError('evalkit.widgets needs ipywidgets and anywidget: pip install "evalkit[widgets]"') from exc
 
+from evalkit import _stats
 from evalkit import calibrate as _calibrate
 from evalkit import correlate as _correlate
 from evalkit import density as _density
+from evalkit import infer as _infer
 from evalkit import plots as _plots
 from evalkit import tcva as _tcva
-from evalkit._coerce import judge_verdicts
-from evalkit._validation import check_columns, check_dataframe, check_number, check_rng, check_unique_column
-from evalkit.labels import LabelsLockedError, LabelWriter, latest_labels, read_labels
+from evalkit._coerce import as_pass, judge_verdicts
+from evalkit._validation import (
+    EvalkitWarning,
+    check_columns,
+    check_dataframe,
+    check_number,
+    check_option,
+    check_rng,
+    check_unique_column,
+)
+from evalkit.labels import ORDER_FIELDS, LabelsLockedError, LabelWriter, latest_labels, read_labels
 
 __all__ = ["Labeller", "PairwiseLabeller", "AnnotatorError", "SweepExplorer", "FDBinExplorer"]
 
@@ -332,7 +343,8 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self.keys_line.on_msg(lambda _widget, content, _buffers: self.handle_key(content if isinstance(content, dict) else {}))
         self.progress = widgets.IntProgress(min=0, max=max(len(self.order), 1), layout=widgets.Layout(width="14em"))
         self.progress_text = widgets.Label()
-        self.pacing = widgets.HTML()  # the progress line: tally and pacing (a live estimate can join it here)
+        self.pacing = widgets.HTML()  # the progress line: tally and pacing
+        self.watch_view = widgets.HTML(layout=widgets.Layout(display="none"))  # the live interval, when one is watched
         self.status = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.case_view = widgets.HTML()
         self.judge_view = widgets.HTML()
@@ -342,7 +354,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
                                  self.undo_button], layout=widgets.Layout(flex_flow="row wrap"))
         top = widgets.VBox([self.keys_line, widgets.HBox([self.progress, self.progress_text, self.pacing],
                                                     layout=widgets.Layout(align_items="center")),
-                            controls, self.status])
+                            self.watch_view, controls, self.status])
         bottom = widgets.VBox([self.case_view, widgets.HBox([self.judge_view, self.reveal_button],
                                                             layout=widgets.Layout(align_items="center"))])
         for area in (top, bottom):  # the case-and-buttons areas take the keys; the note box between them does not
@@ -352,6 +364,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         if self.mode == "relabel":
             self.add_class("evalkit-relabel")
         self._quiet = False
+        self._start_watch(records)
         self._sync_progress()
         self.position = self._open[0] if self._open else len(self.order)
         self._ready = True
@@ -431,6 +444,19 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
     def _mode_badge(self) -> str:
         return ""
 
+    # hooks for a live estimate (the Labeller's watch=): none by default
+    def _start_watch(self, records: pd.DataFrame) -> None:
+        pass
+
+    def _watch_labelled(self, case: str, old: dict | None) -> None:
+        pass
+
+    def _watch_undone(self, case: str) -> None:
+        pass
+
+    def _show_watch(self) -> None:
+        pass
+
     # ------------------------------------------------------------------ state
     @property
     def current_case(self) -> str | None:
@@ -471,6 +497,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self.progress_text.value = f"{n_done} / {len(self.order)}"
         self.done = n_done == len(self.order)
         self.pacing.value = "".join(f" · {html.escape(part)}" for part in self._progress_segments())
+        self._show_watch()
 
     def _progress_segments(self) -> list[str]:
         """The parts of the progress line after ``k / n``: the tally, then the pace."""
@@ -558,12 +585,13 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         if self._last is not None and 0 < (now - self._last).total_seconds() <= _BREAK_S:
             self._gaps.append((now - self._last).total_seconds())
         self._last = now
-        self._forget(case)
+        old = self._forget(case)
         self._current[case] = record
         self._tally[level] += 1
         self._unsure += unsure
         self._drafts.pop(case, None)
         self._mark(self.position, True)
+        self._watch_labelled(case, old)
         if self.position in self._stack:
             self._stack.remove(self.position)
         self._stack.append(self.position)
@@ -617,6 +645,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self._stack.pop()
         old = self._forget(case) or {}
         self._mark(position, False)
+        self._watch_undone(case)
         self._drafts[case] = ((old.get("note") or ""), bool(old.get("unsure")))
         self._sync_progress()
         if self.position == position:
@@ -735,6 +764,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
     def _snapshot_html(self) -> str:
         return (f"<div>{self.header.value}<p>{type(self).__name__}: {html.escape(self.progress_text.value)} labelled "
                 f"(labels file <code>{html.escape(str(self.path))}</code>){self.pacing.value}</p>"
+                + (f"<p>{self.watch_view.value}</p>" if self.watch_view.value else "") +
                 f"<p style='color: #555'>keys: {html.escape(self._legend())} (a live widget in JupyterLab; this page "
                 f"shows a static snapshot)</p>{self.case_view.value}</div>")
 
@@ -747,6 +777,93 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         """The latest record per case from the file, every field (``case_id`` first), as
         :func:`evalkit.calibrate.agreement_drift` takes."""
         return latest_labels(read_labels(self.path)).reset_index()
+
+# ---------------------------------------------------------------------------------------------- the live interval
+#: What a Labeller can watch (``watch=``), as the name shown on the status line.
+_WATCHED = {"pass_rate": "pass rate", "mean": "mean label", "agreement": "agreement with the judge",
+           "fail_recall": "the judge's FAIL recall"}
+_ORDERS = ("given", "random", "shuffle")
+_RANDOM = ("random", "shuffled")  # the recorded orders that are random
+
+
+class _LiveSequence:
+    """:func:`evalkit.infer.confidence_sequence` of one statistic, kept up to date one label at a time.
+
+    Each label is one row. :meth:`push` adds the next label's value in O(grid) (``used=False``: a row that leaves the
+    statistic where it was, as a human PASS does for FAIL recall); :meth:`pop` takes the last one back; anything
+    else replays the labels from :meth:`reset`. :meth:`frame` is the table infer returns for the same labels.
+    """
+
+    def __init__(self, statistic: str, lo: float, hi: float, confidence_level: float):  # statistic: infer's name
+        self.statistic, self.lo, self.hi, self.level = statistic, float(lo), float(hi), confidence_level
+        self.reset()
+
+    def reset(self) -> None:
+        self._stream = _stats.BettingStream(self.lo, self.hi, confidence_level=self.level, theta_range=(self.lo, self.hi))
+        self._saved = None
+        self._sum, self._used = 0.0, 0
+        self.n_used, self.estimate, self.low, self.high = [], [], [], []
+
+    def __len__(self) -> int:
+        return len(self.n_used)
+
+    def push(self, value: float, used: bool = True) -> None:
+        self._saved = (self._stream.snapshot(), self._sum, self._used)
+        if used:
+            self._sum += value
+            self._used += 1
+            low, high = self._stream.update(value)
+        else:  # the statistic has not moved: before its first value it is anywhere on the scale
+            low, high = (self.low[-1], self.high[-1]) if self.low else (self.lo, self.hi)
+        self.n_used.append(self._used)
+        self.estimate.append(self._sum / self._used if self._used else np.nan)
+        self.low.append(low)
+        self.high.append(high)
+
+    def pop(self) -> bool:
+        """Take the last row back; False when that cannot be done without a replay."""
+        if self._saved is None or not self.n_used:
+            return False
+        state, self._sum, self._used = self._saved
+        self._stream.restore(state)
+        self._saved = None
+        for values in (self.n_used, self.estimate, self.low, self.high):
+            values.pop()
+        return True
+
+    def half_width(self) -> float:
+        return (self.high[-1] - self.low[-1]) / 2
+
+    def frame(self) -> pd.DataFrame:
+        out = pd.DataFrame({"n_labelled": np.arange(1, len(self) + 1), "n_used": np.asarray(self.n_used, dtype=int),
+                            "estimate": np.asarray(self.estimate, dtype=float), "cs_low": np.asarray(self.low, dtype=float),
+                            "cs_high": np.asarray(self.high, dtype=float)})
+        out["half_width"] = (out["cs_high"] - out["cs_low"]) / 2
+        out["statistic"], out["method"], out["interval"] = self.statistic, "classical", "betting-cs"
+        out.attrs.update(confidence_level=self.level, population="superpopulation")
+        return out
+
+
+def _decimals(value: float) -> int:
+    """Decimals needed to write ``value`` (at least 2, at most 4): 0.1 -> 2, 0.025 -> 3."""
+    text = f"{value:.4f}".rstrip("0")
+    return max(2, len(text.split(".")[1]) if "." in text else 0)
+
+
+def _outward(low: float, high: float, digits: int) -> str:
+    """``[low, high]`` rounded outwards to ``digits`` decimals, so that the interval shown holds whenever the exact one
+    does (a tolerance of 1e-9 keeps 0.62 from showing as 0.63 through floating-point noise)."""
+    scale = 10.0**digits
+    return f"[{np.floor(low * scale + 1e-9) / scale:.{digits}f}, {np.ceil(high * scale - 1e-9) / scale:.{digits}f}]"
+
+
+def _shown_against(half: float, limit: float | None, digits: int) -> int:
+    """Digits at which the rounded half-width compares with the rounded limit as the exact values do, and differs
+    from it unless they are equal ("±0.099 ≤ 0.10", not "±0.10 ≤ 0.10"; "±0.1004; stop at ±0.10")."""
+    while limit is not None and digits < 6 and half != limit and (
+            (round(half, digits) <= round(limit, digits)) != (half <= limit) or round(half, digits) == round(limit, digits)):
+        digits += 1
+    return digits
 
 
 class Labeller(_LabellerBase):
@@ -769,7 +886,7 @@ class Labeller(_LabellerBase):
         Opening a labeller on an existing file resumes at the first unlabelled case. The labeller holds the
         file's lock while open (see :class:`evalkit.labels.LabelWriter`): a second labeller on the same file in
         another kernel is refused in one line naming who holds it; one opened again in the same kernel takes
-        over. :meth:`close` releases it.
+        over. ``close()`` releases it.
     levels : sequence of str, optional
         One button per level (e.g. the five TCVA levels); default the rubric's levels, else PASS and FAIL.
         Keys 1 to 9 label with the first nine.
@@ -796,12 +913,55 @@ class Labeller(_LabellerBase):
         Re-label mode: show a random sample of this many already-labelled cases, blind to the earlier
         label and to the judge; :meth:`self_agreement` then reports how often the labeller agrees with themself.
     rng : None, int or numpy.random.Generator
-        For the re-label sample.
+        For the re-label sample, and the seed of ``order="shuffle"``.
+    watch : {None, "pass_rate", "mean", "agreement", "fail_recall"}, default None
+        Show a live interval of this number under the progress line, updated at every label: the humans'
+        ``"pass_rate"`` (the share of labels in the rubric's pass levels, or PASS), the ``"mean"`` label
+        (numeric levels such as "1" to "5"; PASS/FAIL count 1/0), the ``"agreement"`` of the labels with the
+        judge's verdicts, or the judge's ``"fail_recall"`` (the share of the human FAILs the judge also fails).
+        The last two need ``judge=`` with a verdict on every case. It is the anytime-valid confidence
+        sequence of :func:`evalkit.infer.confidence_sequence` (betting, Waudby-Smith & Ramdas 2024) over the
+        labels so far in the order the cases were first labelled, for the rate of the population the cases
+        were drawn from: it holds at every number of labels at once, so it keeps ``confidence_level`` however
+        you decide when to stop, provided the cases came in a random order (see ``order``) and skipping has
+        nothing to do with the label. It never widens (it is the intersection of the intervals so far), so after
+        an unusual start the estimate can sit near one of its ends. :meth:`sequence` returns the whole table;
+        ``"pass_rate"`` and ``"mean"`` use the labels alone (no judge), so they show the annotator nothing new
+        while labelling blind.
+    stop_half_width : float, optional
+        The stop rule "stop when the half-width is at most h": the line then says that the number is settled
+        and the annotator may stop ("settled: ±0.09 ≤ 0.10 after 41 labels — you can stop"), at the first
+        number of labels :func:`evalkit.infer.stopping_point` gives. Needs ``watch``.
+    confidence_level : float, default 0.95
+        Of the live interval.
+    order : {"given", "random", "shuffle"}, default "given"
+        The order of the cases, and what is recorded of it with every label (``case_order``, ``case_seed``):
+        ``"given"``, the table's order, not known to be random (with ``watch``, a warning, and the line says
+        that the interval holds only for a random order and never says "you can stop"); ``"random"``, the
+        table is already in a random order (e.g. :func:`evalkit.infer.choose_cases` with
+        ``strategy="random"`` or :func:`evalkit.cases.sample_cases`; the default stratified order of
+        ``choose_cases`` is not random from one label to the next); ``"shuffle"``, the labeller draws a random
+        order from ``rng`` (a seed; without one, the seed recorded in the file, else a new one) and records
+        its seed, so it is reproduced on resume.
 
     Attributes
     ----------
     status : ipywidgets.HTML
         The line saying what the last action did, e.g. "undid case-056 PASS".
+    watch_view : ipywidgets.HTML
+        The live interval's line (hidden without ``watch``); :attr:`watch_text` is its text.
+
+    Notes
+    -----
+    Blind labelling and the live interval: ``"agreement"`` and ``"fail_recall"`` compare the labels with the
+    judge, so their estimate moves up or down with the judge's verdict on the case just labelled, which blind
+    mode hides. With ``blind=True`` the line therefore shows only their half-width and the stop rule until the
+    batch is done. The half-width never grows and moves little with any one label, so it reveals far less, but
+    not nothing: on streams at an agreement of 0.85 the half-width shown (two decimals) would differ between an
+    agreeing and a disagreeing verdict after about one label in six (0.17 of the first 200 labels,
+    ``tests/test_widgets.py::test_blind_agreement_shows_only_the_half_width``); an annotator who must learn
+    nothing of the judge watches ``"pass_rate"``. No live interval uses the judge's verdict on the case on
+    screen.
 
     Examples
     --------
@@ -820,11 +980,32 @@ class Labeller(_LabellerBase):
     'undid <code>a</code> <b>FAIL</b> (its note is back in the note box)'
     >>> lab.note.value
     'no source for the date'
+
+    A live interval and a stop rule, on 60 cases drawn in a random order by the labeller:
+
+    >>> many = pd.DataFrame({"case_id": [f"c{i}" for i in range(60)], "input": "q", "output": "a"})
+    >>> live = Labeller(many, pathlib.Path(tempfile.mkdtemp()) / "bo.jsonl", labeller="bo", watch="pass_rate",
+    ...                 stop_half_width=0.25, order="shuffle", rng=0)
+    >>> live.watch_text
+    'pass rate: no label yet · anytime-valid 95% interval from the first label; stop at ±0.25'
+    >>> for level in ["PASS", "PASS", "FAIL", "PASS"]:
+    ...     live.label(level)
+    >>> live.watch_text
+    'pass rate 0.75 [0.14, 1.00] (anytime-valid 95%), ±0.43; stop at ±0.25'
+    >>> for level in ["PASS"] * 7:
+    ...     live.label(level)
+    >>> live.watch_text
+    'pass rate 0.91 [0.52, 1.00] (anytime-valid 95%) · settled: ±0.24 ≤ 0.25 after 11 labels — you can stop'
+    >>> live.sequence()[["n_labelled", "estimate", "cs_low", "cs_high", "half_width"]].tail(2).round(3)
+        n_labelled  estimate  cs_low  cs_high  half_width
+    9           10     0.900   0.484      1.0       0.258
+    10          11     0.909   0.523      1.0       0.239
     """
 
     def __init__(self, cases: pd.DataFrame, path, *, levels=None, show=("input", "output"), judge=None,
                  blind: bool = True, labeller: str | None = None, rubric=None, rubric_version: str | None = None,
-                 relabel: int | None = None, rng=None):
+                 relabel: int | None = None, rng=None, watch: str | None = None, stop_half_width: float | None = None,
+                 confidence_level: float = 0.95, order: str = "given"):
         cases = check_dataframe(cases, "cases")
         show = (show,) if isinstance(show, str) else tuple(show)
         check_columns(cases, ["case_id", *show], "cases")
@@ -837,9 +1018,237 @@ class Labeller(_LabellerBase):
         self.cases = cases.reset_index(drop=True)
         self.show = show
         self._judge = None if judge is None else judge_verdicts(judge)
-        self._setup(self.cases["case_id"].astype(str).tolist(), list(range(len(self.cases))), path, levels=levels,
-                    descriptions=levels, labeller=labeller, rubric=rubric, rubric_version=rubric_version, blind=blind,
-                    relabel=relabel, rng=rng)
+        ids = self.cases["case_id"].astype(str).tolist()
+        records = read_labels(path) if isinstance(path, (str, os.PathLike)) else None
+        self._plan_watch(ids, levels, rubric, watch=watch, stop_half_width=stop_half_width,
+                         confidence_level=confidence_level, relabel=relabel)
+        rows = self._plan_order(order, rng, records)
+        self._setup([ids[r] for r in rows], rows, path, levels=levels, descriptions=levels, labeller=labeller,
+                    rubric=rubric, rubric_version=rubric_version, blind=blind, relabel=relabel, rng=rng,
+                    existing_records=records)
+        if self.watch is not None and self.case_order == "given":
+            warnings.warn(f"watch={self.watch!r}: the live interval holds only if the cases come in a random order, and "
+                          "order='given' says nothing of it; pass order='shuffle' (the labeller draws the order and "
+                          "records its seed) or order='random' if the table is already in a random order.",
+                          EvalkitWarning, stacklevel=2)
+
+    # ------------------------------------------------------------------ the live interval
+    def _plan_watch(self, ids, levels, rubric, *, watch, stop_half_width, confidence_level, relabel) -> None:
+        """Check ``watch=`` and its options; the value of each level (and of each judge verdict) for the statistic."""
+        check_option(watch, [None, *_WATCHED], "watch")
+        self.watch = watch
+        self.confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+        if not 0 < self.confidence_level < 1:
+            raise ValueError(f"`confidence_level` must be strictly between 0 and 1; got {confidence_level!r}.")
+        self.stop_half_width = check_number(stop_half_width, "stop_half_width", low=0.0, allow_none=True)
+        if self.stop_half_width is not None and self.stop_half_width <= 0:
+            raise ValueError(f"`stop_half_width` must be a half-width above 0, e.g. 0.1; got {stop_half_width!r}.")
+        self._live = None
+        if watch is None:
+            if self.stop_half_width is not None:
+                raise ValueError("`stop_half_width` is a stop rule for the live interval: pass watch= too, e.g. "
+                                 "watch='pass_rate'.")
+            return
+        if relabel is not None:
+            raise ValueError(f"watch={watch!r} follows a first labelling; re-label mode measures self-agreement "
+                             "(self_agreement()), so pass one of watch= and relabel=.")
+        passing = tuple(getattr(rubric, "pass_levels", None) or ()) or (("PASS",) if "PASS" in levels else ())
+        passing = tuple(lvl for lvl in passing if lvl in levels)
+        try:
+            numbers = {lvl: float(lvl) for lvl in levels}
+        except ValueError:
+            numbers = None
+        self._watch_name = _WATCHED[watch]
+        if watch == "mean" and numbers is not None:
+            self._level_value = numbers
+            lo, hi = min(numbers.values()), max(numbers.values())
+        elif passing:
+            self._level_value = {lvl: float(lvl in passing) for lvl in levels}
+            lo, hi = 0.0, 1.0
+            if watch == "mean":
+                self._watch_name = _WATCHED["pass_rate"]
+        else:
+            want = "numeric levels (e.g. '1' to '5') or " if watch == "mean" else ""
+            raise ValueError(f"watch={watch!r} needs {want}levels of which some pass: got levels {list(levels)} and no "
+                             "pass level; give levels PASS/FAIL or a Rubric whose pass_levels are among them.")
+        self._judge_pass = None
+        if watch in ("agreement", "fail_recall"):
+            if self._judge is None:
+                raise ValueError(f"watch={watch!r} compares your labels with the judge's verdicts: pass judge= (a "
+                                 "results table or a Series of verdicts by case id).")
+            verdicts = self._judge.reindex(pd.Index(ids))
+            missing = verdicts.index[verdicts.isna().to_numpy()]
+            if len(missing):
+                raise ValueError(f"watch={watch!r} needs the judge's verdict on every case; `judge` has none for "
+                                 f"{len(missing)} case(s), e.g. {missing[:3].tolist()}.")
+            judged = as_pass(verdicts, "judge", levels=levels, pass_levels=passing)
+            self._judge_pass = dict(zip(ids, judged.to_numpy(dtype=bool), strict=True))
+        statistic = watch if watch in ("agreement", "fail_recall") else "mean"
+        self._live = _LiveSequence(statistic, lo, hi, self.confidence_level)
+
+    def _plan_order(self, order, rng, records) -> list[int]:
+        """The rows of ``cases`` in the order to label them, and what is recorded of that order."""
+        check_option(order, list(_ORDERS), "order")
+        self.case_order, self.case_seed = ("shuffled" if order == "shuffle" else order), None
+        if order != "shuffle":
+            return list(range(len(self.cases)))
+        if rng is None:
+            known = records is not None and {"case_order", "case_seed"} <= set(records.columns)
+            seeds = records.loc[records["case_order"].eq("shuffled"), "case_seed"].dropna() if known else []
+            seed = int(seeds.iloc[-1]) if len(seeds) else int(np.random.default_rng().integers(2**31))  # resumed, or new
+        elif isinstance(rng, np.random.Generator):
+            seed = int(rng.integers(2**31))
+        else:
+            seed = check_number(rng, "rng", low=0, integer=True)
+        self.case_seed = seed
+        return np.random.default_rng(seed).permutation(len(self.cases)).tolist()
+
+    def _extra_fields(self, position: int) -> dict:
+        return dict(zip(ORDER_FIELDS, (self.case_order, self.case_seed), strict=True))
+
+    def _value(self, case: str, record: dict) -> tuple[float, bool]:
+        """A label's value in the watched statistic, and whether the statistic uses it."""
+        value = self._level_value[str(record["label"])]
+        if self.watch == "agreement":
+            return float(bool(value) == self._judge_pass[case]), True
+        if self.watch == "fail_recall":
+            return float(not self._judge_pass[case]), not value
+        return value, True
+
+    def _start_watch(self, records: pd.DataFrame) -> None:
+        if self._live is None:
+            return
+        # Each labelled case keeps the place of its first label in the file; where that label came from an order
+        # not known to be random ("given", or a file written before orders were recorded), the line says so.
+        made = records[(records["mode"].fillna("label") == "label") & records["label"].notna()]
+        ids = made["case_id"].astype(str)
+        first = ~ids.duplicated()
+        origins = made["case_order"] if "case_order" in made.columns else pd.Series(None, index=made.index, dtype=object)
+        self._slot, self._origin = {}, {}
+        for case, origin in zip(ids[first], origins[first], strict=True):
+            if case in self._at:
+                self._slot[case] = len(self._slot)
+                self._origin[case] = origin in _RANDOM
+        self._replay()
+
+    def _replay(self) -> None:
+        """Recompute the sequence from the current labels (after a change to an earlier one)."""
+        self._live.reset()
+        self._in_sequence = sorted(self._current, key=self._slot.__getitem__)
+        for case in self._in_sequence:
+            self._live.push(*self._value(case, self._current[case]))
+        self._unknown_order = sum(not self._origin[case] for case in self._in_sequence)
+        self._settled_at = (_infer.stopping_point(self._live.frame(), half_width=self.stop_half_width)
+                            if self.stop_half_width is not None and len(self._live) else None)
+        self._last_labelled = max((self._at[case] for case in self._current), default=-1)
+
+    def _watch_labelled(self, case: str, old: dict | None) -> None:
+        if self._live is None:
+            return
+        self._last_labelled = max(self._last_labelled, self._at[case])
+        if case not in self._slot:
+            self._slot[case] = len(self._slot)
+            self._origin[case] = self.case_order in _RANDOM
+        value = self._value(case, self._current[case])
+        last = self._in_sequence[-1] if self._in_sequence else None
+        if old is None and (last is None or self._slot[case] > self._slot[last]):  # the next label: O(grid)
+            self._live.push(*value)
+            self._in_sequence.append(case)
+            self._unknown_order += not self._origin[case]
+            if (self._settled_at is None and self.stop_half_width is not None
+                    and self._live.half_width() <= self.stop_half_width):
+                self._settled_at = len(self._live)
+        elif old is None or self._value(case, old) != value:  # an earlier label changed
+            self._replay()
+
+    def _watch_undone(self, case: str) -> None:
+        if self._live is None:
+            return
+        if self._in_sequence and self._in_sequence[-1] == case and self._live.pop():
+            self._in_sequence.pop()
+            self._unknown_order -= not self._origin[case]
+            if self._settled_at is not None and self._settled_at > len(self._live):
+                self._settled_at = None
+            if self._at[case] == self._last_labelled:
+                self._last_labelled = max((self._at[c] for c in self._current), default=-1)
+        else:
+            self._replay()
+
+    @property
+    def settled_at(self) -> int | None:
+        """The number of labels at which the stop rule was first met (None: not yet, or no stop rule)."""
+        return None if self._live is None else self._settled_at
+
+    @property
+    def watch_text(self) -> str:
+        """The live interval's line as text ("" without ``watch``)."""
+        return getattr(self, "_watch_text", "")
+
+    def sequence(self) -> pd.DataFrame:
+        """The confidence sequence of what the labeller watches, one row per label so far.
+
+        The labels are taken in the order their cases were first labelled; the table equals
+        :func:`evalkit.infer.confidence_sequence` on those labels (``statistic="mean"`` for a pass rate or a
+        mean label, with the labels as 1/0 or as numbers and ``bounds`` the levels' range; the judge's verdicts
+        as booleans for agreement and FAIL recall). It shows the estimate whatever ``blind`` says.
+        """
+        if self._live is None:
+            raise ValueError("this labeller watches nothing: open it with watch=, e.g. watch='pass_rate'.")
+        return self._live.frame()
+
+    def _show_watch(self) -> None:
+        if self._live is None:
+            return
+        text, tone = self._watch_line()
+        self._watch_text = text
+        colours = {"live": "#f3f3f3; border-left: 6px solid #4575b4", "settled": "#e5f5e0; border-left: 6px solid #1a9850",
+                   "caveat": "#fee0b6; border-left: 6px solid #e66101"}
+        self.watch_view.value = (f"<div style='background: {colours[tone]}; padding: 2px 8px; border-radius: 3px; "
+                                 f"line-height: 1.45'>{html.escape(text)}</div>")
+        self.watch_view.layout.display = ""
+
+    def _watch_line(self) -> tuple[str, str]:
+        """The line's text and its tone ("live", "settled" or "caveat")."""
+        live, h = self._live, self.stop_half_width
+        level = f"{self.confidence_level * 100:g}%"
+        digits = _decimals(h) if h is not None else 2
+        stop = f"; stop at ±{h:.{digits}f}" if h is not None else ""
+        used = live.n_used[-1] if len(live) else 0
+        if not used:
+            first = "no human FAIL yet (it moves at each of your FAILs)" if self.watch == "fail_recall" and len(live) else \
+                "no label yet"
+            return f"{self._watch_name}: {first} · anytime-valid {level} interval from the first label{stop}", "live"
+        half = live.half_width()
+        shown = _shown_against(half, h, digits)
+        over = f" over {used} human FAIL{'' if used == 1 else 's'}" if self.watch == "fail_recall" else ""
+        hidden = self.blind and self.watch in ("agreement", "fail_recall") and not self.done
+        if hidden:
+            head = (f"{self._watch_name}{over} ±{half:.{shown}f} (anytime-valid {level}; the estimate stays hidden "
+                    "while you label blind)")
+        else:
+            head = (f"{self._watch_name} {live.estimate[-1]:.{digits}f} {_outward(live.low[-1], live.high[-1], digits)}"
+                    f"{over} (anytime-valid {level})")
+        skipped = bisect.bisect_left(self._open, self._last_labelled)
+        doubts = []
+        if self._unknown_order:
+            which = ("the labels so far" if self._unknown_order == len(live) else
+                     f"{self._unknown_order} of the {len(live)} labels so far")
+            doubts.append(f"{which} came in an order not known to be random (order='given'), so the interval may not hold")
+        if skipped:
+            doubts.append(f"{self._count(skipped, 'skipped')} before the last one labelled, still open: it assumes "
+                          "skipping has nothing to do with the label")
+        caveat = "".join(f" · {d}" for d in doubts)
+        n = len(live)
+        if self._settled_at is None:
+            return (f"{head}{'' if hidden else f', ±{half:.{shown}f}'}{stop}{caveat}", "caveat" if doubts else "live")
+        since = "" if self._settled_at == n else f" (first at {self._settled_at})"
+        settled = f"settled: ±{half:.{shown}f} ≤ {h:.{digits}f} after {n} label{'' if n == 1 else 's'}{since}"
+        if self._unknown_order:
+            return f"{head} · {settled}, but {doubts[0]}" + (f" · {doubts[1]}" if skipped else ""), "caveat"
+        if skipped:
+            return (f"{head} · {settled} — label the {self._count(skipped, 'skipped')} still open before you stop: it "
+                    "assumes skipping has nothing to do with the label"), "caveat"
+        return f"{head} · {settled} — you can stop", "settled"
 
     def _case_html(self, position: int) -> str:
         row = self.cases.iloc[self.order[position]]

@@ -228,3 +228,22 @@ def test_going_back_blind_shows_no_judge_verdict(lab, shot):
     page.wait_for_selector("text=judge: FAIL", timeout=30_000)
     rows = read_rows(path, 2)
     assert [(r["case_id"], r["mode"]) for r in rows] == [("c1", "label"), ("c1", "reveal")]
+
+
+def test_live_interval_updates_and_says_settled(lab, shot):
+    """The live pass rate under the progress line moves with a click, and says "settled" at the stop rule."""
+    path = lab.folder / "live.jsonl"
+    code = CASES + f'''
+import json
+with open("{path.name}", "w") as handle:  # two labels made before, in the labeller's (declared random) order
+    for case in ("c1", "c2"):
+        handle.write(json.dumps({{"case_id": case, "label": "PASS", "labeller": "browser-test", "mode": "label",
+                                  "case_order": "random"}}) + "\\n")
+Labeller(cases, "{path.name}", labeller="browser-test", watch="pass_rate", stop_half_width=0.4, order="random")
+'''
+    page = lab.open("live", code)
+    shot.append(page)
+    page.wait_for_selector("text=pass rate 1.00 [0.03, 1.00] (anytime-valid 95%), ±0.48; stop at ±0.40", timeout=30_000)
+    page.click("button.jupyter-button:has-text('PASS')")
+    page.wait_for_selector("text=settled: ±0.36 ≤ 0.40 after 3 labels — you can stop", timeout=30_000)
+    assert [r["label"] for r in read_rows(path, 3)] == ["PASS"] * 3

@@ -180,3 +180,25 @@ def test_adjust_p_values_keeps_nan_out_of_the_family_and_refuses_unknown_methods
     assert np.isnan(adjust_p_values([np.nan], "holm")).all()
     with pytest.raises(ValueError, match="`adjust` must be one of"):
         adjust_p_values([0.1], "sidak")
+
+
+def test_betting_stream_equals_the_betting_sequence_value_for_value():
+    """One value at a time, the confidence sequence is the batch one to the last bit (0/1 and 1-5 data, three levels),
+    and a snapshot taken before a value restores the state without it."""
+    from evalkit._stats import BettingStream, betting_sequence
+
+    gen = np.random.default_rng(5)
+    for trial in range(12):
+        n = int(gen.integers(1, 250))
+        lo, hi = (0.0, 1.0) if trial % 2 else (1.0, 5.0)
+        z = (gen.random(n) < gen.random()).astype(float) if trial % 2 else gen.choice([1, 2, 3, 4, 5], n, p=[.01, .02, .04, .17, .76])
+        level = (0.95, 0.9, 0.8)[trial % 3]
+        low, high = betting_sequence(z, lo, hi, confidence_level=level, theta_range=(lo, hi))
+        stream = BettingStream(lo, hi, confidence_level=level, theta_range=(lo, hi))
+        ends = []
+        for value in z:
+            state = stream.snapshot()
+            stream.update(hi - value + lo)  # a value taken back ...
+            stream.restore(state)
+            ends.append(stream.update(value))  # ... leaves no trace
+        np.testing.assert_array_equal(np.array(ends), np.column_stack([low, high]))

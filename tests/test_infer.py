@@ -636,3 +636,14 @@ def test_planned_labels_deliver_the_half_width():
     n = int(plan.loc["ppi++", "labels_needed"])
     sim = infer.simulate(scores, pd.Series(truth, index=ids), n_labelled=n, n_draws=1000, method="ppi++", rng=3).iloc[0]
     assert abs(sim["width"] / 2 - 0.08) < 0.012 and sim["coverage"] >= 0.93
+
+
+def test_confidence_sequence_with_the_judge_warns_of_nothing_it_does_not_show():
+    """The prediction-powered sequence's running estimate is made with clt intervals it never shows: their notes (fewer
+    than 30 labels, every case labelled) are not the caller's, and warnings are errors in this suite."""
+    gen = np.random.default_rng(0)
+    ids = [f"c{i}" for i in range(40)]
+    judge = pd.Series(gen.random(40) < 0.8, index=ids)
+    human = pd.Series(gen.random(40) < 0.8, index=ids)
+    cs = infer.confidence_sequence(human, judge)
+    assert len(cs) == 40 and cs["method"].eq("ppi++").all() and cs["half_width"].iloc[-1] == 0

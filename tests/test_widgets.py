@@ -1,6 +1,7 @@
 """Widgets driven from Python: set values, click buttons, inspect children and the labels file."""
 
 import errno
+import html
 import json
 import re
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "evalkit[widgets]"')
 
-from evalkit import EvalkitWarning, calibrate, datasets, density, judge, labels, tcva, widgets  # noqa: E402
+from evalkit import EvalkitWarning, calibrate, datasets, density, infer, judge, labels, tcva, widgets  # noqa: E402
 from evalkit import cases as cases_mod  # noqa: E402
 from evalkit.labels import LabelsLockedError, read_labels  # noqa: E402
 from evalkit.widgets import AnnotatorError, FDBinExplorer, Labeller, PairwiseLabeller, SweepExplorer  # noqa: E402
@@ -190,6 +191,34 @@ def test_labeller_bad_input(tmp_path):
         Labeller(CASES, tmp_path / "l.jsonl", relabel="all")
     with pytest.raises(ValueError, match="has none"):
         Labeller(CASES, tmp_path / "l.jsonl", relabel=2)
+    with pytest.raises(ValueError, match="`watch` must be one of \\[None, 'pass_rate', 'mean', 'agreement', 'fail_recall'\\]"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="kappa", order="random")
+    with pytest.raises(ValueError, match="`stop_half_width` is a stop rule for the live interval: pass watch="):
+        Labeller(CASES, tmp_path / "l.jsonl", stop_half_width=0.1)
+    with pytest.raises(ValueError, match="`stop_half_width` must be a half-width above 0"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", stop_half_width=0, order="random")
+    with pytest.raises(TypeError, match="`stop_half_width` must be a number"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", stop_half_width="0.1", order="random")
+    with pytest.raises(ValueError, match="`confidence_level` must be strictly between 0 and 1"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", confidence_level=1.0, order="random")
+    with pytest.raises(ValueError, match="`order` must be one of \\['given', 'random', 'shuffle'\\]; got 'sorted'"):
+        Labeller(CASES, tmp_path / "l.jsonl", order="sorted")
+    with pytest.raises(ValueError, match="`rng` must be in \\[0, None\\]"):
+        Labeller(CASES, tmp_path / "l.jsonl", order="shuffle", rng=-1)
+    with pytest.raises(ValueError, match="compares your labels with the judge's verdicts: pass judge="):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="agreement", order="random")
+    with pytest.raises(ValueError, match=r"needs the judge's verdict on every case; `judge` has none for 1 case\(s\), e.g. \['c4'\]"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="fail_recall", judge=JUDGE.drop("c4"), order="random")
+    with pytest.raises(ValueError, match="`judge` for case 'c2' is 'maybe'"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="agreement", judge=JUDGE.replace("PASS", "maybe"), order="random")
+    with pytest.raises(ValueError, match="needs numeric levels .* or levels of which some pass: got levels \\['fully'"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="mean", levels=("fully", "none"), order="random")
+    with pytest.raises(ValueError, match="watch='pass_rate' needs levels of which some pass"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", levels=("1", "2", "3"), order="random")
+    with pytest.raises(ValueError, match="re-label mode measures self-agreement"):
+        Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", relabel=2, order="random")
+    with pytest.raises(ValueError, match="this labeller watches nothing: open it with watch="):
+        Labeller(CASES, tmp_path / "quiet.jsonl", labeller="q").sequence()
     import subprocess
     import sys
 
@@ -663,3 +692,276 @@ def test_notebook_00_report_page_says_it_used_the_demo_labels(tmp_path):
     page = result.html.read_text()
     assert "<strong>Not your labels</strong>" in page and "recorded labels of the synthetic demo set" in page
     assert "no name given" in page and "0 / 30" in page and not (tmp_path / "none").exists()
+
+
+# ------------------------------------------------------------------ the live interval (watch=)
+def cases_of(n):
+    return pd.DataFrame({"case_id": [f"k{i:03d}" for i in range(n)], "input": "q", "output": "a"})
+
+
+def labels_in_order(lab):
+    """The latest label of each case, in the order the cases were first labelled, read from the file alone."""
+    records = read_labels(lab.path)
+    made = records[(records["mode"] == "label") & records["label"].notna()]
+    current = lab.labels()
+    order = [case for case in dict.fromkeys(made["case_id"]) if case in current.index]
+    return current[order]
+
+
+def expected_sequence(lab, judge=None):
+    """infer.confidence_sequence called directly on the labels file's labels, as the docs say the line is made."""
+    human = labels_in_order(lab)
+    if lab.watch in ("pass_rate", "mean") and human.isin(["PASS", "FAIL"]).all():
+        return infer.confidence_sequence(human == "PASS", confidence_level=lab.confidence_level)
+    if lab.watch == "mean":
+        return infer.confidence_sequence(human.astype(float), confidence_level=lab.confidence_level, bounds=(1, 5))
+    return infer.confidence_sequence(human == "PASS", judge == "PASS", statistic=lab.watch,
+                                     confidence_level=lab.confidence_level)
+
+
+def expected_line(name, cs, h, *, hidden=False):
+    """The status line from infer's table and stopping point (two decimals; ends rounded outwards)."""
+    row = cs.iloc[-1]
+    stop = infer.stopping_point(cs, half_width=h) if h is not None else None
+    half = row["half_width"]
+    digits = 2
+    while h is not None and half != h and ((round(half, digits) <= round(h, digits)) != (half <= h)
+                                           or round(half, digits) == round(h, digits)):
+        digits += 1
+    ends = f"[{np.floor(row['cs_low'] * 100 + 1e-9) / 100:.2f}, {np.ceil(row['cs_high'] * 100 - 1e-9) / 100:.2f}]"
+    over = f" over {row['n_used']} human FAIL{'' if row['n_used'] == 1 else 's'}" if row["statistic"] == "fail_recall" else ""
+    head = (f"{name}{over} ±{half:.{digits}f} (anytime-valid 95%; the estimate stays hidden while you label blind)" if hidden
+            else f"{name} {row['estimate']:.2f} {ends}{over} (anytime-valid 95%)")
+    if stop is None:
+        return head + ("" if hidden else f", ±{half:.{digits}f}") + (f"; stop at ±{h:.2f}" if h is not None else "")
+    since = "" if stop == len(cs) else f" (first at {stop})"
+    return f"{head} · settled: ±{half:.{digits}f} ≤ {h:.2f} after {len(cs)} labels{since} — you can stop"
+
+
+@pytest.mark.parametrize(("watch", "h"), [("pass_rate", 0.3), ("agreement", 0.3), ("fail_recall", 0.45)])
+def test_live_interval_equals_infer_through_labels_undo_back_and_skips(tmp_path, watch, h):
+    """After every action the labeller's sequence is infer.confidence_sequence on the file's labels (to the last bit),
+    its stop point infer.stopping_point, and its line the text made from them."""
+    gen = np.random.default_rng(7)
+    cases = cases_of(60)
+    judge = pd.Series(np.where(gen.random(60) < 0.7, "PASS", "FAIL"), index=cases["case_id"])
+    lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", judge=judge, blind=False, watch=watch,
+                   stop_half_width=h, order="shuffle", rng=3)
+    name = widgets._WATCHED[watch]
+    lines_checked = 0
+    for _ in range(60):
+        action = gen.random()
+        if action < 0.75:
+            lab.label("PASS" if gen.random() < 0.75 else "FAIL")
+        elif action < 0.87:
+            lab.undo()
+        elif action < 0.97:
+            lab.back()
+        else:
+            lab.skip()
+        if not len(lab.labels()):
+            continue
+        cs = expected_sequence(lab, judge)
+        pd.testing.assert_frame_equal(lab.sequence(), cs, check_exact=True)
+        assert lab.settled_at == infer.stopping_point(cs, half_width=h)
+        skipped = lab._open and lab._open[0] < max(lab._at[c] for c in lab.labels().index)
+        if cs.iloc[-1]["n_used"] and not skipped:
+            assert lab.watch_text == expected_line(name, cs, h)
+            lines_checked += 1
+    assert lab.settled_at is not None and lines_checked > 15
+    assert html.escape(f"{name} ") in lab.watch_view.value and lab.watch_view.layout.display != "none"
+
+
+def test_live_mean_of_numeric_levels_and_a_resumed_file(tmp_path):
+    cases = cases_of(40)
+    levels = ("1", "2", "3", "4", "5")
+    lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", levels=levels, watch="mean", order="random")
+    for level in "5545354455":
+        lab.label(level)
+    cs = expected_sequence(lab)
+    pd.testing.assert_frame_equal(lab.sequence(), cs, check_exact=True)
+    assert lab.watch_text == expected_line("mean label", cs, None)
+    lab.close()
+    again = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", levels=levels, watch="mean", order="random")
+    pd.testing.assert_frame_equal(again.sequence(), cs, check_exact=True)  # rebuilt from the file on opening
+    again.label("4")
+    pd.testing.assert_frame_equal(again.sequence(), expected_sequence(again), check_exact=True)
+
+
+def test_live_interval_lines_before_during_and_after_the_stop(tmp_path):
+    lab = Labeller(cases_of(200), tmp_path / "ann.jsonl", labeller="ann", watch="pass_rate", stop_half_width=0.1,
+                   order="shuffle", rng=0)
+    assert lab.watch_text == "pass rate: no label yet · anytime-valid 95% interval from the first label; stop at ±0.10"
+    gen = np.random.default_rng(1)
+    while lab.settled_at is None:
+        lab.label("PASS" if gen.random() < 0.95 else "FAIL")
+        if lab.settled_at is None:
+            assert lab.watch_text.endswith("; stop at ±0.10") and "(anytime-valid 95%), ±" in lab.watch_text
+            assert "#4575b4" in lab.watch_view.value  # the live tone
+    n = lab.settled_at
+    cs = infer.confidence_sequence(labels_in_order(lab) == "PASS")
+    assert infer.stopping_point(cs, half_width=0.1) == n == len(cs)
+    assert lab.watch_text.endswith(f"≤ 0.10 after {n} labels — you can stop") and "#1a9850" in lab.watch_view.value
+    lab.label("PASS")
+    assert lab.watch_text.endswith(f"after {n + 1} labels (first at {n}) — you can stop")
+    lab.undo()
+    lab.undo()  # back under the stop point: the rule is not met any more
+    assert lab.settled_at is None and lab.watch_text.endswith("; stop at ±0.10")
+    assert lab.watch_view.value in lab._snapshot_html()  # a report page shows the line too
+
+
+def test_an_order_not_known_to_be_random_is_said_and_never_called_stoppable(tmp_path):
+    cases = cases_of(30)
+    with pytest.warns(EvalkitWarning, match="holds only if the cases come in a random order"):
+        lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", watch="pass_rate", stop_half_width=0.35)
+    for _ in range(4):
+        lab.label("PASS")
+    assert lab.settled_at == 4 and "you can stop" not in lab.watch_text
+    assert ("settled: ±0.31 ≤ 0.35 after 4 labels, but the labels so far came in an order not known to be random "
+            "(order='given'), so the interval may not hold") in lab.watch_text and "#e66101" in lab.watch_view.value
+    assert {r["case_order"] for r in lines(tmp_path / "ann.jsonl")} == {"given"}
+    lab.close()
+    # Resumed in a random order: the labels made before still came in the given one, and the line keeps saying so.
+    again = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", watch="pass_rate", stop_half_width=0.35,
+                     order="random")
+    again.label("FAIL")
+    assert "4 of the 5 labels so far came in an order not known to be random" in again.watch_text
+    # A file written before orders were recorded: unknown, too.
+    path = tmp_path / "old.jsonl"
+    labels.append_label(path, {"case_id": "k000", "label": "PASS", "labeller": "bo", "mode": "label", "position": 0})
+    old = Labeller(cases, path, labeller="bo", watch="pass_rate", order="shuffle", rng=1)
+    assert "the labels so far came in an order not known to be random" in old.watch_text
+
+
+def test_skipped_cases_are_named_before_the_stop(tmp_path):
+    lab = Labeller(cases_of(30), tmp_path / "ann.jsonl", labeller="ann", watch="pass_rate", stop_half_width=0.35,
+                   order="random")
+    lab.skip()
+    lab.skip()
+    for _ in range(4):
+        lab.label("PASS")
+    assert lab.settled_at == 4
+    assert lab.watch_text.endswith("— label the 2 skipped cases still open before you stop: it assumes skipping has "
+                                   "nothing to do with the label")
+    lab.position = 0
+    lab.label("FAIL")
+    lab.label("FAIL")  # the skipped ones, labelled: the caveat goes
+    assert lab.watch_text.endswith("after 6 labels (first at 4) — you can stop")
+    pd.testing.assert_frame_equal(lab.sequence(), expected_sequence(lab), check_exact=True)
+
+
+def test_order_shuffle_is_recorded_and_reproduced_on_resume(tmp_path):
+    cases = cases_of(50)
+    path = tmp_path / "ann.jsonl"
+    lab = Labeller(cases, path, labeller="ann", order="shuffle", rng=11)
+    assert lab.current_case == f"k{np.random.default_rng(11).permutation(50)[0]:03d}"
+    shown = []
+    for _ in range(3):
+        shown.append(lab.current_case)
+        lab.label("PASS")
+    records = read_labels(path)
+    assert (records["case_order"] == "shuffled").all() and (records["case_seed"] == 11).all()
+    assert records["position"].tolist() == [int(c[1:]) for c in shown]  # rows of the table as given
+    lab.close()
+    again = Labeller(cases, path, labeller="ann", order="shuffle")  # no seed: the recorded one
+    assert again.case_seed == 11 and again.current_case == f"k{np.random.default_rng(11).permutation(50)[3]:03d}"
+    again.close()
+    fresh = Labeller(cases, tmp_path / "bo.jsonl", labeller="bo", order="shuffle")
+    assert fresh.case_seed is not None and fresh.order == np.random.default_rng(fresh.case_seed).permutation(50).tolist()
+    plain = Labeller(cases, tmp_path / "cy.jsonl", labeller="cy", order="random")
+    plain.label("FAIL")
+    assert lines(tmp_path / "cy.jsonl")[0]["case_order"] == "random" and lines(tmp_path / "cy.jsonl")[0]["case_seed"] is None
+
+
+def test_blind_agreement_shows_only_the_half_width(tmp_path):
+    """Blind: agreement and FAIL recall show their half-width, not the estimate, until the batch is done. The figure
+    in the Labeller's Notes: how often the shown half-width differs between an agreeing and a disagreeing verdict."""
+    cases = cases_of(12)
+    judge = pd.Series(["PASS", "FAIL"] * 6, index=cases["case_id"])
+    lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", judge=judge, watch="agreement", stop_half_width=0.1,
+                   order="random")
+    assert lab.blind
+    for i in range(11):
+        lab.label("PASS" if i % 3 else "FAIL")
+        cs = expected_sequence(lab, judge)
+        assert lab.watch_text == expected_line("agreement with the judge", cs, 0.1, hidden=True)
+        assert f"{cs.iloc[-1]['estimate']:.2f}" not in lab.watch_text.split("±")[0]
+    lab.label("PASS")  # the batch is done: the estimate shows, as the verdicts do
+    assert lab.watch_text == expected_line("agreement with the judge", expected_sequence(lab, judge), 0.1)
+    recall = Labeller(cases, tmp_path / "bo.jsonl", labeller="bo", judge=judge, watch="fail_recall", order="random")
+    recall.label("PASS")
+    assert recall.watch_text.startswith("the judge's FAIL recall: no human FAIL yet")
+    recall.label("FAIL")
+    assert recall.watch_text.startswith("the judge's FAIL recall over 1 human FAIL ±0.50 (anytime-valid 95%; the estimate")
+    # What the half-width can tell: over the first 200 labels of agreement streams at 0.85, the share of labels after
+    # which the two-decimal half-width would differ had the judge agreed or not.
+    differs = []
+    for seed in range(20):
+        gen = np.random.default_rng(seed)
+        stream = widgets._LiveSequence("agreement", 0.0, 1.0, 0.95)
+        for _ in range(200):
+            shown = []
+            for hit in (1.0, 0.0):
+                stream.push(hit)
+                shown.append(round(stream.half_width(), 2))
+                stream.pop()
+            differs.append(shown[0] != shown[1])
+            stream.push(float(gen.random() < 0.85))
+    assert 0.12 < np.mean(differs) < 0.22  # "about one label in six"
+
+
+def test_stopping_when_the_labeller_says_settled_keeps_its_level(tmp_path):
+    """An annotator who stops the first time the labeller says "settled" (±0.10, at most 300 cases, pass rate 0.9):
+    the interval then shown covers the truth at least 95% of the time (within 3 MC s.e.); the fixed-n large-sample
+    interval (normal, from 30 labels) used the same way does not. The fixed-n Clopper-Pearson interval survives this
+    rule (its width hardly depends on the data); it does not survive an annotator who stops as soon as the number
+    clears the team's bar (lower end above 0.9 when the truth is 0.9, at most 150 labels), which the sequence does.
+
+    The settled moment is the labeller's own (its live sequence and rule); the first runs drive a real Labeller and
+    check that it stops at the same label with the same interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    p, h, bar, reps, level = 0.9, 0.1, 0.9, 300, 0.95
+    floor = level - 3 * np.sqrt(level * (1 - level) / reps)
+    covered = {"settled": 0, "settled, clopper-pearson": 0, "settled, normal": 0, "bar": 0, "bar, clopper-pearson": 0}
+    for rep in range(reps):
+        x = (np.random.default_rng([20261201, rep]).random(300) < p).astype(float)
+        live = widgets._LiveSequence("mean", 0.0, 1.0, level)
+        settled = cleared = None
+        for t, value in enumerate(x, start=1):
+            live.push(value)
+            if settled is None and live.half_width() <= h:
+                settled = (t, live.low[-1], live.high[-1])
+            if cleared is None and (live.low[-1] > bar or t == 150):
+                cleared = (live.low[-1], live.high[-1])
+            if settled is not None and cleared is not None:
+                break
+        settled = settled or (300, live.low[-1], live.high[-1])
+        covered["settled"] += settled[1] <= p <= settled[2]
+        covered["bar"] += cleared[0] <= p <= cleared[1]
+        t = np.arange(1, 301)
+        k = np.cumsum(x)
+        for name, method in (("clopper-pearson", "beta"), ("normal", "normal")):
+            low, high = (np.nan_to_num(v, nan=fill) for v, fill in zip(proportion_confint(k, t, alpha=1 - level, method=method),
+                                                                        (0.0, 1.0), strict=True))
+            stop = np.flatnonzero(((high - low) / 2 <= h) & (t >= (30 if name == "normal" else 1)))
+            i = stop[0] if len(stop) else 299
+            covered[f"settled, {name}"] += low[i] <= p <= high[i]
+            if name == "clopper-pearson":
+                hit = np.flatnonzero((low[:150] > bar) | (t[:150] == 150))[0]
+                covered["bar, clopper-pearson"] += low[hit] <= p <= high[hit]
+        if rep < 3:  # the widget itself stops there, with that interval
+            lab = Labeller(cases_of(300), tmp_path / f"sim{rep}.jsonl", labeller="sim", watch="pass_rate",
+                           stop_half_width=h, order="random")
+            for value in x:
+                lab.label("PASS" if value else "FAIL")
+                if lab.settled_at is not None:
+                    break
+            row = lab.sequence().iloc[-1]
+            assert (lab.settled_at, row["cs_low"], row["cs_high"]) == settled and "you can stop" in lab.watch_text
+            lab.close()
+    rate = {name: hits / reps for name, hits in covered.items()}
+    assert rate["settled"] >= floor and rate["bar"] >= floor, rate
+    assert rate["settled, normal"] < floor - 0.05, rate  # about 0.80
+    assert rate["settled, clopper-pearson"] >= floor, rate  # about 0.97: the half-width rule is mild for an exact interval
+    assert rate["bar, clopper-pearson"] < floor, rate  # about 0.89
