@@ -426,7 +426,10 @@ def icc(ratings, *, confidence_level: float = 0.95) -> pd.DataFrame:
     DataFrame
         Indexed by ``ICC1, ICC2, ICC3, ICC1k, ICC2k, ICC3k`` (one-way random, two-way random absolute
         agreement, two-way mixed consistency; single rater and mean of k raters), columns
-        ``icc, ci_low, ci_high, F, df1, df2, p_val, n_items, n_annotators``.
+        ``icc, ci_low, ci_high, F, df1, df2, p_val, n_items, n_annotators``. Where a mean square is zero
+        (constant ratings, annotators who agree exactly, items rated alike) the quantities that divide by it
+        are undefined: NaN (an infinite ``F`` where there is no error variance), with an
+        :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -442,40 +445,52 @@ def icc(ratings, *, confidence_level: float = 0.95) -> pd.DataFrame:
     _numeric(table["rating"], "for ICC")
     x = _complete_matrix(table, "ratings").to_numpy(dtype=float)
     n, k = x.shape
-    grand = x.mean()
-    ss_rows = k * ((x.mean(axis=1) - grand) ** 2).sum()
-    ss_cols = n * ((x.mean(axis=0) - grand) ** 2).sum()
-    ss_total = ((x - grand) ** 2).sum()
-    msb = ss_rows / (n - 1)
-    msw = (ss_total - ss_rows) / (n * (k - 1))
-    msj = ss_cols / (k - 1)
-    mse = (ss_total - ss_rows - ss_cols) / ((n - 1) * (k - 1))
-    icc1 = (msb - msw) / (msb + (k - 1) * msw)
-    icc2 = (msb - mse) / (msb + (k - 1) * mse + k * (msj - mse) / n)
-    icc3 = (msb - mse) / (msb + (k - 1) * mse)
-    q = 1 - (1 - confidence_level) / 2
-    df_w, df_e = n * (k - 1), (n - 1) * (k - 1)
-    f1, f3 = msb / msw, msb / mse
-    f1l, f1u = f1 / stats.f.ppf(q, n - 1, df_w), f1 * stats.f.ppf(q, df_w, n - 1)
-    f3l, f3u = f3 / stats.f.ppf(q, n - 1, df_e), f3 * stats.f.ppf(q, df_e, n - 1)
-    # ICC2: Satterthwaite's degrees of freedom for the combined mean squares (Shrout & Fleiss 1979, eq. 9).
-    fj = msj / mse
-    v = df_e * (k * icc2 * fj + n * (1 + (k - 1) * icc2) - k * icc2) ** 2 / (
-        (n - 1) * k**2 * icc2**2 * fj**2 + (n * (1 + (k - 1) * icc2) - k * icc2) ** 2)
-    fs_low, fs_high = stats.f.ppf(q, n - 1, v), stats.f.ppf(q, v, n - 1)
-    l2 = n * (msb - fs_low * mse) / (fs_low * (k * msj + (k * n - k - n) * mse) + n * msb)
-    u2 = n * (fs_high * msb - mse) / (k * msj + (k * n - k - n) * mse + n * fs_high * msb)
-    rows = {
-        "ICC1": (icc1, (f1l - 1) / (f1l + k - 1), (f1u - 1) / (f1u + k - 1), f1, n - 1, df_w),
-        "ICC2": (icc2, l2, u2, f3, n - 1, df_e),
-        "ICC3": (icc3, (f3l - 1) / (f3l + k - 1), (f3u - 1) / (f3u + k - 1), f3, n - 1, df_e),
-        "ICC1k": ((msb - msw) / msb, 1 - 1 / f1l, 1 - 1 / f1u, f1, n - 1, df_w),
-        "ICC2k": ((msb - mse) / (msb + (msj - mse) / n), l2 * k / (1 + l2 * (k - 1)), u2 * k / (1 + u2 * (k - 1)),
-                  f3, n - 1, df_e),
-        "ICC3k": ((msb - mse) / msb, 1 - 1 / f3l, 1 - 1 / f3u, f3, n - 1, df_e),
-    }
+    # a zero mean square (constant ratings, annotators who agree exactly, items alike) makes some ratios 0/0 or x/0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grand = x.mean()
+        ss_rows = k * ((x.mean(axis=1) - grand) ** 2).sum()
+        ss_cols = n * ((x.mean(axis=0) - grand) ** 2).sum()
+        ss_total = ((x - grand) ** 2).sum()
+        msb = ss_rows / (n - 1)
+        msw = (ss_total - ss_rows) / (n * (k - 1))
+        msj = ss_cols / (k - 1)
+        mse = (ss_total - ss_rows - ss_cols) / ((n - 1) * (k - 1))
+        icc1 = (msb - msw) / (msb + (k - 1) * msw)
+        icc2 = (msb - mse) / (msb + (k - 1) * mse + k * (msj - mse) / n)
+        icc3 = (msb - mse) / (msb + (k - 1) * mse)
+        q = 1 - (1 - confidence_level) / 2
+        df_w, df_e = n * (k - 1), (n - 1) * (k - 1)
+        f1, f3 = msb / msw, msb / mse
+        f1l, f1u = f1 / stats.f.ppf(q, n - 1, df_w), f1 * stats.f.ppf(q, df_w, n - 1)
+        f3l, f3u = f3 / stats.f.ppf(q, n - 1, df_e), f3 * stats.f.ppf(q, df_e, n - 1)
+        # ICC2: Satterthwaite's degrees of freedom for the combined mean squares (Shrout & Fleiss 1979, eq. 9).
+        fj = msj / mse
+        v = df_e * (k * icc2 * fj + n * (1 + (k - 1) * icc2) - k * icc2) ** 2 / (
+            (n - 1) * k**2 * icc2**2 * fj**2 + (n * (1 + (k - 1) * icc2) - k * icc2) ** 2)
+        fs_low, fs_high = stats.f.ppf(q, n - 1, v), stats.f.ppf(q, v, n - 1)
+        l2 = n * (msb - fs_low * mse) / (fs_low * (k * msj + (k * n - k - n) * mse) + n * msb)
+        u2 = n * (fs_high * msb - mse) / (k * msj + (k * n - k - n) * mse + n * fs_high * msb)
+        # (F - 1) / (F + k - 1) written as 1 - k / (F + k - 1): equal, and 1 (not inf / inf) at an infinite F
+        rows = {
+            "ICC1": (icc1, 1 - k / (f1l + k - 1), 1 - k / (f1u + k - 1), f1, n - 1, df_w),
+            "ICC2": (icc2, l2, u2, f3, n - 1, df_e),
+            "ICC3": (icc3, 1 - k / (f3l + k - 1), 1 - k / (f3u + k - 1), f3, n - 1, df_e),
+            "ICC1k": ((msb - msw) / msb, 1 - 1 / f1l, 1 - 1 / f1u, f1, n - 1, df_w),
+            "ICC2k": ((msb - mse) / (msb + (msj - mse) / n), l2 * k / (1 + l2 * (k - 1)), u2 * k / (1 + u2 * (k - 1)),
+                      f3, n - 1, df_e),
+            "ICC3k": ((msb - mse) / msb, 1 - 1 / f3l, 1 - 1 / f3u, f3, n - 1, df_e),
+        }
     out = pd.DataFrame.from_dict(rows, orient="index", columns=["icc", "ci_low", "ci_high", "F", "df1", "df2"])
     out["p_val"] = stats.f.sf(out["F"], out["df1"], out["df2"])
+    estimates = ["icc", "ci_low", "ci_high"]
+    finite = np.isfinite(out[estimates].to_numpy(dtype=float))
+    if not finite.all() or not np.isfinite(out[["F", "p_val"]].to_numpy(dtype=float)).all():
+        out[estimates] = out[estimates].where(finite)  # an ICC or an interval end of +-inf is as undefined as 0/0
+        undefined = ", ".join(out.index[~finite.all(axis=1)])
+        warnings.warn(f"icc: a mean square is zero (every rating the same, annotators who agree exactly, or items rated "
+                      f"alike), so the quantities that divide by it are undefined: NaN in {undefined or 'no ICC'}"
+                      f"{'; F is infinite where there is no error variance' if np.isinf(out['F']).any() else ''}.",
+                      EvalkitWarning, stacklevel=2)
     out["n_items"], out["n_annotators"] = n, k
     return out.astype({"df1": np.int64, "df2": np.int64})
 
@@ -571,7 +586,8 @@ def cohen_kappa(ratings, *, annotators=None, weights: str | None = None) -> pd.D
     Returns
     -------
     DataFrame
-        One row: ``annotator_a, annotator_b, n, agreement, kappa, weights``.
+        One row: ``annotator_a, annotator_b, n, agreement, kappa, weights``; two annotators with no common
+        item get ``n = 0`` and NaN, with an :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -593,7 +609,11 @@ def cohen_kappa(ratings, *, annotators=None, weights: str | None = None) -> pd.D
         annotators = present
     if len(annotators) != 2 or any(a not in present for a in annotators):
         raise ValueError(f"`annotators` must name two annotators of `ratings` ({present}); got {annotators!r}.")
-    return _pair_row(table, *annotators, weights)
+    out = _pair_row(table, *annotators, weights)
+    if out["n"].iloc[0] == 0:
+        warnings.warn(f"cohen_kappa: {annotators[0]!r} and {annotators[1]!r} rated no item in common: their agreement "
+                      "and kappa are NaN.", EvalkitWarning, stacklevel=2)
+    return out
 
 
 def _pair_row(table: pd.DataFrame, a, b, weights) -> pd.DataFrame:
@@ -624,7 +644,7 @@ def pairwise_agreement(ratings, *, weights: str | None = None) -> pd.DataFrame:
     -------
     DataFrame
         One row per pair: ``annotator_a, annotator_b, n, agreement, kappa, weights``; pairs with no
-        common item have ``n = 0`` and NaN.
+        common item have ``n = 0`` and NaN, with an :class:`~evalkit.EvalkitWarning` naming them.
 
     Examples
     --------
@@ -642,7 +662,14 @@ def pairwise_agreement(ratings, *, weights: str | None = None) -> pd.DataFrame:
     table = _ratings(ratings)
     names = sorted(pd.unique(table["annotator"]), key=str)
     rows = [_pair_row(table, a, b, weights) for a, b in combinations(names, 2)]
-    return pd.concat(rows, ignore_index=True)
+    out = pd.concat(rows, ignore_index=True)
+    apart = out[out["n"] == 0]
+    if len(apart):
+        pairs = ", ".join(f"{a!r} and {b!r}" for a, b in zip(apart["annotator_a"][:3], apart["annotator_b"][:3], strict=True))
+        warnings.warn(f"pairwise_agreement: {len(apart)} pair(s) of annotators rated no item in common ({pairs}"
+                      f"{', ...' if len(apart) > 3 else ''}): their agreement and kappa are NaN.", EvalkitWarning,
+                      stacklevel=2)
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -681,7 +708,10 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
         annotators' mean"``, on the items both scored and rated), with columns ``kind, name, target`` and those of
         :func:`evalkit.correlate.correlate` (``n, r, ci_low, ci_high, p_val, method, level, n_groups,
         n_skipped``). The consensus a score is compared with averages every annotator, so it is a little
-        less noisy than an annotator's target: the comparison does not favour the annotators.
+        less noisy than an annotator's target: the comparison does not favour the annotators. Where a
+        correlation is undefined (too few common items, constant ratings or scores) its ``r`` and ``p_val``
+        are NaN and :func:`evalkit.correlate.correlate` warns with an :class:`~evalkit.EvalkitWarning`, as
+        it does where it aligns items by index and leaves some out.
 
     Examples
     --------

@@ -504,7 +504,10 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
         pass rates) and ``conclusion``: "higher than baseline" or "lower than baseline" where the adjusted
         p-value is at most alpha, else "not distinguishable from baseline", followed, with
         ``smallest_change``, by what the cases can say about a change of that size. ``attrs`` name the
-        adjustment, the level, the family size and the interval methods.
+        adjustment, the level, the family size and the interval methods. A run that shares no case with the
+        baseline (in its group) gets ``n`` 0, NaN numbers, the conclusion "no shared cases" and an
+        :class:`~evalkit.EvalkitWarning`; the t and bootstrap intervals warn, as in :func:`paired`, where few
+        cases changed.
 
     Examples
     --------

@@ -325,7 +325,8 @@ def correlate(
     -----
     EvalkitWarning
         When a correlation is undefined (constant human ratings, constant scores, fewer than 3 items):
-        its ``r`` and ``p_val`` are NaN, and the warning says why.
+        its ``r`` and ``p_val`` are NaN, and the warning says why; when a defined correlation has no
+        bootstrap interval (resamples of so few items where it is undefined): ``ci_low``, ``ci_high`` NaN.
 
     Raises
     ------
@@ -369,10 +370,16 @@ def correlate(
         out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
         out["level"] = "system"
         out["n_groups"] = out["n"].astype("Int64")
-        return out
-    if level == "summary":
-        return _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
-    return _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+    elif level == "summary":
+        out = _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+    else:
+        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+    lost = out.index[out["r"].notna() & (out["ci_low"].isna() | out["ci_high"].isna())] if n_resamples else []
+    if len(lost):
+        warnings.warn(f"the bootstrap interval is undefined for {', '.join(map(str, lost[:5]))} (too few items or groups: "
+                      "the correlation is undefined in resamples), so ci_low and ci_high are NaN there.", EvalkitWarning,
+                      stacklevel=2)
+    return out
 
 
 def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_skipped=None) -> pd.DataFrame:
@@ -490,6 +497,9 @@ def mean_absolute_error(scores, human) -> pd.Series:
     Name: mae, dtype: float64
     """
     frame, human, _ = _align(scores, human)
+    for values, name in ((frame.to_numpy(dtype=float), "scores"), (human.to_numpy(dtype=float), "human")):
+        if np.isinf(values).any():
+            raise ValueError(f"`{name}` holds inf; scores and ratings must be finite (NaN for a missing one).")
     return frame.sub(human, axis=0).abs().mean().rename("mae")
 
 
@@ -649,7 +659,8 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     Returns
     -------
     DataFrame
-        One row: ``n, rho_a, rho_b, delta, p_val``.
+        One row: ``n, rho_a, rho_b, delta, p_val``; NaN ``delta`` and ``p_val``, with an
+        :class:`~evalkit.EvalkitWarning`, where a correlation is undefined (constant ratings or scores).
 
     Examples
     --------
@@ -664,9 +675,15 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     x, y, h = _three(a, b, human, same_items=False)
     n = len(h)
-    rho_a = stats.spearmanr(x, h).statistic
-    rho_b = stats.spearmanr(y, h).statistic
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)  # said below, once, as an EvalkitWarning
+        rho_a = stats.spearmanr(x, h).statistic
+        rho_b = stats.spearmanr(y, h).statistic
     delta = rho_a - rho_b
+    if np.isnan(delta):  # the paper's loop would count NaN >= NaN as False and report p = 0
+        warnings.warn(f"paired_bootstrap_tcva_paper: a correlation is undefined ({_why_undefined(x if np.isnan(rho_a) else y, h)}), "
+                      "so delta and p_val are NaN.", EvalkitWarning, stacklevel=2)
+        return pd.DataFrame([{"n": n, "rho_a": rho_a, "rho_b": rho_b, "delta": delta, "p_val": np.nan}])
     state = np.random.RandomState(seed)  # legacy generator on purpose: it is what the paper used
     idx = np.stack([state.choice(n, size=n, replace=True) for _ in range(n_resamples)])
     r = _corr_lastaxis(np.stack([x[idx], y[idx]]), h[idx], "spearman")
@@ -747,7 +764,7 @@ def select_temperature(
     TemperatureSelection
         Where the correlation is undefined at every temperature (constant ratings or scores, on all items or
         on a fold's training items), the temperature and correlations concerned are NaN, with an
-        :class:`~evalkit.EvalkitWarning`.
+        :class:`~evalkit.EvalkitWarning`; so is a fold's ``r_test`` where its held-out items cannot give one.
 
     Examples
     --------
@@ -795,6 +812,10 @@ def select_temperature(
         warnings.warn(f"the correlation is undefined at every temperature on {', '.join(undefined)} (the human ratings "
                       "or the scores are constant there), so no temperature can be chosen there: NaN.", EvalkitWarning,
                       stacklevel=2)
+    held_out = [str(row["fold"]) for row in rows if not np.isnan(row["temperature"]) and np.isnan(row["r_test"])]
+    if held_out:
+        warnings.warn(f"the correlation on the held-out items of fold(s) {', '.join(held_out)} is undefined (fewer than 3 "
+                      "items, or constant ratings or scores there): their r_test is NaN.", EvalkitWarning, stacklevel=2)
     r_oof = np.nan if np.isnan(pooled).any() else _scipy_corr(pooled, hv, method, p_value=False)[0]
     return TemperatureSelection(
         temperature=np.nan if best is None else float(temps[best]), r_in_sample=np.nan if best is None else float(r_all[best]),

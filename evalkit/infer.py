@@ -75,7 +75,10 @@ def _as_scores(values, name: str, *, levels=("PASS", "FAIL"), pass_levels=("PASS
 
 
 def _methods(method) -> list[str]:
-    methods = [method] if isinstance(method, str) else list(method) if method is not None else []
+    try:
+        methods = [method] if isinstance(method, str) else list(method) if method is not None else []
+    except TypeError:  # neither a name nor a list of names
+        methods = []
     if not methods:
         raise ValueError(f"`method` must be one of {list(METHODS)} or a list of them; got {method!r}.")
     for m in methods:
@@ -83,27 +86,29 @@ def _methods(method) -> list[str]:
     return list(dict.fromkeys(methods))
 
 
-def _align(judge: pd.Series, human: pd.Series, nan_policy: str):
-    """The labels and their cases' positions in ``judge``; the unlabelled cases (None: every other case)."""
-    check_unique_index(human.index, "human")
+def _align(judge: pd.Series, human: pd.Series, nan_policy: str, name: str = "human"):
+    """The labels and their cases' positions in ``judge``; the unlabelled cases (None: every other case).
+    ``name``: the labels' argument, for messages (the planners' ``human_pilot`` has no ``nan_policy``)."""
+    omit = " or pass nan_policy='omit'" if name != "human_pilot" else ""
+    check_unique_index(human.index, name)
     check_unique_index(judge.index, "judge")  # pandas keeps the hash table it builds here for get_indexer below
     values = judge.to_numpy(dtype=float)
     positions = judge.index.get_indexer(human.index)
     if (positions < 0).any():
         missing = human.index[positions < 0]
-        raise ValueError(f"`human` has {len(missing)} case id(s) that `judge` does not score, e.g. "
-                         f"{missing[:3].tolist()}; every labelled case needs a judge score (human's index must be a "
+        raise ValueError(f"`{name}` has {len(missing)} case id(s) that `judge` does not score, e.g. "
+                         f"{missing[:3].tolist()}; every labelled case needs a judge score ({name}'s index must be a "
                          "subset of judge's).")
     y = human.to_numpy(dtype=float)
     no_score = np.isnan(values)
     if no_score.any() and nan_policy == "raise":
         raise ValueError(f"`judge` has {int(no_score.sum())} missing score(s), e.g. for case "
-                         f"{judge.index[no_score][0]!r}; drop them or pass nan_policy='omit'.")
+                         f"{judge.index[no_score][0]!r}; drop them{omit}.")
     no_label = np.isnan(y)
     if no_label.any() and nan_policy == "raise":
-        raise ValueError(f"`human` has {int(no_label.sum())} missing label(s), e.g. for case "
-                         f"{human.index[no_label][0]!r}; drop them or pass nan_policy='omit' (the case then "
-                         "counts as unlabelled).")
+        raise ValueError(f"`{name}` has {int(no_label.sum())} missing label(s), e.g. for case "
+                         f"{human.index[no_label][0]!r}; drop them" + (f"{omit} (the case then counts as unlabelled)"
+                                                                          if omit else "") + ".")
     if not (no_score.any() or no_label.any()):
         return y, positions, None, values
     # omit: a case without a judge score is dropped; a case without a label is unlabelled
@@ -623,6 +628,8 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
     check_option(nan_policy, ["raise", "omit"], "nan_policy")
     ja, jb = _as_scores(judge_a, "judge_a"), _as_scores(judge_b, "judge_b")
     ha, hb = _as_scores(human_a, "human_a"), _as_scores(human_b, "human_b")
+    check_unique_index(ha.index, "human_a")
+    check_unique_index(hb.index, "human_b")
     check_unique_index(ja.index, "judge_a")
     check_unique_index(jb.index, "judge_b")
     if len(ja) != len(jb) or not ja.index.isin(jb.index).all():
@@ -636,7 +643,17 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
     judge = ja - jb.reindex(ja.index)
     human = ha.loc[both] - hb.loc[both]
     if len(both) < 2:
-        raise ValueError(f"a paired difference needs at least 2 cases labelled for both systems; got {len(both)}.")
+        raise ValueError(f"`human_a` and `human_b`: a paired difference needs at least 2 cases labelled for both "
+                         f"systems; got {len(both)}.")
+    # checked here, by the names given: the differences below reach the shared alignment as `judge` and `human`
+    unscored = both[~both.isin(ja.index)]
+    if len(unscored):
+        raise ValueError(f"`human_a` and `human_b` label {len(unscored)} case(s) that `judge_a` and `judge_b` do not "
+                         f"score, e.g. {unscored[:3].tolist()}; every labelled case needs both judges' scores.")
+    for values, name in ((ja, "judge_a"), (jb, "judge_b"), (ha.loc[both], "human_a"), (hb.loc[both], "human_b")):
+        if nan_policy == "raise" and values.isna().any():
+            raise ValueError(f"`{name}` has {int(values.isna().sum())} missing value(s), e.g. for case "
+                             f"{show(values.index[values.isna().to_numpy()][0])}; drop them or pass nan_policy='omit'.")
     if bounds is None:
         seen = np.concatenate([v.to_numpy(dtype=float) for v in (ja, jb, ha, hb)])
         seen = seen[~np.isnan(seen)]
@@ -702,7 +719,7 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
     DataFrame
         ``rubric, rubric_version, model`` (and the segment), then ``estimate, ci_low, ci_high, n_labelled,
         n_unlabelled, lam, method, interval, note`` (``n_clusters`` with ``cluster``), ``n_error``; ``attrs`` as
-        in :func:`mean`.
+        in :func:`mean`, which warns (an :class:`~evalkit.EvalkitWarning`) where it does for each rubric.
 
     Examples
     --------
@@ -744,10 +761,16 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
         check_columns(results, [by], "results")
     if isinstance(cluster, str):
         check_columns(results, [cluster], "results")
+    if results.empty:
+        raise ValueError("`results` holds no row: there is no judged case to estimate a pass rate over.")
     parts = []
-    for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True):
+    for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True, dropna=False):
         ok = group["error"].isna().to_numpy()
         judged = group[ok]
+        twice = judged["case_id"].duplicated().to_numpy()
+        if twice.any():  # the judge's scores are indexed by case: one verdict per case and rubric
+            raise ValueError(f"`results` has case_id {show(judged['case_id'][twice].iloc[0])} more than once for rubric "
+                             f"{show(key[0])} ({key[1]}, {key[2]}); each case is judged once per rubric, version and model.")
         passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).to_numpy(dtype=bool)
         score = pd.Series((passed & ~failed[judged.index]).astype(float), index=judged["case_id"].to_numpy())
         segments = None
@@ -775,7 +798,7 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
 
 def _planning_moments(judge, human_pilot):
     judge, human = _as_scores(judge, "judge"), _as_scores(human_pilot, "human_pilot")
-    y, positions, _, values = _align(judge, human, "raise")
+    y, positions, _, values = _align(judge, human, "raise", name="human_pilot")
     if len(y) < 2:
         raise ValueError(f"`human_pilot` must hold at least 2 labels; got {len(y)}.")
     yhat = values[positions]
@@ -966,7 +989,9 @@ def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, sta
     DataFrame
         One row per label so far: ``n_labelled, n_used, estimate, cs_low, cs_high, half_width, statistic, method,
         interval`` (``"betting-cs"``); ``n_used`` counts the labels the statistic rests on (the human FAILs for
-        ``"fail_recall"``). :func:`stopping_point` applies a stop rule to it.
+        ``"fail_recall"``). :func:`stopping_point` applies a stop rule to it. Without ``bounds``, when every
+        label (and judge score) is the same number, the scale's ends are unknown: the sequence is NaN, with an
+        :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -1006,7 +1031,13 @@ def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, sta
     used_method = "classical" if (statistic != "mean" or scores is None) else method
     if statistic == "mean":
         a, b = _bounds(bounds, y, scores.to_numpy(dtype=float) if scores is not None else np.array([]))
-        if scores is None:
+        if not a < b:  # bounds read from the data, and every value is the same: the scale's ends are unknown
+            warnings.warn(f"confidence_sequence: every label{' and judge score' if scores is not None else ''} is {a:g} "
+                          "and `bounds` is not given, so the scale's ends are unknown: the sequence is NaN. Pass "
+                          "bounds=(low, high), the labels' scale.", EvalkitWarning, stacklevel=2)
+            x, n_used = y, np.arange(1, n + 1)
+            low = high = np.full(n, np.nan)
+        elif scores is None:
             x, n_used = y, np.arange(1, n + 1)
             low, high = _stats.betting_sequence(x, a, b, confidence_level=confidence_level, theta_range=(a, b))
         else:
@@ -1074,8 +1105,17 @@ def stopping_point(sequence: pd.DataFrame, *, half_width: float) -> int | None:
     sequence = check_dataframe(sequence, "sequence")
     check_columns(sequence, ["n_labelled", "half_width"], "sequence")
     half_width = check_number(half_width, "half_width", low=0.0)
-    below = np.flatnonzero(sequence["half_width"].to_numpy(dtype=float) <= half_width)
-    return int(sequence["n_labelled"].iloc[below[0]]) if len(below) else None
+    for column in ("n_labelled", "half_width"):
+        if pd.api.types.is_bool_dtype(sequence[column]) or not pd.api.types.is_numeric_dtype(sequence[column]):
+            raise TypeError(f"`sequence` column {column!r} must hold numbers, as confidence_sequence gives them; got "
+                            f"dtype {sequence[column].dtype}.")
+    below = np.flatnonzero(sequence["half_width"].to_numpy(dtype=float) <= half_width)  # NaN: not yet known
+    if not len(below):
+        return None
+    n = float(sequence["n_labelled"].iloc[below[0]])
+    if not (n >= 1 and n.is_integer()):
+        raise ValueError(f"`sequence` column 'n_labelled' must hold whole numbers of labels; got {n!r} at row {below[0]}.")
+    return int(n)
 
 
 def _strata(values: np.ndarray, n_strata: int) -> np.ndarray:

@@ -410,7 +410,8 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
         One row per ``(rubric, rubric_version, model)``: ``n, n_judged, n_pass, pass_rate, ci_low, ci_high,
         interval, n_unparseable, unparseable_rate, n_check_failed, n_error`` (and ``n_clusters`` with
         ``cluster``); ``interval`` names the interval method. Errors (no verdict) are left out of ``n_judged`` and
-        the rate, and counted.
+        the rate, and counted; a group whose every row is an error has a NaN rate and interval, with an
+        :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -444,12 +445,15 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     base_rate = None
     if baseline is not None:
         base_rate = (~baseline["parsed"] & baseline["error"].isna()).sum() / max(1, baseline["error"].isna().sum())
-    for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True):
+    for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True, dropna=False):
         ok = group["error"].isna()
         judged = group[ok]
         passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).astype(bool)
         passed &= ~check_failed[judged.index]
         n_judged, n_pass = len(judged), int(passed.sum())
+        if not n_judged:
+            warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): every one of its {len(group)} rows is an error (no verdict): "
+                          "its pass rate and interval are NaN.", EvalkitWarning, stacklevel=2)
         n_unparseable = int((~judged["parsed"]).sum())
         rate = n_unparseable / n_judged if n_judged else np.nan
         extra = {}

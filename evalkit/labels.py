@@ -436,6 +436,13 @@ def latest_labels(records: pd.DataFrame, *, mode: str = "label", by_labeller: bo
     """
     if not isinstance(records, pd.DataFrame) or not {"case_id", "label"} <= set(records.columns):
         raise TypeError("`records` must be a DataFrame of label records (see read_labels) with case_id and label.")
+    if not isinstance(mode, str) or mode not in ("label", "relabel"):
+        raise ValueError(f"`mode` must be 'label' (first labels) or 'relabel' (re-labels); got {mode!r}.")
+    if not isinstance(by_labeller, bool):
+        raise TypeError(f"`by_labeller` must be True or False; got {by_labeller!r}.")
+    if by_labeller and "labeller" not in records.columns:
+        raise KeyError(f"`records` has no 'labeller' column (by_labeller=True needs it); it has columns "
+                       f"{list(map(str, records.columns))}.")
     modes = records["mode"].fillna("label") if "mode" in records.columns else pd.Series("label", index=records.index)
     subset = records[modes == mode]
     keys = ["labeller", "case_id"] if by_labeller else ["case_id"]

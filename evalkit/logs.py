@@ -15,7 +15,9 @@ more than once, ``score`` (the tool's number), and the case's ``input``, ``outpu
 the tool records them. ``case_id`` is unique within one rubric: it is the ``sample_id`` when every case
 ran once, else ``<sample_id>_epoch_<n>`` (inspect_ai's own name for an epoch's sample) or
 ``<sample_id>_repeat_<n>``, because each epoch graded another output. ``model`` is the model the tool
-evaluated; the grading model, where the tool names one, is in ``grader``.
+evaluated; the grading model, where the tool names one, is in ``grader``. A number the tool did not
+record is NaN: ``latency_s`` always (no tool records a grading call's latency), ``score`` and
+``threshold`` where the tool gave none.
 
 Rules that hold for every reader:
 
@@ -756,7 +758,14 @@ def from_deepeval(result, *, model: str = "unknown") -> pd.DataFrame:
     -------
     DataFrame
         The results table with ``sample_id``, ``score``, ``threshold``, ``input``, ``output``, ``target``,
-        ``grader``.
+        ``grader``; ``score`` and ``threshold`` are NaN where deepeval recorded none.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Not an EvaluationResult; a test result without a name; a metric without a name, with a ``success``
+        other than True/False (on a metric that did not raise), or a score or threshold that is not a finite
+        number (the message names the test result and the metric by position).
 
     Examples
     --------
@@ -783,14 +792,19 @@ def from_deepeval(result, *, model: str = "unknown") -> pd.DataFrame:
         if not metrics:
             skipped["test results without metrics_data"] += 1
             continue
-        for metric in metrics:
+        for number, metric in enumerate(metrics):
+            where = f"`result.test_results[{position}].metrics_data[{number}]`"
             error = _get(metric, "error")
-            score = _get(metric, "score")
+            score, threshold = (_deepeval_number(_get(metric, key), key, where) for key in ("score", "threshold"))
+            metric_name, success = _get(metric, "name"), _get(metric, "success")
+            if not isinstance(metric_name, str) or not metric_name:
+                raise ValueError(f"{where} has name {metric_name!r}; expected the metric's name (a non-empty string).")
+            if error is None and not isinstance(success, (bool, np.bool_)):
+                raise ValueError(f"{where} has success {success!r}; expected True or False (deepeval's verdict).")
             definition = [_get(metric, key) for key in ("name", "threshold", "strict_mode", "evaluation_model")]
-            rows.append(_row(case_id=str(name), sample_id=str(name), rubric=str(_get(metric, "name")),
+            rows.append(_row(case_id=str(name), sample_id=str(name), rubric=metric_name,
                              rubric_version=_digest(definition), model=model,
-                             verdict="PASS" if _get(metric, "success") else "FAIL", error=error,
-                             score=np.nan if score is None else float(score), threshold=_get(metric, "threshold"),
+                             verdict="PASS" if success else "FAIL", error=error, score=score, threshold=threshold,
                              reason=_get(metric, "reason"), input=_text(_get(test, "input")),
                              output=_text(_get(test, "actual_output")), target=_text(_get(test, "expected_output")),
                              grader=_get(metric, "evaluation_model")))
@@ -803,6 +817,15 @@ def from_deepeval(result, *, model: str = "unknown") -> pd.DataFrame:
     return _table(rows, levels=PASS_FAIL, pass_levels=("PASS",), fail_level="FAIL",
                   extra=["sample_id", "score", "threshold", "input", "output", "target", "grader"], source=source,
                   skipped=skipped, tool_metrics=None, rubrics=rubrics, repeat=None)
+
+
+def _deepeval_number(value, key: str, where: str) -> float:
+    """A metric's score or threshold as a float (NaN where deepeval recorded none); anything else is refused."""
+    if value is None:
+        return np.nan
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) or np.isinf(value):
+        raise ValueError(f"{where} has {key} {value!r}; expected a finite number (or none).")
+    return float(value)
 
 
 _RAGAS_FIELDS = {"user_input", "retrieved_contexts", "reference_contexts", "response", "multi_responses", "reference",
@@ -929,7 +952,9 @@ def pass_rate(results: pd.DataFrame, *, confidence_level: float = 0.95, interval
     DataFrame
         One row per ``(rubric, rubric_version, model)``: ``n_cases, n_rows, n_judged, n_error, n_unparseable,
         pass_rate, ci_low, ci_high, mean_score, method`` (``mean_score``: the mean of per-case mean scores,
-        e.g. inspect_ai's accuracy with partial credit). ``attrs["method"]`` names the interval.
+        e.g. inspect_ai's accuracy with partial credit; NaN without scores). ``attrs["method"]`` names the
+        interval. A group whose every row is an error row has a NaN rate and interval, with an
+        :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -947,6 +972,16 @@ def pass_rate(results: pd.DataFrame, *, confidence_level: float = 0.95, interval
     check_option(interval, list(PASS_RATE_METHODS), "interval")
     levels, passing = verdict_levels(results, pass_levels=pass_levels)
     cluster = "sample_id" if "sample_id" in results.columns else "case_id"
+    missing = results[cluster].isna().to_numpy()
+    if missing.any():
+        raise ValueError(f"`results` column {cluster!r} is missing at row {int(np.flatnonzero(missing)[0])}: every row "
+                         "needs the case it belongs to.")
+    if "score" in results.columns and (pd.api.types.is_bool_dtype(results["score"])
+                                       or not pd.api.types.is_numeric_dtype(results["score"])):
+        raise TypeError(f"`results` column 'score' must hold numbers (NaN where there is none); got dtype "
+                        f"{results['score'].dtype}.")
+    if "score" in results.columns and np.isinf(results["score"].to_numpy(dtype=float, na_value=np.nan)).any():
+        raise ValueError("`results` column 'score' holds inf; scores must be finite (NaN where there is none).")
     rows = []
     for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True, dropna=False):
         ok = group["error"].isna()
@@ -954,6 +989,9 @@ def pass_rate(results: pd.DataFrame, *, confidence_level: float = 0.95, interval
         passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).astype(float)
         per_case = passed.groupby(judged[cluster].to_numpy(), sort=False).mean()
         rate = float(per_case.mean()) if len(per_case) else np.nan
+        if not len(per_case):
+            warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): none of its {len(group)} rows has a verdict (every one is an "
+                          "error row): its pass rate and interval are NaN.", EvalkitWarning, stacklevel=2)
         if interval == "wilson":
             low, high = (float(v) for v in _wilson(rate, len(per_case), confidence_level))
         else:  # the beta quantiles take the non-integer count a sum of per-case means is

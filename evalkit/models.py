@@ -33,7 +33,7 @@ import pandas as pd
 
 from evalkit import _chat
 from evalkit._chat import APIConnectionError, APIStatusError, Reply, ReplyError
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number
+from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, show
 from evalkit._version import __version__
 
 __all__ = [
@@ -851,7 +851,7 @@ def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float]
     DataFrame
         One row: ``n, n_cached, n_errors, n_attempts, prompt_tokens, completion_tokens, cost_usd``. Tokens and
         cost count the calls this run made (not cached rows) and only what the model reported; cost is
-        missing without prices or usage.
+        missing (NaN) without prices or usage, ``n_attempts`` without an ``attempts`` column.
 
     Examples
     --------
@@ -867,6 +867,28 @@ def usage_summary(calls: pd.DataFrame, *, price_per_million: Mapping[str, float]
     calls = check_dataframe(calls, "calls")
     check_columns(calls, ["cached", "error", "prompt_tokens", "completion_tokens"], "calls")
     batch_discount = check_number(batch_discount, "batch_discount", low=0.0, high=1.0)
+    if price_per_million is not None:
+        if not isinstance(price_per_million, Mapping):
+            raise TypeError("`price_per_million` must be a mapping such as {'prompt': 1.0, 'completion': 4.0} (USD per "
+                            f"million tokens); got {type(price_per_million).__name__}.")
+        unknown = sorted(map(str, set(price_per_million) - {"prompt", "completion"}))
+        if unknown:
+            raise ValueError(f"`price_per_million` has key(s) {unknown}; its keys are 'prompt' and 'completion'.")
+        for kind, price in price_per_million.items():
+            check_number(price, f"price_per_million[{kind!r}]", low=0.0)
+            if np.isinf(price):
+                raise ValueError(f"`price_per_million[{kind!r}]` must be finite; got {price!r}.")
+    for column in ("prompt_tokens", "completion_tokens"):
+        values = calls[column]
+        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        if not numeric:
+            raise TypeError(f"`calls` column {column!r} must hold token counts (whole numbers >= 0, missing where the "
+                            f"model reported none); got dtype {values.dtype}.")
+        counts = values.to_numpy(dtype=float, na_value=np.nan)
+        bad = ~(np.isnan(counts) | ((counts >= 0) & np.isfinite(counts) & (counts == np.round(counts))))
+        if bad.any():
+            raise ValueError(f"`calls` column {column!r} must hold token counts (whole numbers >= 0, missing where the "
+                             f"model reported none); got {counts[bad][0]:g} at row {show(values.index[bad][0])}.")
     made = calls[~calls["cached"].astype(bool)]  # what this run paid for
     prompt_tokens = int(made["prompt_tokens"].fillna(0).sum())
     completion_tokens = int(made["completion_tokens"].fillna(0).sum())

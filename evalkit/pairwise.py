@@ -114,7 +114,8 @@ def validate(comparisons, *, name: str = "comparisons") -> pd.DataFrame:
         if missing.any():
             raise ValueError(f"`{name}` row {show(table.index[missing][0])}: {column} is missing; every comparison "
                              "names both systems.")
-    same = (table["system_a"] == table["system_b"]).to_numpy()
+    # as objects: a column of strings held by pyarrow cannot be compared with one that mixes in numbers
+    same = table["system_a"].to_numpy(dtype=object) == table["system_b"].to_numpy(dtype=object)
     if same.any():
         row = table.index[same][0]
         raise ValueError(f"`{name}` row {show(row)}: system {show(table.loc[row, 'system_a'])} is compared with itself.")
@@ -281,7 +282,8 @@ def win_rates(comparisons, *, ties: str = "half") -> pd.DataFrame:
     table = validate(comparisons)
     if ties == "drop":
         table = table[table["winner"] != "tie"]
-    systems = sorted(set(table["system_a"]) | set(table["system_b"]))
+    # the order bradley_terry uses: names of mixed types (3 beside "x") sort too, where sorted() would raise
+    systems = list(pd.factorize(pd.concat([table["system_a"], table["system_b"]], ignore_index=True), sort=True)[1])
     score_a = table["winner"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy()
     rows = pd.DataFrame({"row": np.r_[table["system_a"], table["system_b"]], "col": np.r_[table["system_b"], table["system_a"]],
                          "score": np.r_[score_a, 1.0 - score_a]})
@@ -656,8 +658,9 @@ def bradley_terry_effects(comparisons, *, ties: str = "half", position: bool = T
         One row per term (``"first_slot"`` first, then the covariates): ``term, coef`` (log-odds that the first
         system wins, per unit of the term), ``ci_low, ci_high`` (of ``coef``), ``p_val`` (two-sided Wald test
         of ``coef = 0`` with the sandwich standard error, on Student's t with clusters - 1 degrees of freedom when
-        ``cluster`` is given, or with the bootstrap's standard deviation when ``interval="bootstrap"``), ``elo`` (``coef`` in Elo points: 400 / ln 10 per unit). ``attrs`` as for
-        :func:`bradley_terry`.
+        ``cluster`` is given, or with the bootstrap's standard deviation when ``interval="bootstrap"``), ``elo``
+        (``coef`` in Elo points: 400 / ln 10 per unit). ``attrs`` as for :func:`bradley_terry`. NaN, with an
+        :class:`~evalkit.EvalkitWarning`, where no finite maximum exists, as for :func:`bradley_terry`.
 
     Examples
     --------
@@ -877,7 +880,8 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
         low[known], high[known] = lo, hi + int((~known).sum())
     estimate = np.where(known, estimate, np.nan)
     out = pd.DataFrame({"system": list(systems), "estimate": estimate, "rank_low": low, "rank_high": high})
-    order = np.lexsort((out["system"].to_numpy(), -np.nan_to_num(out["estimate"].to_numpy(), nan=-np.inf)))
+    # ties broken by name: `systems` is sorted already (and names of mixed types cannot be compared with each other)
+    order = np.lexsort((np.arange(k), -np.nan_to_num(out["estimate"].to_numpy(), nan=-np.inf)))
     out = out.iloc[order].reset_index(drop=True)
     out.attrs.update(lam=lam, n_labelled=n, n_unlabelled=big_n, method=method, sets=sets,
                      confidence_level=confidence_level,
@@ -900,14 +904,23 @@ def _decisions(decisions, columns, by, name="decisions") -> tuple[pd.DataFrame, 
     return table, keys
 
 
-def _per_group(table: pd.DataFrame, keys: list, func, empty: dict) -> pd.DataFrame:
+def _per_group(table: pd.DataFrame, keys: list, func, empty: dict, *, name: str, what: str, given: int = 0) -> pd.DataFrame:
+    """One row per group; a group with no ``what`` to count (``n`` 0), or no row at all, is NaN with a warning
+    (``given``: the rows of ``decisions`` when ``table`` holds only those that count)."""
     if table.empty:
-        warnings.warn("the decisions table is empty: nothing to measure (NaN row).", EvalkitWarning, stacklevel=3)
+        found = f"none of its {given} rows is a {what}" if given else "the decisions table is empty"
+        warnings.warn(f"{name}: {found}: nothing to measure (NaN row).", EvalkitWarning, stacklevel=3)
         return pd.DataFrame([{**{key: np.nan for key in keys}, **empty}])
     if not keys:
-        return pd.DataFrame([func(table)])
-    rows = [{**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), **func(group)}
-            for key, group in table.groupby(keys, sort=True)]
+        rows = [func(table)]
+    else:
+        rows = [{**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), **func(group)}
+                for key, group in table.groupby(keys, sort=True)]
+    nothing = [row for row in rows if row["n"] == 0]
+    if nothing:
+        group = f" (e.g. {', '.join(f'{key}={nothing[0][key]!r}' for key in keys)})" if keys else ""
+        warnings.warn(f"{name}: {len(nothing)} of {len(rows)} group(s) have no {what}{group}: their row is NaN.",
+                      EvalkitWarning, stacklevel=3)
     return pd.DataFrame(rows)
 
 
@@ -963,8 +976,8 @@ def position_consistency(decisions, *, by=None, confidence_level: float = 0.95) 
         answer both times; an unparseable answer in both orders counts as the same answer, as LLMBar
         counts it), ``rate, ci_low, ci_high``, ``flips_first``, ``flips_second`` (inconsistent instances that
         picked the first slot both times, the second slot both times) and ``p_val``: the exact sign
-        (McNemar) test that flips go either way equally often. A table without decisions gives a NaN row and
-        an :class:`~evalkit.EvalkitWarning`.
+        (McNemar) test that flips go either way equally often. A group without a case seen in both orders (or
+        a table without decisions) gives a NaN row and an :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -989,7 +1002,7 @@ def position_consistency(decisions, *, by=None, confidence_level: float = 0.95) 
         return {"n": n, "consistent": same, "rate": same / n if n else np.nan, "ci_low": low, "ci_high": high,
                 "flips_first": b, "flips_second": c, "p_val": _sign_test(b, c) if n else np.nan}
 
-    return _per_group(table, keys, one, empty)
+    return _per_group(table, keys, one, empty, name="position_consistency", what="case judged in both orders")
 
 
 def _wilson(k: int, n: int, confidence_level: float) -> tuple[float, float]:
@@ -1036,8 +1049,8 @@ def first_slot_preference(decisions, *, by=None, confidence_level: float = 0.95)
         One row per group: the ``by`` columns, ``n`` (instances), ``first`` (first-slot picks among their
         2 n decisions), ``rate`` (``first / (2 n)``), ``ci_low, ci_high``, ``flips_first``, ``flips_second``
         and ``p_val`` (the exact two-sided sign test, :func:`scipy.stats.binomtest` of ``flips_first`` in
-        ``flips_first + flips_second`` at 1/2; 1.0 without flips). A table without decisions gives a NaN
-        row and an :class:`~evalkit.EvalkitWarning`.
+        ``flips_first + flips_second`` at 1/2; 1.0 without flips). A group without an instance parsed in both
+        orders (or a table without decisions) gives a NaN row and an :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -1066,7 +1079,8 @@ def first_slot_preference(decisions, *, by=None, confidence_level: float = 0.95)
         return {"n": n, "first": first, "rate": first / (2 * n) if n else np.nan, "ci_low": low, "ci_high": high,
                 "flips_first": b, "flips_second": c, "p_val": _sign_test(b, c) if n else np.nan}
 
-    return _per_group(table, keys, one, empty)
+    return _per_group(table, keys, one, empty, name="first_slot_preference",
+                      what="instance with a parsed decision in both orders")
 
 
 def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: float = 0.95) -> pd.DataFrame:
@@ -1121,7 +1135,7 @@ def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: floa
     lengths = table[["length_1", "length_2"]]
     if not all(pd.api.types.is_numeric_dtype(t) for t in lengths.dtypes) or (lengths <= 0).any().any():
         raise ValueError("`decisions` columns 'length_1' and 'length_2' must be positive numbers (e.g. word counts).")
-    sm = require("statsmodels.api", extra="stats", purpose="length_bias")
+    sm = require("statsmodels.api", extra="stats", purpose="pairwise.length_bias")
     empty = {"n": 0, "n_clusters": 0, "coef": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_val": np.nan,
              "odds_ratio": np.nan}
 
@@ -1133,6 +1147,8 @@ def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: floa
                              np.log2(parsed["length_1"].to_numpy(float) / parsed["length_2"].to_numpy(float))])
         groups = pd.factorize(parsed[cluster])[0] if cluster is not None else None
         row = {**empty, "n": len(parsed), "n_clusters": int(groups.max()) + 1 if groups is not None and len(groups) else len(parsed)}
+        if parsed.empty:
+            return row  # nothing to fit: _per_group warns
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")  # separation and non-convergence become a NaN row, not a number
@@ -1147,7 +1163,7 @@ def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: floa
         return {**row, "coef": float(fit.params[3]), "ci_low": float(low), "ci_high": float(high),
                 "p_val": float(fit.pvalues[3]), "odds_ratio": float(np.exp(fit.params[3]))}
 
-    out = _per_group(table, keys, one, empty)
+    out = _per_group(table, keys, one, empty, name="length_bias", what="parsed decision")
     out.attrs["cov_type"] = "nonrobust" if cluster is None else f"cluster ({cluster})"
     return out
 
@@ -1172,7 +1188,9 @@ def self_preference(decisions, *, by=None, confidence_level: float = 0.95) -> pd
     DataFrame
         One row per group: the ``by`` columns, ``n, own_rate, gold_rate, difference, ci_low, ci_high,
         p_val`` (``own_rate``: share of decisions for the own output; ``gold_rate``: share where gold
-        favours it; ``p_val``: exact McNemar test on the cases where they differ).
+        favours it; ``p_val``: exact McNemar test on the cases where they differ). Where no decision counts
+        (no case where the judge's own model wrote exactly one output), a NaN row and an
+        :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -1203,4 +1221,5 @@ def self_preference(decisions, *, by=None, confidence_level: float = 0.95) -> pd
         return {"n": n, "own_rate": own.mean(), "gold_rate": gold.mean(), "difference": diff,
                 "ci_low": diff - z * se, "ci_high": diff + z * se, "p_val": _sign_test(b, c)}
 
-    return _per_group(table, keys, one, empty)
+    return _per_group(table, keys, one, empty, name="self_preference", given=len(decisions),
+                      what="decision where the judge's own model wrote exactly one of the two outputs")

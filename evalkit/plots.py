@@ -38,6 +38,16 @@ def _numbers(table: pd.DataFrame, columns, name: str) -> pd.DataFrame:
     return table
 
 
+def _interval_holds(table: pd.DataFrame, column: str, name_column: str) -> None:
+    """ValueError naming the row where ``[ci_low, ci_high]`` does not hold ``column`` (NaN anywhere: not drawn)."""
+    value, low, high = (table[c].to_numpy(float) for c in (column, "ci_low", "ci_high"))
+    outside = (low > value) | (value > high)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"`table` row {i} ({_plain(table[name_column].iloc[i])!r}): its interval [{low[i]:g}, {high[i]:g}] "
+                         f"does not hold its {column} = {value[i]:g}.")
+
+
 def _plain(value) -> str:
     """A label taken from the data, shown as written: ``$`` would otherwise start matplotlib mathtext."""
     return str(value).replace("$", r"\$")
@@ -489,6 +499,8 @@ def ratings(table: pd.DataFrame, *, ax=None, **kwargs):
     """
     table = check_dataframe(table, "table")
     check_columns(table, ["system", "rating", "ci_low", "ci_high"], "table")
+    table = _numbers(table, ["rating", "ci_low", "ci_high"], "table")
+    _interval_holds(table, "rating", "system")
     if ax is None:
         ax = plt.gca()
     order = table.sort_values("rating", ascending=False, kind="stable", na_position="last")
@@ -536,16 +548,22 @@ def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
     """
     table = check_dataframe(table, "table")
     check_columns(table, ["system", "rank_low", "rank_high"], "table")
+    ranks = _numbers(table, ["rank_low", "rank_high"], "table")
+    low, high = ranks["rank_low"].to_numpy(float), ranks["rank_high"].to_numpy(float)
+    bad = ~((low >= 1) & (low == np.round(low)) & (high == np.round(high)) & (low <= high))  # NaN is bad too
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"`table` row {i} ({_plain(table['system'].iloc[i])!r}): ranks {low[i]:g} to {high[i]:g}; a "
+                         "rank-set runs from a whole rank_low >= 1 to a whole rank_high >= rank_low.")
     if ax is None:
         ax = plt.gca()
     y = np.arange(len(table))[::-1]
-    low, high = table["rank_low"].to_numpy(float), table["rank_high"].to_numpy(float)
     kwargs.setdefault("linewidth", 6)
     kwargs.setdefault("color", "C0")
     ax.hlines(y, low, high, **kwargs)
     ax.plot(low, y, "|", color="black")
     ax.plot(high, y, "|", color="black")
-    k = int(np.nanmax(high)) if len(table) else 1
+    k = int(high.max()) if len(table) else 1
     ax.set_xticks(range(1, k + 1))
     ax.set_xlim(0.5, k + 0.5)
     ax.set_yticks(y, [_plain(name) for name in table["system"]])
@@ -586,9 +604,16 @@ def win_rates(matrix: pd.DataFrame, *, ax=None, cmap="RdBu", **kwargs):
     if matrix.shape[0] != matrix.shape[1] or not matrix.index.equals(matrix.columns):
         raise ValueError(f"`matrix` must be square with the same systems as rows and columns (pairwise.win_rates); got "
                          f"{matrix.shape[0]} rows and {matrix.shape[1]} columns.")
+    if matrix.index.has_duplicates:
+        raise ValueError(f"`matrix` has system {_plain(matrix.index[matrix.index.duplicated()][0])!r} twice.")
+    values = _numbers(matrix, list(matrix.columns), "matrix").to_numpy(dtype=float)
+    outside = (values < 0) | (values > 1)  # NaN (never met) is left blank
+    if outside.any():
+        i, j = (int(v[0]) for v in np.nonzero(outside))
+        raise ValueError(f"`matrix` row {_plain(matrix.index[i])!r}, column {_plain(matrix.columns[j])!r}: {values[i, j]:g} is "
+                         "not a share of wins (0 to 1).")
     if ax is None:
         ax = plt.gca()
-    values = matrix.to_numpy(dtype=float)
     image = ax.imshow(values, cmap=cmap, vmin=0.0, vmax=1.0, **kwargs)
     for i, j in zip(*np.nonzero(~np.isnan(values)), strict=True):
         ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize="small",

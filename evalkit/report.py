@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit._optional import require
 from evalkit._version import __version__
 
 __all__ = ["NotebookResult", "find_notebooks", "parse_params", "float_format", "run_notebook", "build_report"]
@@ -125,7 +126,7 @@ def _parameter_names(cell_source: str) -> set[str]:
 
 def _inject(nb, params: dict) -> set[str]:
     """Insert the parameters this notebook declares after its parameters cell; return the names used."""
-    import nbformat
+    nbformat = require("nbformat", extra="report", purpose="evalkit.report")
 
     index = next((i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])), None)
     if index is None or not params:
@@ -161,19 +162,19 @@ _TEMPLATE = """{%- extends 'index.html.j2' -%}
 
 
 def _exporter():
-    import jinja2
-    from nbconvert import HTMLExporter
+    jinja2 = require("jinja2", extra="report", purpose="evalkit.report")
+    nbconvert = require("nbconvert", extra="report", purpose="evalkit.report")
 
-    return HTMLExporter(template_name="lab", extra_loaders=[jinja2.DictLoader({"evalkit.html.j2": _TEMPLATE})],
+    return nbconvert.HTMLExporter(template_name="lab", extra_loaders=[jinja2.DictLoader({"evalkit.html.j2": _TEMPLATE})],
                         template_file="evalkit.html.j2")
 
 
 def _kernel_manager(kernel_name: str, stderr_path: Path):
     """A kernel over IPC sockets where the platform has them (TCP without encryption is what the kernel
     warns about); its own stderr goes to a file, so kernel noise stays out of the progress lines."""
-    from jupyter_client.manager import KernelManager
+    manager = require("jupyter_client.manager", extra="report", purpose="evalkit.report")
 
-    km = KernelManager(kernel_name=kernel_name)
+    km = manager.KernelManager(kernel_name=kernel_name)
     if os.name == "posix":
         km.transport = "ipc"
         km.ip = str(stderr_path.with_suffix(".ipc"))
@@ -197,9 +198,10 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
     >>> "cdn" in result.html.read_text().lower()
     False
     """
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, DeadKernelError
+    nbformat = require("nbformat", extra="report", purpose="evalkit.report")
+    nbclient = require("nbclient", extra="report", purpose="evalkit.report")
+    exceptions = require("nbclient.exceptions", extra="report", purpose="evalkit.report")
+    exporter = _exporter()  # before the notebook runs: a missing nbconvert fails now, not after every cell
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
@@ -210,26 +212,26 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
     error, cell = None, None
     with tempfile.TemporaryDirectory() as scratch:
         log = Path(scratch) / "kernel.log"
-        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
-                                km=_kernel_manager(kernel_name, log), resources={"metadata": {"path": str(path.parent)}})
+        client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
+                                         km=_kernel_manager(kernel_name, log), resources={"metadata": {"path": str(path.parent)}})
         try:
             # Figures go to the page whatever backend the calling environment chose (MPLBACKEND=Agg in a
             # test run or on a server would otherwise draw them nowhere).
             env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
             with log.open("w") as stderr:
                 _execute(client, stderr=stderr, env=env)
-        except CellExecutionError as exc:
+        except exceptions.CellExecutionError as exc:
             failing = next((c for c in nb.cells if c.cell_type == "code"
                             and any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
             cell = failing.get("execution_count") if failing is not None else None  # the page's In [cell]
             error = f"{exc.ename}: {exc.evalue}" if getattr(exc, "ename", None) else str(exc).strip().splitlines()[-1]
-        except DeadKernelError as exc:
+        except exceptions.DeadKernelError as exc:
             tail = log.read_text(errors="replace").strip().splitlines()[-3:]
             error = f"the kernel died ({exc}){': ' + ' | '.join(tail) if tail else ''}"
     seconds = time.perf_counter() - start
     _static_widgets(nb)
     out = Path(out_dir) / f"{path.stem}.html"
-    body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     status = "ok" if error is None else f"FAILED in cell In [{cell}]: {error}"
     body = body.replace("<head>", f'<head>\n<meta name="evalkit-status" content="{html.escape(status)}">', 1)
     out.write_text(body, encoding="utf-8")
@@ -333,7 +335,9 @@ def build_report(notebooks=None, out_dir="report", *, params=None, timeout: int 
     >>> results[0].ok, "42" in results[0].html.read_text()
     (True, True)
     """
-    import nbformat
+    nbformat = require("nbformat", extra="report", purpose="evalkit.report")
+    require("nbclient", extra="report", purpose="evalkit.report")  # what run_notebook needs, checked before any notebook runs
+    require("nbconvert", extra="report", purpose="evalkit.report")
 
     paths = []
     for given in notebooks or []:

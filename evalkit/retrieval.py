@@ -338,9 +338,11 @@ def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents:
     top = ranked[ranked["pos"] <= k]
     positive = rel[rel > 0]
     n_relevant = positive.groupby(level="query_id").size()
+    # the gain 2 ** rel - 1 as expm1(rel ln 2): exact for tiny positive relevance, where 2 ** rel - 1 rounds to 0 (0 / 0)
     ideal = positive.groupby(level="query_id").apply(
-        lambda g: float(np.sum((2 ** np.sort(g.to_numpy())[::-1][:k] - 1) / np.log2(np.arange(2, min(k, len(g)) + 2)))))
-    gains = (2 ** top["rel"] - 1) / np.log2(top["pos"] + 1)
+        lambda g: float(np.sum(np.expm1(np.log(2.0) * np.sort(g.to_numpy())[::-1][:k])
+                               / np.log2(np.arange(2, min(k, len(g)) + 2)))))
+    gains = np.expm1(np.log(2.0) * top["rel"]) / np.log2(top["pos"] + 1)
     keys = ["condition", "query_id"]
     out = pd.DataFrame({
         "hits": (top["rel"] > 0).groupby([top["condition"], top["query_id"]]).sum(),
@@ -571,7 +573,7 @@ def lsa_embeddings(doc_texts, *others, dim: int = 128):
     tokenized = [[w for w in _WORD.findall(str(t).lower()) if w not in _STOP] for t in doc_texts]
     vocab = {w: i for i, w in enumerate(sorted({w for doc in tokenized for w in doc}))}
     if len(vocab) < 2:
-        raise ValueError("the documents have fewer than two distinct words; nothing to embed.")
+        raise ValueError("`doc_texts`: the documents have fewer than two distinct words; nothing to embed.")
 
     def tf(token_lists):
         rows, cols, vals = [], [], []

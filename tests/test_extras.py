@@ -32,7 +32,7 @@ def _name(requirement: str) -> str:
 
 CORE = {_name(r) for r in PYPROJECT["dependencies"]}
 # Imports of an optional module that can only run once the user holds that module's objects: the guard that
-# names the extra comes first (the file must name it), or the value passed in proves the module is there.
+# names the extra comes first (the file must name it), or (None) the value passed in proves the module is there.
 REACHED_ONLY_WITH = {
     ("_dask.py", "dask"): "dask",  # is_dask imports it only when dask.dataframe is already imported
     ("density.py", "dask"): "dask",  # the dask path of fd_star: a dask table was passed in
@@ -40,12 +40,10 @@ REACHED_ONLY_WITH = {
     ("models.py", "httpx"): "openai",  # OpenAIChat's constructor checks for openai (which brings httpx) first
     ("models.py", "openai"): "openai",
     ("batch.py", "openai"): "openai",  # batch jobs take a models.OpenAIChat, checked when it was made
+    ("verdicts.py", "pyarrow"): None,  # reached only with strings pandas holds in pyarrow: pyarrow is there
 }
 # Known places whose ImportError does not name the extra yet: a strict xfail, so that fixing one fails the list.
-UNNAMED = {
-    "report.py": "run_notebook and build_report import nbformat, nbclient and nbconvert without naming the "
-                 "'report' extra (the command line checks first; a direct call does not)",
-}
+UNNAMED: dict[str, str] = {}
 
 
 def _top(module: str) -> str:
@@ -89,9 +87,11 @@ def unnamed_optional_imports(path: Path) -> list[str]:
         for module in modules:
             if not _third_party(module) or id(node) in guarded:
                 continue
-            extra = REACHED_ONLY_WITH.get((path.name, _top(module)))
-            if extra is not None and any(f"evalkit[{extra}]" in p.read_text(encoding="utf-8") for p in PACKAGE.glob("*.py")):
-                continue  # the guard that names the extra exists
+            key = (path.name, _top(module))
+            extra = REACHED_ONLY_WITH.get(key)
+            if key in REACHED_ONLY_WITH and (extra is None or any(f"evalkit[{extra}]" in p.read_text(encoding="utf-8")
+                                                                  for p in PACKAGE.glob("*.py"))):
+                continue  # the guard that names the extra exists, or nothing can reach the import without the module
             found.append(f"{node.lineno}: {module}")
     return found
 
@@ -120,16 +120,53 @@ def test_the_rule_catches_a_bare_import(tmp_path):
     assert unnamed_optional_imports(bad) == ["2: statsmodels.api", "6: ipywidgets"]
 
 
+def _without(modules: list[str], code: str) -> str:
+    """Run ``code`` in a fresh interpreter where ``modules`` cannot be imported; its stdout."""
+    blocked = "".join(f"sys.modules[{name!r}] = None; " for name in modules)
+    done = subprocess.run([sys.executable, "-c", f"import sys; {blocked}\n{code}"], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 def test_length_bias_without_statsmodels_names_the_extra():
-    """Run where statsmodels cannot be imported: the error names the 'stats' extra, not a bare module."""
-    code = ("import sys; sys.modules['statsmodels'] = None; sys.modules['statsmodels.api'] = None\n"
-            "import pandas as pd\nfrom evalkit import agreement\n"
-            "d = pd.DataFrame({'order': ['original', 'swapped'], 'winner': ['1', '2'], 'label': ['1', '1'],"
-            " 'length_1': [10, 20], 'length_2': [20, 10]})\n"
-            "try:\n    agreement.length_bias(d)\nexcept ImportError as exc:\n    print(exc)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
-    assert 'agreement.length_bias needs statsmodels, from the \'stats\' extra: pip install "evalkit[stats]"' in out
+    """Run where statsmodels cannot be imported: the error names the 'stats' extra, not a bare module (the old
+    name in agreement, a deprecated alias, says the same)."""
+    out = _without(["statsmodels", "statsmodels.api"], (
+        "import warnings; warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "import pandas as pd\nfrom evalkit import agreement, pairwise\n"
+        "d = pd.DataFrame({'case_id': [1, 1], 'order': ['original', 'swapped'], 'winner': ['1', '2'], 'label': ['1', '1'],"
+        " 'length_1': [10, 20], 'length_2': [20, 10]})\n"
+        "for f in (pairwise.length_bias, agreement.length_bias):\n"
+        "    try:\n        f(d)\n    except ImportError as exc:\n        print(exc)\n"))
+    assert out.count('pairwise.length_bias needs statsmodels, from the \'stats\' extra: pip install "evalkit[stats]"') == 2
+
+
+def test_an_eval_log_without_zstandard_names_the_extra():
+    out = _without(["zstandard"], (
+        "from evalkit import datasets, logs\n"
+        "try:\n    logs.read_inspect(datasets.demo_path() / 'logs' / 'inspect_v1.eval')\n"
+        "except ImportError as exc:\n    print(exc)\n"))
+    assert 'needs the zstandard package' in out and 'pip install "evalkit[logs]"' in out
+
+
+@pytest.mark.parametrize("module", ["nbformat", "nbclient", "nbconvert"])
+def test_report_without_its_extra_names_it(module, tmp_path):
+    """A direct call of run_notebook or build_report (not through the command line, which checks first)."""
+    pytest.importorskip("nbformat", reason='writes a notebook: needs the \'report\' extra: pip install "evalkit[report]"')
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    nbformat.write(nb, tmp_path / "one.ipynb")
+    out = _without([module], (
+        "from evalkit import report\n"
+        f"for call in (lambda: report.run_notebook({str(tmp_path / 'one.ipynb')!r}, {str(tmp_path)!r}),\n"
+        f"             lambda: report.build_report([{str(tmp_path / 'one.ipynb')!r}], {str(tmp_path / 'out')!r}, "
+        "echo=lambda *a, **k: None)):\n"
+        "    try:\n        call()\n    except ImportError as exc:\n        print(exc)\n"))
+    lines = out.splitlines()
+    assert len(lines) == 2 and all(f"evalkit.report needs {module}, from the 'report' extra: "
+                                   'pip install "evalkit[report]"' == line for line in lines), out
 
 
 # --------------------------------------------------------------------------------- what `report` must bring
