@@ -12,7 +12,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# ../shared/data beside the repository (as CI has it); EVALKIT_SHARED_DATA points elsewhere (e.g. from a worktree).
+SHARED_DATA = Path(os.environ.get("EVALKIT_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 
 @pytest.fixture(autouse=True)

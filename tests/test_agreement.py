@@ -101,7 +101,7 @@ def test_alpha_bootstrap_equals_the_package_on_the_same_resamples(rng, level):
     ratings = annotator_noise_ratings(rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
-        out = agreement.krippendorff_alpha(ratings, level=level, n_resamples=200, rng=7)
+        out = agreement.krippendorff_alpha(ratings, level=level, n_resamples=200, rng=7, ci_method="percentile")
         kept = ratings[ratings.groupby("item_id")["rating"].transform("size") >= 2]
     # The documented resampling: items numbered by first appearance, resample r = the items at
     # rng.integers(0, n_items, n_items, dtype=int32); here each resample goes to the package.
@@ -110,8 +110,9 @@ def test_alpha_bootstrap_equals_the_package_on_the_same_resamples(rng, level):
     idx = np.random.default_rng(7).integers(0, n, (200, n), dtype=np.int32)
     with np.errstate(invalid="ignore", divide="ignore"):
         dist = [krippendorff.alpha(reliability_data=coders[:, i], level_of_measurement=level) for i in idx]
-    assert list(out.columns) == ["alpha", "ci_low", "ci_high", "n_items", "n_annotators", "level"]
+    assert list(out.columns) == ["alpha", "ci_low", "ci_high", "ci_method", "n_items", "n_annotators", "level"]
     row = out.iloc[0]
+    assert row["ci_method"] == "percentile bootstrap over items"
     assert [row["ci_low"], row["ci_high"]] == pytest.approx(np.percentile(dist, [2.5, 97.5]), abs=1e-9)
     assert row["ci_low"] < row["alpha"] < row["ci_high"] and row["alpha"] > 0.2
 
@@ -121,10 +122,67 @@ def test_alpha_sparse_path_equals_dense_path(rng, level, monkeypatch):
     ratings = annotator_noise_ratings(rng, n_items=60)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
-        dense = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1)
+        dense = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1, ci_method="percentile")
         monkeypatch.setattr(agreement, "_DENSE_CELLS", 0)  # the path for many distinct values
-        sparse_path = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1)
+        sparse_path = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1, ci_method="percentile")
+        # the default (studentized) interval needs dense per-item rows; the sparse path falls back, saying so
+        fallback = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1)
     pd.testing.assert_frame_equal(dense, sparse_path, rtol=1e-12)
+    expected = "percentile bootstrap over items" if level == "ordinal" else "studentized bootstrap over items (jackknife standard errors)"
+    assert fallback["ci_method"].iloc[0] == expected
+
+
+def _studentized_by_loop(coders: np.ndarray, level: str, idx: np.ndarray, confidence_level: float = 0.95):
+    """The bootstrap-t interval by brute force: the krippendorff package on every resample and every leave-one-out."""
+    krippendorff = pytest.importorskip("krippendorff", reason="reference values need the 'test' extra")
+
+    def alpha(columns):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return krippendorff.alpha(reliability_data=coders[:, columns], level_of_measurement=level)
+
+    def jackknife_se(columns):
+        m = len(columns)
+        values = np.array([alpha(np.delete(columns, i)) for i in range(m)])
+        return np.sqrt((m - 1) / m * ((values - values.mean()) ** 2).sum())
+
+    everything = np.arange(coders.shape[1])
+    theta, se = alpha(everything), jackknife_se(everything)
+    t = np.array([(alpha(i) - theta) / jackknife_se(i) for i in idx])
+    tail = (1 - confidence_level) / 2
+    q_low, q_high = np.quantile(t, [tail, 1 - tail])
+    return theta - q_high * se, theta - q_low * se
+
+
+@pytest.mark.parametrize("level", agreement.LEVELS)
+def test_alpha_studentized_interval_equals_a_brute_force_loop(rng, level):
+    ratings = annotator_noise_ratings(rng, n_items=14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)
+        out = agreement.krippendorff_alpha(ratings, level=level, n_resamples=60, rng=3).iloc[0]
+        kept = ratings[ratings.groupby("item_id")["rating"].transform("size") >= 2]
+    coders = kept.pivot(index="annotator", columns="item_id", values="rating")[pd.unique(kept["item_id"])].to_numpy()
+    n = coders.shape[1]
+    idx = np.random.default_rng(3).integers(0, n, (60, n), dtype=np.int32)
+    low, high = _studentized_by_loop(coders, level, idx)
+    assert (out["ci_low"], out["ci_high"]) == (pytest.approx(low, abs=1e-10), pytest.approx(high, abs=1e-10))
+    assert out["ci_method"] == "studentized bootstrap over items (jackknife standard errors)"
+
+
+def test_alpha_bca_interval_is_scipy_bootstrap_of_the_package(rng):
+    krippendorff = pytest.importorskip("krippendorff", reason="reference values need the 'test' extra")
+    ratings = annotator_noise_ratings(rng, n_items=25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)
+        out = agreement.krippendorff_alpha(ratings, level="interval", n_resamples=300, rng=5, ci_method="BCa").iloc[0]
+        kept = ratings[ratings.groupby("item_id")["rating"].transform("size") >= 2]
+    coders = kept.pivot(index="annotator", columns="item_id", values="rating")[pd.unique(kept["item_id"])].to_numpy()
+    n = coders.shape[1]
+    ref = stats.bootstrap((np.arange(n),), lambda i: krippendorff.alpha(reliability_data=coders[:, i],
+                          level_of_measurement="interval"), vectorized=False, n_resamples=300, method="BCa",
+                          rng=np.random.default_rng(5), batch=max(1, 2_000_000 // n))
+    assert out["ci_low"] == pytest.approx(ref.confidence_interval.low, abs=1e-10)
+    assert out["ci_high"] == pytest.approx(ref.confidence_interval.high, abs=1e-10)
+    assert out["ci_method"] == "BCa bootstrap over items"
 
 
 def test_alpha_does_not_mutate_and_ignores_row_order(rng):
@@ -216,7 +274,7 @@ def test_fleiss_kappa_matches_statsmodels(rng):
         rows += [(i, f"r{r}", truth[i] if rng.random() < 0.6 else int(rng.integers(0, 4))) for r in raters]
     ratings = pd.DataFrame(rows, columns=["item_id", "annotator", "rating"])
     counts = pd.crosstab(ratings["item_id"], ratings["rating"]).to_numpy()
-    out = agreement.fleiss_kappa(ratings, n_resamples=300, rng=4)
+    out = agreement.fleiss_kappa(ratings, n_resamples=300, rng=4, ci_method="percentile")
     assert out["kappa"].iloc[0] == pytest.approx(inter_rater.fleiss_kappa(counts, method="fleiss"), abs=1e-12)
     # The interval: statsmodels' kappa on the same resamples of items (the documented draws).
     idx = np.random.default_rng(4).integers(0, 80, (300, 80), dtype=np.int32)
@@ -225,6 +283,31 @@ def test_fleiss_kappa_matches_statsmodels(rng):
     uneven = ratings.drop(index=0)
     with pytest.raises(ValueError, match="same number of ratings.*between 4 and 5"):
         agreement.fleiss_kappa(uneven)
+
+
+def test_fleiss_kappa_studentized_interval_equals_a_brute_force_loop(rng):
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater", reason="reference values need the 'test' extra")
+    truth = rng.integers(0, 3, 18)
+    ratings = pd.DataFrame([(i, f"r{j}", truth[i] if rng.random() < 0.6 else int(rng.integers(0, 3)))
+                            for i in range(18) for j in range(3)], columns=["item_id", "annotator", "rating"])
+    out = agreement.fleiss_kappa(ratings, n_resamples=80, rng=9).iloc[0]
+    counts = pd.crosstab(ratings["item_id"], ratings["rating"]).to_numpy()
+
+    def kappa(rows):
+        return inter_rater.fleiss_kappa(counts[rows], method="fleiss")
+
+    def jackknife_se(rows):
+        values = np.array([kappa(np.delete(rows, i)) for i in range(len(rows))])
+        return np.sqrt((len(rows) - 1) / len(rows) * ((values - values.mean()) ** 2).sum())
+
+    everything = np.arange(18)
+    theta, se = kappa(everything), jackknife_se(everything)
+    idx = np.random.default_rng(9).integers(0, 18, (80, 18), dtype=np.int32)
+    t = np.array([(kappa(i) - theta) / jackknife_se(i) for i in idx])
+    q_low, q_high = np.quantile(t, [0.025, 0.975])
+    assert out["ci_low"] == pytest.approx(theta - q_high * se, abs=1e-10)
+    assert out["ci_high"] == pytest.approx(theta - q_low * se, abs=1e-10)
+    assert out["ci_method"] == "studentized bootstrap over items (jackknife standard errors)"
 
 
 def test_fleiss_kappa_null_standard_error_matches_simulation():

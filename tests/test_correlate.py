@@ -151,15 +151,44 @@ def test_williams_reference_values():
 
 
 def test_compare_metrics_williams_uses_the_three_correlations(rated):
+    """Pearson: Williams' t and Zou's interval as published; Spearman: the Bonett-Wright Fisher-z variance."""
     scores, human, _ = rated
-    res = correlate.compare_metrics(scores[0.1], scores[0.9], human)
-    r12 = stats.spearmanr(scores[0.1], human).statistic
-    r13 = stats.spearmanr(scores[0.9], human).statistic
-    r23 = stats.spearmanr(scores[0.1], scores[0.9]).statistic
-    t, p = correlate._williams(r12, r13, r23, 80)
-    row = res.iloc[0]
-    assert row["statistic"] == pytest.approx(t) and row["p_val"] == pytest.approx(p)
-    assert row["ci_low"] < row["delta"] < row["ci_high"]
+    for method, func in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr)):
+        res = correlate.compare_metrics(scores[0.1], scores[0.9], human, method=method)
+        r12 = func(scores[0.1], human).statistic
+        r13 = func(scores[0.9], human).statistic
+        r23 = func(scores[0.1], scores[0.9]).statistic
+        t, _ = correlate._williams(r12, r13, r23, 80)
+        factor = 1.0 if method == "pearson" else 1 + ((r12 + r13) / 2) ** 2 / 2
+        row = res.iloc[0]
+        assert row["statistic"] == pytest.approx(t / np.sqrt(factor), rel=1e-12)
+        assert row["p_val"] == pytest.approx(2 * stats.t.sf(abs(t) / np.sqrt(factor), 77), rel=1e-12)
+        # Zou's interval, by hand from one Fisher-z interval per correlation
+        halves = [1.959963984540054 * np.sqrt((1.0 if method == "pearson" else 1 + r**2 / 2) / 77) for r in (r12, r13)]
+        l1, u1 = np.tanh(np.arctanh(r12) - halves[0]), np.tanh(np.arctanh(r12) + halves[0])
+        l2, u2 = np.tanh(np.arctanh(r13) - halves[1]), np.tanh(np.arctanh(r13) + halves[1])
+        c = ((r23 - r12 * r13 / 2) * (1 - r12**2 - r13**2 - r23**2) + r23**3) / ((1 - r12**2) * (1 - r13**2))
+        low = r12 - r13 - np.sqrt((r12 - l1) ** 2 + (u2 - r13) ** 2 - 2 * c * (r12 - l1) * (u2 - r13))
+        high = r12 - r13 + np.sqrt((u1 - r12) ** 2 + (r13 - l2) ** 2 - 2 * c * (u1 - r12) * (r13 - l2))
+        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
+        assert row["ci_low"] < row["delta"] < row["ci_high"] and row["ci_method"].startswith("Williams t")
+
+
+def test_compare_metrics_against_several_columns_adjusts_the_family(rated):
+    from statsmodels.stats.multitest import multipletests
+
+    scores, human, _ = rated
+    others = scores[[0.1, 0.5]].assign(noise=scores[0.5] + np.random.default_rng(3).normal(0, 2, 80))
+    res = correlate.compare_metrics(scores[0.9], others, human, adjust="holm")
+    assert res["b"].tolist() == [0.1, 0.5, "noise"] and (res["a"] == 0.9).all() and (res["adjust"] == "holm").all()
+    for name, row in zip(others.columns, res.itertuples(), strict=True):
+        one = correlate.compare_metrics(scores[0.9], others[name], human).iloc[0]
+        assert row.p_val == one["p_val"] and row.ci_low == one["ci_low"]
+    np.testing.assert_allclose(res["p_adjusted"], multipletests(res["p_val"], method="holm")[1], rtol=0, atol=1e-15)
+    plain = correlate.compare_metrics(scores[0.9], others, human)
+    assert (plain["adjust"] == "none").all() and plain["p_adjusted"].equals(plain["p_val"])
+    with pytest.raises(ValueError, match="`adjust` must be one of"):
+        correlate.compare_metrics(scores[0.9], others, human, adjust="sidak")
 
 
 def test_compare_metrics_bootstrap(rated):
