@@ -33,6 +33,7 @@ from scipy import sparse, stats
 
 from evalkit import calibrate as _calibrate
 from evalkit import correlate as _correlate
+from evalkit._stats import ADJUSTMENTS, adjust_p_values
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -250,44 +251,50 @@ def _bootstrap_items(statistic, n: int, n_resamples: int, confidence_level: floa
     """Percentile interval of ``statistic(weights)`` over resamples of n items (see :func:`_resample_weights`)."""
     dist = np.concatenate([statistic(w) for w in _resample_weights(n, n_resamples, rng)])
     tail = 100 * (1 - confidence_level) / 2
-    low, high = np.percentile(dist, [tail, 100 - tail])
-    return float(low), float(high)
+    low, high = np.percentile(dist, [tail, 100 - tail], axis=0)
+    return (float(low), float(high)) if dist.ndim == 1 else (low, high)
 
 
-def _studentized_items(of_sums, per_item: np.ndarray, n_resamples: int, confidence_level: float, rng) -> tuple[float, float]:
+def _studentized_items(of_sums, per_item: np.ndarray, n_resamples: int, confidence_level: float, rng):
     """Studentized (bootstrap-t) interval over items, each standard error by the jackknife over items.
 
-    The statistic is a function of sums over items: ``of_sums(S)`` for a stack ``S`` (..., m) of
-    ``weights @ per_item``. For the data and for every resample (drawn as in :func:`_resample_weights`) the
-    jackknife leaves out one draw at a time, which only subtracts that item's row from the sums, so the
-    n leave-one-out values of a resample cost one vectorized call. The interval is
-    ``(theta - q_hi * se, theta - q_lo * se)`` with ``q`` the quantiles of ``(theta* - theta) / se*``
-    (Efron & Tibshirani 1993, ch. 12). Written out here because scipy.stats.bootstrap has no studentized
-    method.
+    The statistic is a function of sums over items: ``of_sums(S)`` for a stack ``S`` (rows, m) of
+    ``weights @ per_item``, giving (rows,) or (rows, q) for q statistics at once. For the data and for
+    every resample (drawn as in :func:`_resample_weights`) the jackknife leaves out one draw at a time,
+    which only subtracts that item's row from the sums, so the n leave-one-out values of a resample cost
+    one vectorized call. The interval is ``(theta - q_hi * se, theta - q_lo * se)`` with ``q`` the
+    quantiles of ``(theta* - theta) / se*`` (Efron & Tibshirani 1993, ch. 12). Written out here because
+    scipy.stats.bootstrap has no studentized method. Returns ``(low, high)``, floats or (q,) arrays; NaN
+    where some resample's statistic is undefined.
     """
     n, m = per_item.shape
     total = per_item.sum(axis=0)
-    theta = float(of_sums(total[None, :])[0])
-    loo = of_sums(total[None, :] - per_item)
-    se = float(np.sqrt((n - 1) / n * ((loo - loo.mean()) ** 2).sum()))
+    theta = np.asarray(of_sums(total[None, :]), dtype=float)[0]
+    loo = np.asarray(of_sums(total[None, :] - per_item), dtype=float)  # (n,) or (n, q)
+    se = np.sqrt((n - 1) / n * ((loo - loo.mean(axis=0)) ** 2).sum(axis=0))
     ts = []
+    q = 1 if theta.ndim == 0 else theta.shape[0]
     for weights in _resample_weights(n, n_resamples, rng):
-        for w in np.array_split(weights, max(1, len(weights) * n * m // 4_000_000)):
+        for w in np.array_split(weights, max(1, len(weights) * n * m * q // 4_000_000)):
             sums = w @ per_item
-            star = of_sums(sums)
+            star = np.asarray(of_sums(sums), dtype=float).reshape(len(w), -1)
             with np.errstate(invalid="ignore", divide="ignore"):
-                left = of_sums((sums[:, None, :] - per_item[None, :, :]).reshape(-1, m)).reshape(len(w), n)
-                left = np.where(w > 0, left, 0.0)
-                mean = (w * left).sum(axis=1) / n
-                se_star = np.sqrt((n - 1) / n * (w * (left - mean[:, None]) ** 2).sum(axis=1))
-                t = np.where(star == theta, 0.0, (star - theta) / se_star)
+                left = np.asarray(of_sums((sums[:, None, :] - per_item[None, :, :]).reshape(-1, m)), dtype=float)
+                left = np.where((w > 0)[:, :, None], left.reshape(len(w), n, -1), 0.0)
+                mean = (w[:, :, None] * left).sum(axis=1) / n
+                se_star = np.sqrt((n - 1) / n * (w[:, :, None] * (left - mean[:, None, :]) ** 2).sum(axis=1))
+                centred = star - np.atleast_1d(theta)
+                t = np.where(centred == 0, 0.0, centred / se_star)
             ts.append(np.where(np.isnan(star), np.nan, t))
     t = np.concatenate(ts)
-    if np.isnan(t).any():
-        return np.nan, np.nan
     tail = (1 - confidence_level) / 2
-    q_low, q_high = np.quantile(t, [tail, 1 - tail])
-    return float(theta - q_high * se), float(theta - q_low * se)
+    q_low, q_high = np.quantile(t, [tail, 1 - tail], axis=0)
+    undefined = np.isnan(t).any(axis=0)
+    low = np.where(undefined, np.nan, np.atleast_1d(theta) - q_high * np.atleast_1d(se))
+    high = np.where(undefined, np.nan, np.atleast_1d(theta) - q_low * np.atleast_1d(se))
+    if theta.ndim == 0:
+        return float(low[0]), float(high[0])
+    return low, high
 
 
 def _bca_items(of_sums, per_item: np.ndarray, n_resamples: int, confidence_level: float, rng) -> tuple[float, float]:
@@ -299,13 +306,15 @@ def _bca_items(of_sums, per_item: np.ndarray, n_resamples: int, confidence_level
         flat = idx.reshape(-1, idx.shape[-1])
         rows = flat + n * np.arange(len(flat))[:, None]
         weights = np.bincount(rows.ravel(), minlength=len(flat) * n).reshape(len(flat), n).astype(float)
-        return of_sums(weights @ per_item).reshape(idx.shape[:-1])
+        values = np.asarray(of_sums(weights @ per_item))
+        return values.reshape(idx.shape[:-1]) if values.ndim == 1 else values.T.reshape(-1, *idx.shape[:-1])
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         res = stats.bootstrap((np.arange(n),), statistic, vectorized=True, n_resamples=n_resamples, method="BCa",
                               confidence_level=confidence_level, rng=rng, batch=max(1, 2_000_000 // n))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+    low, high = res.confidence_interval
+    return (float(low), float(high)) if np.ndim(low) == 0 else (np.asarray(low), np.asarray(high))
 
 
 CI_METHODS = {"studentized": "studentized bootstrap over items (jackknife standard errors)",
@@ -453,7 +462,34 @@ def _complete_matrix(table: pd.DataFrame, name: str) -> pd.DataFrame:
     return wide
 
 
-def icc(ratings, *, confidence_level: float = 0.95) -> pd.DataFrame:
+ICC_FORMS = ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")
+
+
+def _icc_of_sums(k: int):
+    """The six ICCs as a function of sums over items of (1, the item's k ratings, their squares' sum, their sum squared)."""
+
+    def of_sums(sums: np.ndarray) -> np.ndarray:
+        n, cols, squares, rows2 = sums[:, 0], sums[:, 1:k + 1], sums[:, k + 1], sums[:, k + 2]
+        correction = cols.sum(axis=1) ** 2 / (n * k)
+        ss_total, ss_rows = squares - correction, rows2 / k - correction
+        ss_cols = (cols**2).sum(axis=1) / n - correction
+        with np.errstate(invalid="ignore", divide="ignore"):
+            msb, msw = ss_rows / (n - 1), (ss_total - ss_rows) / (n * (k - 1))
+            msj, mse = ss_cols / (k - 1), (ss_total - ss_rows - ss_cols) / ((n - 1) * (k - 1))
+            return np.column_stack([
+                (msb - msw) / (msb + (k - 1) * msw),
+                (msb - mse) / (msb + (k - 1) * mse + k * (msj - mse) / n),
+                (msb - mse) / (msb + (k - 1) * mse),
+                (msb - msw) / msb,
+                (msb - mse) / (msb + (msj - mse) / n),
+                (msb - mse) / msb,
+            ])
+
+    return of_sums
+
+
+def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "F", n_resamples: int = 1000,
+        rng=None) -> pd.DataFrame:
     """The six intraclass correlations of Shrout & Fleiss (1979) with their F-based intervals.
 
     Parameters
@@ -462,13 +498,24 @@ def icc(ratings, *, confidence_level: float = 0.95) -> pd.DataFrame:
         Long table ``item_id, annotator, rating`` with numeric ratings. Items not rated by every
         annotator are left out with an :class:`~evalkit.EvalkitWarning`.
     confidence_level : float, default 0.95
+    ci_method : {"F", "studentized", "percentile", "BCa"}, default "F"
+        ``"F"``: Shrout & Fleiss's intervals from the F distribution, exact when ratings are normal (item
+        and rater effects and errors). ``"studentized"``, ``"percentile"``, ``"BCa"``: bootstrap over
+        items (as in :func:`krippendorff_alpha`), with the annotators held fixed. On coarse ratings
+        piled at the top of a scale the F intervals cover less than claimed at few items (0.87 for USR's
+        1-3 ratings at 20 items), and the studentized bootstrap is the one to use (the coverage harness,
+        ``python benchmarks/bench_coverage.py --function agreement.icc``).
+    n_resamples : int, default 1000
+        For the bootstrap intervals.
+    rng : None, int or numpy.random.Generator
 
     Returns
     -------
     DataFrame
         Indexed by ``ICC1, ICC2, ICC3, ICC1k, ICC2k, ICC3k`` (one-way random, two-way random absolute
         agreement, two-way mixed consistency; single rater and mean of k raters), columns
-        ``icc, ci_low, ci_high, F, df1, df2, p_val, n_items, n_annotators``.
+        ``icc, ci_low, ci_high, ci_method, F, df1, df2, p_val, n_items, n_annotators``. ``p_val`` is the
+        F test of no item effect (ICC = 0).
 
     Examples
     --------
@@ -480,6 +527,9 @@ def icc(ratings, *, confidence_level: float = 0.95) -> pd.DataFrame:
     [0.17, 0.29, 0.71, 0.44, 0.62, 0.91]
     """
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_option(ci_method, ("F", *CI_METHODS), "ci_method")
+    n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
+    rng = check_rng(rng)
     table = _ratings(ratings)
     _numeric(table["rating"], "for ICC")
     x = _complete_matrix(table, "ratings").to_numpy(dtype=float)
@@ -517,6 +567,11 @@ def icc(ratings, *, confidence_level: float = 0.95) -> pd.DataFrame:
         "ICC3k": ((msb - mse) / msb, 1 - 1 / f3l, 1 - 1 / f3u, f3, n - 1, df_e),
     }
     out = pd.DataFrame.from_dict(rows, orient="index", columns=["icc", "ci_low", "ci_high", "F", "df1", "df2"])
+    out.insert(3, "ci_method", "F distribution (Shrout & Fleiss 1979)")
+    if ci_method != "F":
+        per_item = np.column_stack([np.ones(n), x, (x**2).sum(axis=1), x.sum(axis=1) ** 2])
+        low, high = _item_interval(ci_method, _icc_of_sums(k), per_item, n_resamples, confidence_level, rng)
+        out["ci_low"], out["ci_high"], out["ci_method"] = low, high, CI_METHODS[ci_method]
     out["p_val"] = stats.f.sf(out["F"], out["df1"], out["df2"])
     out["n_items"], out["n_annotators"] = n, k
     return out.astype({"df1": np.int64, "df2": np.int64})
@@ -700,7 +755,8 @@ CEILING_COLUMNS = ["kind", "name", "target", *_correlate.COLUMNS]
 
 
 def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "dataset", by=None,
-                  n_resamples: int = 1000, confidence_level: float = 0.95, rng=None) -> pd.DataFrame:
+                  n_resamples: int = 1000, confidence_level: float = 0.95, adjust: str | None = None,
+                  rng=None) -> pd.DataFrame:
     """Each score's correlation with the human consensus, beside each annotator's with the other annotators.
 
     An annotator's leave-one-out correlation (their ratings against the mean of the other annotators'
@@ -720,6 +776,9 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
         Group labels indexed by item id (e.g. the dialogue or source document); required at summary level.
     n_resamples, confidence_level, rng
         For the bootstrap intervals, as in :func:`evalkit.correlate.correlate`.
+    adjust : {None, "holm", "bonferroni", "bh", "by"}
+        Adjust the p-values of all the rows (annotators and scores: one family) for multiplicity; None:
+        ``p_adjusted`` repeats ``p_val``.
 
     Returns
     -------
@@ -727,8 +786,8 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
         One row per annotator (``kind="annotator"``, ``target="others' mean"``, on the items they rated
         that someone else rated too), then one per score column (``kind="score"``, ``target="all
         annotators' mean"``, on the items both scored and rated), with columns ``kind, name, target`` and those of
-        :func:`evalkit.correlate.correlate` (``n, r, ci_low, ci_high, p_val, method, level, n_groups,
-        n_skipped``). The consensus a score is compared with averages every annotator, so it is a little
+        :func:`evalkit.correlate.correlate` (``n, r, ci_low, ci_high, ci_method, p_val, p_adjusted, adjust,
+        method, level, n_groups, n_skipped``). The consensus a score is compared with averages every annotator, so it is a little
         less noisy than an annotator's target: the comparison does not favour the annotators.
 
     Examples
@@ -750,6 +809,7 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
     True
     """
     check_option(level, ("dataset", "summary"), "level")
+    check_option(adjust, (None, *ADJUSTMENTS), "adjust")
     rng = check_rng(rng)
     table = _ratings(ratings)
     _numeric(table["rating"], "for correlations")
@@ -778,6 +838,8 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
         rows.append(run(frame, wide.mean(axis=1)).assign(kind="score", target="all annotators' mean")
                     .rename_axis("name").reset_index())
     out = pd.concat([r.reset_index(drop=True) for r in rows], ignore_index=True)
+    if adjust is not None:
+        out["p_adjusted"], out["adjust"] = adjust_p_values(out["p_val"].to_numpy(dtype=float), adjust), adjust
     return out[CEILING_COLUMNS]
 
 
@@ -807,7 +869,8 @@ class AltTestResult:
         The cost-benefit margin and the false discovery rate used.
     annotators : DataFrame
         One row per annotator: ``annotator, n_items, advantage_probability, human_advantage, p_val,
-        p_adjusted, judge_wins`` (annotators with too few items have NaN and are not counted).
+        p_adjusted, adjust, judge_wins`` (``p_adjusted``: Benjamini-Yekutieli over the tested annotators, named
+        in ``adjust``; annotators with too few items have NaN and are not counted).
     """
 
     winning_rate: float
@@ -913,7 +976,8 @@ def alternative_annotator_test(judge, ratings, *, scoring: str = "accuracy", eps
         raise ValueError(f"no annotator has min_items={min_items} items scored by the judge and another annotator.")
     out["p_adjusted"] = np.nan
     # Benjamini-Yekutieli adjusted p-values: rejecting where they are <= fdr_level is the step-up procedure.
-    out.loc[tested, "p_adjusted"] = stats.false_discovery_control(out.loc[tested, "p_val"].to_numpy(), method="by")
+    out.loc[tested, "p_adjusted"] = adjust_p_values(out.loc[tested, "p_val"].to_numpy(), "by")
+    out["adjust"] = "by"
     out["judge_wins"] = (out["p_adjusted"] <= fdr_level).to_numpy()
     winning_rate = float(out.loc[tested, "judge_wins"].mean())
     return AltTestResult(winning_rate=winning_rate, advantage_probability=float(out.loc[tested, "advantage_probability"].mean()),

@@ -38,7 +38,8 @@ __all__ = [
 
 METHODS = ("spearman", "kendall", "pearson")
 LEVELS = ("dataset", "summary", "system")
-COLUMNS = ["n", "r", "ci_low", "ci_high", "p_val", "method", "level", "n_groups", "n_skipped"]
+COLUMNS = ["n", "r", "ci_low", "ci_high", "ci_method", "p_val", "p_adjusted", "adjust", "method", "level", "n_groups",
+           "n_skipped"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -169,17 +170,43 @@ def _warn_undefined(reasons: dict, stacklevel: int = 4) -> None:
 
 
 def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, ci_method, rng, k: int):
-    """CI of a vector-valued statistic of resampled indices 0..n-1 (k outputs); NaN when impossible."""
+    """CI of a vector-valued statistic of resampled indices 0..n-1 (k outputs); NaN when impossible.
+
+    Resamples where the statistic is undefined (a resample whose ratings or scores are all equal: likely
+    with ratings piled at the top of a scale) are left out of a percentile or basic interval; the third
+    value returned, ``(result, undefined)``, counts them per output. BCa needs every resample, so its
+    interval is NaN then.
+    """
     if n_resamples == 0 or n < 3:
         return np.full(k, np.nan), np.full(k, np.nan), None
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # degenerate resamples give NaN, reported as NaN CI
+        warnings.simplefilter("ignore", RuntimeWarning)  # degenerate resamples give NaN, handled below
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         res = stats.bootstrap(
             (np.arange(n),), lambda idx, axis=-1: stat(np.asarray(idx, dtype=np.intp)), vectorized=True,
             n_resamples=n_resamples, confidence_level=confidence_level, method=ci_method, rng=rng,
             batch=max(1, 2_000_000 // max(1, n * k)),
         )
-    return np.atleast_1d(res.confidence_interval.low), np.atleast_1d(res.confidence_interval.high), res
+    low, high = np.atleast_1d(res.confidence_interval.low).copy(), np.atleast_1d(res.confidence_interval.high).copy()
+    dist = np.atleast_2d(res.bootstrap_distribution)
+    undefined = np.isnan(dist).sum(axis=-1)
+    if ci_method != "BCa":
+        tail = (1 - confidence_level) / 2
+        for j in np.flatnonzero((undefined > 0) & (undefined < dist.shape[-1])):
+            q = stats.quantile(dist[j], [tail, 1 - tail], nan_policy="omit")
+            if ci_method == "basic":
+                theta = float(stat(np.arange(n)[None, :]).reshape(k, -1)[j, 0])
+                q = 2 * theta - q[::-1]
+            low[j], high[j] = q
+    return low, high, (res, undefined)
+
+
+def _warn_undefined_resamples(columns, undefined, n_resamples: int, stacklevel: int = 5) -> None:
+    if undefined is not None and undefined.any():
+        listed = "; ".join(f"{col!r}: {int(u)} of {n_resamples}" for col, u in zip(columns, undefined, strict=True) if u)
+        warnings.warn(f"some bootstrap resamples have constant scores or ratings, so their correlation is undefined; "
+                      f"they were left out of the interval ({listed}). Many such resamples mean too few items that vary.",
+                      EvalkitWarning, stacklevel=stacklevel)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -286,6 +313,7 @@ def correlate(
     n_resamples: int = 1000,
     ci_method: str = "percentile",
     nan_policy: str = "omit",
+    adjust: str | None = None,
     rng=None,
 ) -> pd.DataFrame:
     """Correlate each score column with human ratings.
@@ -313,13 +341,17 @@ def correlate(
         Passed to :func:`scipy.stats.bootstrap` as ``method``.
     nan_policy : {"omit", "raise", "propagate"}, default "omit"
         ``"omit"`` drops the items where a column or the human rating is NaN, per column.
+    adjust : {None, "holm", "bonferroni", "bh", "by"}
+        Adjust the p-values of the score columns (one family of tests, e.g. every temperature of a sweep)
+        for multiplicity; None: ``p_adjusted`` repeats ``p_val``.
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     DataFrame
-        One row per score column with columns ``n, r, ci_low, ci_high, p_val, method, level, n_groups,
-        n_skipped`` (``n`` counts items; ``n_groups`` the groups used, missing at dataset level).
+        One row per score column with columns ``n, r, ci_low, ci_high, ci_method, p_val, p_adjusted, adjust,
+        method, level, n_groups, n_skipped`` (``n`` counts items; ``n_groups`` the groups used, missing at
+        dataset level; ``ci_method`` names how the interval was made; ``adjust`` the multiplicity adjustment).
 
     Warns
     -----
@@ -349,7 +381,7 @@ def correlate(
     >>> scores = tcva.sweep(verdicts, [0.3, 0.5, 0.9], items=items)
     >>> table = correlate.correlate(scores, items["human"], rng=0)
     >>> list(table.columns)
-    ['n', 'r', 'ci_low', 'ci_high', 'p_val', 'method', 'level', 'n_groups', 'n_skipped']
+    ['n', 'r', 'ci_low', 'ci_high', 'ci_method', 'p_val', 'p_adjusted', 'adjust', 'method', 'level', 'n_groups', 'n_skipped']
     >>> bool((table["ci_low"] < table["r"]).all() and (table["r"] < table["ci_high"]).all())
     True
     """
@@ -358,6 +390,7 @@ def correlate(
     check_option(nan_policy, ("omit", "raise", "propagate"), "nan_policy")
     check_option(ci_method, ("percentile", "basic", "BCa"), "ci_method")
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_option(adjust, (None, *ADJUSTMENTS), "adjust")
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
     rng = check_rng(rng)
     if level != "dataset" and by is None:
@@ -366,16 +399,19 @@ def correlate(
     if level == "system":
         frame = frame.groupby(groups.to_numpy(), sort=False).mean()
         human = human.groupby(groups.to_numpy(), sort=False).mean()
-        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng, unit="systems")
         out["level"] = "system"
         out["n_groups"] = out["n"].astype("Int64")
-        return out
-    if level == "summary":
-        return _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
-    return _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+    elif level == "summary":
+        out = _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+    else:
+        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+    if adjust is not None:
+        out["p_adjusted"], out["adjust"] = adjust_p_values(out["p_val"].to_numpy(dtype=float), adjust), adjust
+    return out
 
 
-def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_skipped=None) -> pd.DataFrame:
+def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_skipped=None, *, ci_method="none") -> pd.DataFrame:
     k = len(frame.columns)
     out = pd.DataFrame(
         {
@@ -383,7 +419,10 @@ def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_ski
             "r": r,
             "ci_low": low,
             "ci_high": high,
+            "ci_method": ci_method,
             "p_val": p,
+            "p_adjusted": p,
+            "adjust": "none",
             "method": method,
             "level": level,
             "n_groups": pd.array([pd.NA] * k if n_groups is None else n_groups, dtype="Int64"),
@@ -394,7 +433,7 @@ def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_ski
     return out[COLUMNS]
 
 
-def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng):
+def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng, unit="items"):
     values = frame.to_numpy(dtype=float)
     h = human.to_numpy(dtype=float)
     valid = _valid_mask(frame, human, nan_policy)
@@ -413,13 +452,30 @@ def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resampl
     _warn_undefined(undefined, stacklevel=5)
     # Bootstrap columns that share a validity mask together (usually all of them).
     masks, which = np.unique(valid.T, axis=0, return_inverse=True)
+    left_out = np.zeros(k, dtype=np.int64)
     for m, mask in enumerate(masks):
         cols = np.flatnonzero(which.ravel() == m)
         stat = _resampled_corr(values[mask][:, cols].T, h[mask], method)  # columns (cols, n_valid), human (n_valid,)
-        lo, hi, _ = _bootstrap_ci(stat, int(mask.sum()), n_resamples=n_resamples,
-                                  confidence_level=confidence_level, ci_method=ci_method, rng=rng, k=len(cols))
+        lo, hi, info = _bootstrap_ci(stat, int(mask.sum()), n_resamples=n_resamples,
+                                     confidence_level=confidence_level, ci_method=ci_method, rng=rng, k=len(cols))
         low[cols], high[cols] = lo, hi
-    return _result_frame(frame, n, r, low, high, p, method, "dataset")
+        if info is not None:
+            left_out[cols] = info[1]
+    return _result_frame(frame, n, r, low, high, p, method, "dataset",
+                         ci_method=_ci_names(frame.columns, ci_method, n_resamples, left_out, r, unit))
+
+
+def _ci_names(columns, ci_method: str, n_resamples: int, left_out: np.ndarray, r: np.ndarray, unit: str) -> list[str]:
+    """The interval method of each row, and how many resamples it left out (with a warning when any)."""
+    if n_resamples == 0:
+        return ["none"] * len(columns)
+    partial = (left_out > 0) & (left_out < n_resamples) & ~np.isnan(r)
+    if ci_method == "BCa":
+        partial[:] = False
+    _warn_undefined_resamples([c for c, x in zip(columns, partial, strict=True) if x], left_out[partial], n_resamples)
+    base = f"{ci_method} bootstrap over {unit}"
+    return [f"{base} ({u} of {n_resamples} resamples undefined, left out)" if x else base
+            for u, x in zip(left_out, partial, strict=True)]
 
 
 def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng):
@@ -445,9 +501,11 @@ def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanmean(per_group[idx], axis=-2).T
 
-    low, high, _ = _bootstrap_ci(stat, len(labels), n_resamples=n_resamples, confidence_level=confidence_level,
-                                 ci_method=ci_method, rng=rng, k=k)
-    return _result_frame(frame, n_items, r, low, high, p, method, "summary", n_groups, n_skipped)
+    low, high, info = _bootstrap_ci(stat, len(labels), n_resamples=n_resamples, confidence_level=confidence_level,
+                                    ci_method=ci_method, rng=rng, k=k)
+    left_out = np.zeros(k, dtype=np.int64) if info is None else info[1]
+    return _result_frame(frame, n_items, r, low, high, p, method, "summary", n_groups, n_skipped,
+                         ci_method=_ci_names(frame.columns, ci_method, n_resamples, left_out, r, "groups"))
 
 
 def _per_group_corr(values, h, valid, codes, n_groups: int, method: str) -> tuple[np.ndarray, np.ndarray]:
@@ -671,9 +729,10 @@ def _compare_two(a, b, human, method, test, confidence_level, n_resamples, rng) 
             r = pair(idx)
             return r[0] - r[1]
 
-        low, high, res = _bootstrap_ci(stat, n, n_resamples=n_resamples, confidence_level=confidence_level,
-                                       ci_method="percentile", rng=rng, k=1)
+        low, high, (res, left_out) = _bootstrap_ci(stat, n, n_resamples=n_resamples, confidence_level=confidence_level,
+                                                   ci_method="percentile", rng=rng, k=1)
         low, high = float(low[0]), float(high[0])
+        _warn_undefined_resamples(["a - b"], left_out, n_resamples, stacklevel=5)
         dist = res.bootstrap_distribution
         dist = dist[~np.isnan(dist)]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -690,25 +749,37 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     With ``delta_obs = rho_a - rho_b`` (Spearman) on all items, it draws ``n_resamples`` resamples with
     legacy ``numpy.random.RandomState(seed)`` (``choice(n, size=n, replace=True)``, one call per
     resample) and reports the share of resamples with ``rho_b* - rho_a* >= delta_obs``. That is a
-    one-sided tail measured from ``-delta_obs``, not a test that the difference is zero: prefer
-    :func:`compare_metrics` for inference.
+    one-sided tail measured from ``-delta_obs``, not a test that the difference is zero: the resampled
+    differences centre on ``delta_obs``, so the share is about ``Phi(-2 delta_obs / se)``, and it falls
+    below 0.05 as soon as ``delta_obs`` exceeds 0.82 standard errors. Where the two metrics correlate
+    equally with the humans it is below 0.05 in {SIZE} of samples, not 5% (the coverage harness: ``python
+    benchmarks/bench_coverage.py --function correlate.paired_bootstrap_tcva_paper``). It is reproduced as
+    published, for checking the paper's figures; use :func:`compare_metrics` for inference.
 
     Items are those scored by both (NaN dropped), in the order of ``a``.
 
     Returns
     -------
     DataFrame
-        One row: ``n, rho_a, rho_b, delta, p_val``.
+        One row: ``n, rho_a, rho_b, delta, p_val, note`` (``note`` says what the p-value is not).
+
+    Warns
+    -----
+    EvalkitWarning
+        Always: the p-value is the paper's statistic, not a valid test at its nominal level.
 
     Examples
     --------
+    >>> import warnings
     >>> from evalkit import correlate, datasets, tcva
     >>> demo = datasets.load_demo("tcva")
     >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> s = tcva.sweep(verdicts, [0.2, 0.9], items=items)
-    >>> res = correlate.paired_bootstrap_tcva_paper(s[0.9], s[0.2], items["human"], n_resamples=500)
-    >>> 0 <= float(res.loc[0, "p_val"]) <= 1
-    True
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     res = correlate.paired_bootstrap_tcva_paper(s[0.9], s[0.2], items["human"], n_resamples=500)
+    >>> 0 <= float(res.loc[0, "p_val"]) <= 1, "not a test" in str(caught[0].message)
+    (True, True)
     """
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     x, y, h = _three(a, b, human)
@@ -720,7 +791,12 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     idx = np.stack([state.choice(n, size=n, replace=True) for _ in range(n_resamples)])
     r = _corr_lastaxis(np.stack([x[idx], y[idx]]), h[idx], "spearman")
     p = float(np.mean(r[1] - r[0] >= delta))
-    return pd.DataFrame([{"n": n, "rho_a": rho_a, "rho_b": rho_b, "delta": delta, "p_val": p}])
+    warnings.warn(PAPER_NOTE, EvalkitWarning, stacklevel=2)
+    return pd.DataFrame([{"n": n, "rho_a": rho_a, "rho_b": rho_b, "delta": delta, "p_val": p, "note": PAPER_NOTE}])
+
+
+PAPER_NOTE = ("the TCVA paper's statistic, not a test of a zero difference: with equal correlations it is below 0.05 "
+              "in {SIZE} of samples (use compare_metrics)")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -139,6 +139,7 @@ EXEMPT = {
     "plots.temperature_sweep": "draws the intervals of correlate.correlate",
     "plots.human_ceiling": "draws the intervals of agreement.human_ceiling",
     "infer.simulate": "is itself a coverage simulation on a fully labelled set",
+    "compare.adjust_p_values": "adjusts p-values it is given (Holm, Bonferroni, BH, BY: equal to statsmodels' multipletests)",
 }
 
 #: Inferential public functions not yet registered; emptied as their entries land.
@@ -667,11 +668,27 @@ def _icc_designs(form: str, *, null: bool = False) -> tuple[Design, ...]:
     return tuple(designs)
 
 
-def _icc(sample, level, *, form="ICC2", p_value=False):
+def _icc(sample, level, *, form="ICC2", p_value=False, **options):
     from evalkit import agreement
 
-    row = agreement.icc(sample["ratings"], **({} if p_value else {"confidence_level": level})).loc[form]
+    row = agreement.icc(sample["ratings"], **({} if p_value else {"confidence_level": level}), **options).loc[form]
     return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
+
+
+def _random_raters_design(form: str) -> Design:
+    """The two-way random model: items N(0, 1), 3 raters drawn afresh for every sample with biases N(0, 0.5**2),
+    errors N(0, 0.9**2); the truth is the model's ICC (rater variance counts for ICC1 and ICC2, not ICC3)."""
+    items, raters, errors, k = 1.0, 0.25, 0.81, 3
+    truth = {"ICC1": items / (items + raters + errors), "ICC2": items / (items + raters + errors),
+             "ICC3": items / (items + errors), "ICC1k": items / (items + (raters + errors) / k),
+             "ICC2k": items / (items + (raters + errors) / k), "ICC3k": items / (items + errors / k)}[form]
+
+    def draw(rng, n):
+        wide = rng.normal(size=(n, 1)) + rng.normal(scale=0.5, size=(1, k)) + rng.normal(scale=0.9, size=(n, k))
+        return {"ratings": _long(wide, ["a", "b", "c"]), "truth": truth}
+
+    return Design("normal-random-raters", "the two-way random model: 3 raters drawn afresh each time (rater SD 0.5, "
+                  "error SD 0.9)", draw)
 
 
 # Fleiss' kappa: the limit of the estimator is its formula on the population (no small-sample correction).
@@ -713,10 +730,11 @@ def _usr_any3(dimension: str) -> tuple[np.ndarray, np.ndarray]:
     return wide[~np.isnan(wide)].reshape(-1, 3), np.array(["first", "second", "third"])
 
 
-def _fleiss(sample, level, *, p_value=False):
+def _fleiss(sample, level, *, p_value=False, **options):
     from evalkit import agreement
 
-    row = agreement.fleiss_kappa(sample["ratings"], **({"n_resamples": 0} if p_value else {"confidence_level": level})).iloc[0]
+    row = agreement.fleiss_kappa(sample["ratings"], **({"n_resamples": 0} if p_value else {"confidence_level": level}),
+                                 **options).iloc[0]
     return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
 
 
@@ -833,20 +851,30 @@ def _alt(sample, alpha, *, decision=False):
 
 
 ENTRIES += [
-    Entry("agreement.krippendorff_alpha", "nominal, percentile bootstrap over items (default)", "interval", _alpha,
+    Entry("agreement.krippendorff_alpha", "nominal, studentized bootstrap over items (default)", "interval", _alpha,
           _alpha_designs("nominal"), default=True),
-    Entry("agreement.krippendorff_alpha", "ordinal, percentile bootstrap over items", "interval",
+    Entry("agreement.krippendorff_alpha", "nominal, percentile bootstrap over items", "interval",
+          functools.partial(_alpha, ci_method="percentile"), _alpha_designs("nominal")),
+    Entry("agreement.krippendorff_alpha", "nominal, BCa bootstrap over items", "interval",
+          functools.partial(_alpha, ci_method="BCa"), _alpha_designs("nominal"), slow=True),
+    Entry("agreement.krippendorff_alpha", "ordinal, studentized bootstrap over items", "interval",
           functools.partial(_alpha, measure="ordinal"), _alpha_designs("ordinal")),
-    Entry("agreement.krippendorff_alpha", "interval, percentile bootstrap over items", "interval",
+    Entry("agreement.krippendorff_alpha", "interval, studentized bootstrap over items", "interval",
           functools.partial(_alpha, measure="interval"), _alpha_designs("interval")),
     *[Entry("agreement.icc", f"{form}, F-based interval (default)", "interval", functools.partial(_icc, form=form),
-            _icc_designs(form), default=True) for form in ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")],
+            _icc_designs(form) + (_random_raters_design(form),), default=True)
+      for form in ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")],
+    *[Entry("agreement.icc", f"{form}, studentized bootstrap over items", "interval",
+            functools.partial(_icc, form=form, ci_method="studentized"), _icc_designs(form) + (_random_raters_design(form),))
+      for form in ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")],
     Entry("agreement.icc", "ICC1 F-test p-value (default)", "test", functools.partial(_icc, form="ICC1", p_value=True),
           _icc_designs("ICC1", null=True), default=True),
     Entry("agreement.icc", "ICC2/ICC3 F-test p-value (default)", "test", functools.partial(_icc, form="ICC3", p_value=True),
           _icc_designs("ICC3", null=True), default=True),
-    Entry("agreement.fleiss_kappa", "percentile bootstrap over items (default)", "interval", _fleiss, _fleiss_designs(),
+    Entry("agreement.fleiss_kappa", "studentized bootstrap over items (default)", "interval", _fleiss, _fleiss_designs(),
           default=True),
+    Entry("agreement.fleiss_kappa", "percentile bootstrap over items", "interval",
+          functools.partial(_fleiss, ci_method="percentile"), _fleiss_designs()),
     Entry("agreement.fleiss_kappa", "p-value of kappa = 0 (default)", "test", functools.partial(_fleiss, p_value=True),
           _fleiss_designs(null=True), default=True),
     Entry("agreement.human_ceiling", "score vs the consensus, percentile bootstrap (default)", "interval", _ceiling,

@@ -450,6 +450,14 @@ def test_human_ceiling_uses_correlate_on_the_right_targets(rng):
     assert good["r"] == pytest.approx(stats.spearmanr(scores["good"], consensus.loc[scores.index]).statistic, abs=1e-12)
     bad = table[table["name"] == "bad"].iloc[0]
     assert bad["ci_low"] < 0 < bad["ci_high"] < good["r"]
+    assert (table["adjust"] == "none").all() and table["p_adjusted"].equals(table["p_val"])
+    from statsmodels.stats.multitest import multipletests
+
+    adjusted = agreement.human_ceiling(scores, ratings, n_resamples=0, adjust="bh")
+    np.testing.assert_allclose(adjusted["p_adjusted"], multipletests(adjusted["p_val"], method="fdr_bh")[1], rtol=0, atol=1e-15)
+    assert (adjusted["adjust"] == "bh").all()
+    with pytest.raises(ValueError, match="`adjust` must be one of"):
+        agreement.human_ceiling(scores, ratings, adjust="fdr")
 
 
 def test_human_ceiling_summary_level_and_bad_input(rng):

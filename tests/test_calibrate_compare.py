@@ -200,3 +200,28 @@ def test_corrected_pass_rate_outside_unit_interval_is_not_clipped():
     assert row["sensitivity"] == pytest.approx(8 / 15) and row["specificity"] == pytest.approx(3 / 5)
     assert row["corrected"] == pytest.approx((1 + 3 / 5 - 1) / (8 / 15 + 3 / 5 - 1))  # 4.5, not 1.0
     assert row["ci_low"] < row["corrected"] < row["ci_high"]  # no zero-width interval
+
+
+def test_adjust_p_values_equals_statsmodels_and_checks_its_input():
+    from statsmodels.stats.multitest import multipletests
+
+    tests = pd.DataFrame({"name": list("abcdef"), "p_val": [0.001, 0.2, 0.04, np.nan, 0.03, 0.5]})
+    for ours, theirs in (("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh"), ("by", "fdr_by")):
+        out = compare.adjust_p_values(tests, method=ours)
+        assert out["p_val"].equals(tests["p_val"]) and (out["adjust"] == ours).all() and "p_adjusted" not in tests
+        ok = tests["p_val"].notna()
+        np.testing.assert_allclose(out.loc[ok, "p_adjusted"], multipletests(tests.loc[ok, "p_val"], method=theirs)[1],
+                                   rtol=0, atol=1e-15)
+        assert np.isnan(out.loc[~ok, "p_adjusted"]).all()
+    renamed = compare.adjust_p_values(tests.rename(columns={"p_val": "McNemar p"}), column="McNemar p")
+    assert renamed["p_adjusted"].tolist()[:3] == pytest.approx([0.005, 0.4, 0.12])
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        compare.adjust_p_values(tests, method="sidak")
+    with pytest.raises(KeyError, match=r"missing column\(s\) \['pvalue'\]"):
+        compare.adjust_p_values(tests, column="pvalue")
+    with pytest.raises(ValueError, match="p-values in \\[0, 1\\].*1.5"):
+        compare.adjust_p_values(tests.assign(p_val=[0.1, 1.5, 0.2, 0.3, 0.4, 0.5]))
+    with pytest.raises(ValueError, match="p-values in \\[0, 1\\].*'small'"):
+        compare.adjust_p_values(tests.assign(p_val=["small"] * 6))
+    with pytest.raises(TypeError, match="`table` must be a pandas DataFrame"):
+        compare.adjust_p_values([0.1, 0.2])

@@ -207,7 +207,9 @@ def test_compare_metrics_bootstrap(rated):
 def test_paper_bootstrap_matches_a_loop(rated):
     scores, human, _ = rated
     a, b = scores[0.1].iloc[:30], scores[0.5].iloc[:30]
-    res = correlate.paired_bootstrap_tcva_paper(a, b, human.iloc[:30], n_resamples=300)
+    with pytest.warns(EvalkitWarning, match="not a test of a zero difference"):
+        res = correlate.paired_bootstrap_tcva_paper(a, b, human.iloc[:30], n_resamples=300)
+    assert res.loc[0, "note"].startswith("the TCVA paper's statistic, not a test")
     state = np.random.RandomState(42)
     x, y, h = a.to_numpy(), b.to_numpy(), human.iloc[:30].to_numpy()
     delta = stats.spearmanr(x, h).statistic - stats.spearmanr(y, h).statistic
