@@ -22,6 +22,7 @@ is missing from the registry.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import warnings
@@ -46,13 +47,14 @@ class Design:
 
     ``data`` names the real data set under ``../shared/data`` the design resamples (None: synthetic), or a
     tuple of them; such designs are skipped, with the reason, where a data set is absent. The test suite runs
-    them only with the slow tests.
+    them only with the slow tests, as they do designs marked ``slow``.
     """
 
     name: str
     description: str
     draw: Callable[[np.random.Generator, int], dict]
     data: str | tuple[str, ...] | None = None
+    slow: bool = False  # heavy to draw or to run: checked with the slow tests only (like every real-data design)
 
     def available(self) -> bool:
         names = (self.data,) if isinstance(self.data, str) else self.data or ()
@@ -158,6 +160,11 @@ PENDING = {
 # Real data sets are resampled with replacement (n independent draws from the set's empirical distribution),
 # so the truth is exactly the coefficient computed on the whole set; synthetic designs draw from a fixed
 # finite population of 20,000 (or an infinite process), seeded so that their truth is fixed too.
+def _slow(design: Design) -> Design:
+    """The same design, checked with the slow tests only (the fast suite keeps one cheap design per entry)."""
+    return dataclasses.replace(design, slow=True)
+
+
 def _coefficient(x, y, method: str) -> float:
     from scipy import stats
 
@@ -263,8 +270,8 @@ def _correlation_designs(method: str, *, null: bool = False) -> tuple[Design, ..
                       lambda: _tcva_release("usr"), "tcva", "human", method, null=null, data="tcva"),
         _pairs_design("synthetic-bounded", "bounded score tied at 0 and 1 vs 1-5 ratings piled at the top",
                       _synthetic_scores, "bounded", "human", method, null=null),
-        _pairs_design("synthetic-skewed", "log-normal score vs 1-5 ratings piled at the top", _synthetic_scores, "skewed",
-                      "human", method, null=null),
+        _slow(_pairs_design("synthetic-skewed", "log-normal score vs 1-5 ratings piled at the top", _synthetic_scores,
+                            "skewed", "human", method, null=null)),
     ]
     return tuple(designs)
 
@@ -610,8 +617,9 @@ def _alpha_designs(level: str) -> tuple[Design, ...]:
                                            "3 raters, 4 categories (priors 0.55/0.25/0.15/0.05), the alt-test authors' noise 0.3")
     for key, (pop, text) in synthetic.items():
         pop = functools.cache(pop)
-        designs.append(_rows_design(f"{key}-{level}", text, pop,
-                                    functools.cache(functools.partial(lambda p: _alpha_truth(p()[0], level), pop))))
+        design = _rows_design(f"{key}-{level}", text, pop,
+                              functools.cache(functools.partial(lambda p: _alpha_truth(p()[0], level), pop)))
+        designs.append(design if key == "ordinal-3-raters" else _slow(design))
     return tuple(designs)
 
 
@@ -662,9 +670,10 @@ def _icc_designs(form: str, *, null: bool = False) -> tuple[Design, ...]:
     for key, (pop, text, data) in pops.items():
         pop = functools.cache(pop)
         permute = "columns" if null and key != "normal-3-raters" else None  # the normal null has no item effect
-        designs.append(_rows_design(f"{key}{'-null' if null else ''}", text + (" (columns shuffled: no item effect)" if permute else ""),
-                                    pop, functools.cache(functools.partial(lambda p: _icc_truth(p()[0])[form], pop)),
-                                    data=data, permute=permute))
+        design = _rows_design(f"{key}{'-null' if null else ''}", text + (" (columns shuffled: no item effect)" if permute else ""),
+                              pop, functools.cache(functools.partial(lambda p: _icc_truth(p()[0])[form], pop)),
+                              data=data, permute=permute)
+        designs.append(design if key == ("normal-3-raters" if null else "ordinal-3-raters") else _slow(design))
     return tuple(designs)
 
 
@@ -688,7 +697,7 @@ def _random_raters_design(form: str) -> Design:
         return {"ratings": _long(wide, ["a", "b", "c"]), "truth": truth}
 
     return Design("normal-random-raters", "the two-way random model: 3 raters drawn afresh each time (rater SD 0.5, "
-                  "error SD 0.9)", draw)
+                  "error SD 0.9)", draw, slow=True)
 
 
 # Fleiss' kappa: the limit of the estimator is its formula on the population (no small-sample correction).
@@ -717,9 +726,10 @@ def _fleiss_designs(*, null: bool = False) -> tuple[Design, ...]:
     designs = []
     for key, (pop, text, data) in pops.items():
         pop = functools.cache(pop)
-        designs.append(_rows_design(f"{key}{'-null' if null else ''}", text + (" (all ratings shuffled: chance agreement "
-                                    "only)" if null else ""), pop, functools.cache(functools.partial(lambda p: _fleiss_truth(p()[0]), pop)),
-                                    data=data, permute="pooled" if null else None))
+        design = _rows_design(f"{key}{'-null' if null else ''}", text + (" (all ratings shuffled: chance agreement "
+                              "only)" if null else ""), pop, functools.cache(functools.partial(lambda p: _fleiss_truth(p()[0]), pop)),
+                              data=data, permute="pooled" if null else None)
+        designs.append(_slow(design) if key == "binary-skewed" else design)
     return tuple(designs)
 
 
@@ -862,7 +872,7 @@ ENTRIES += [
     Entry("agreement.krippendorff_alpha", "interval, studentized bootstrap over items", "interval",
           functools.partial(_alpha, measure="interval"), _alpha_designs("interval")),
     *[Entry("agreement.icc", f"{form}, F-based interval (default)", "interval", functools.partial(_icc, form=form),
-            _icc_designs(form) + (_random_raters_design(form),), default=True)
+            _icc_designs(form) + (_random_raters_design(form),), default=True, slow=form != "ICC2")
       for form in ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")],
     *[Entry("agreement.icc", f"{form}, studentized bootstrap over items", "interval",
             functools.partial(_icc, form=form, ci_method="studentized"), _icc_designs(form) + (_random_raters_design(form),))
@@ -881,7 +891,8 @@ ENTRIES += [
           (_ceiling_design("tcva-usr-maintains-context", "USR: TCVA T=0.9 against the mean of 3 of 9 annotators on the "
                            "198 responses the release scored", _usr_scored, "score", data=("usr", "tcva")),
            _ceiling_design("synthetic-3-raters", "a score against 3 raters' mean, 1-5 ratings piled at the top",
-                           _ceiling_population, "score")), default=True),
+                           _ceiling_population, "score")), default=True, slow=True,
+          notes="its intervals are correlate.correlate's on the annotators' and the score's targets"),
     Entry("agreement.human_ceiling", "annotator vs the others' mean, percentile bootstrap", "interval", _ceiling,
           (_ceiling_design("usr-annotator-sm", "USR Maintains Context: annotator sm (rated all 360 Topical-Chat responses) "
                            "against the other two", lambda: _usr_wide("Maintains Context")[:2] + (np.zeros(660),), "sm",

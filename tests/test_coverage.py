@@ -64,7 +64,7 @@ def test_every_registered_function_has_a_default():
 @pytest.mark.parametrize(
     ("entry", "design", "n"),
     [pytest.param(e, d, n, id=f"{e.function}[{e.variant}]-{d.name}-n{n}",
-                  marks=[pytest.mark.slow] if e.slow or d.data is not None else [])
+                  marks=[pytest.mark.slow] if e.slow or d.slow or d.data is not None else [])
      for e in harness.ENTRIES if e.default for d in e.designs for n in e.test_sizes],
 )
 def test_default_holds(entry, design, n):
