@@ -680,24 +680,34 @@ def _icc_designs(form: str, *, null: bool = False) -> tuple[Design, ...]:
 def _icc(sample, level, *, form="ICC2", p_value=False, **options):
     from evalkit import agreement
 
-    row = agreement.icc(sample["ratings"], **({} if p_value else {"confidence_level": level}), **options).loc[form]
+    # the p-value (the F test of no item effect) does not depend on the interval: skip the bootstrap for it
+    row = agreement.icc(sample["ratings"], **({"ci_method": "F"} if p_value else {"confidence_level": level}), **options).loc[form]
     return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
 
 
 def _random_raters_design(form: str) -> Design:
-    """The two-way random model: items N(0, 1), 3 raters drawn afresh for every sample with biases N(0, 0.5**2),
-    errors N(0, 0.9**2); the truth is the model's ICC (rater variance counts for ICC1 and ICC2, not ICC3)."""
+    """Raters drawn at random, as ICC1 and ICC2 assume: items N(0, 1), rater biases N(0, 0.5**2), errors N(0, 0.9**2).
+
+    ICC1 is the one-way model (each item rated by its own 3 raters); ICC2 and ICC3 the two-way model (3 raters
+    drawn afresh for every sample, rating every item). The truth is the model's ICC: rater variance counts for
+    ICC1 and ICC2, not for ICC3 (consistency).
+    """
     items, raters, errors, k = 1.0, 0.25, 0.81, 3
     truth = {"ICC1": items / (items + raters + errors), "ICC2": items / (items + raters + errors),
              "ICC3": items / (items + errors), "ICC1k": items / (items + (raters + errors) / k),
              "ICC2k": items / (items + (raters + errors) / k), "ICC3k": items / (items + errors / k)}[form]
+    one_way = form.startswith("ICC1")
 
     def draw(rng, n):
-        wide = rng.normal(size=(n, 1)) + rng.normal(scale=0.5, size=(1, k)) + rng.normal(scale=0.9, size=(n, k))
+        bias = rng.normal(scale=0.5, size=(n, k) if one_way else (1, k))
+        wide = rng.normal(size=(n, 1)) + bias + rng.normal(scale=0.9, size=(n, k))
         return {"ratings": _long(wide, ["a", "b", "c"]), "truth": truth}
 
-    return Design("normal-random-raters", "the two-way random model: 3 raters drawn afresh each time (rater SD 0.5, "
-                  "error SD 0.9)", draw, slow=True)
+    if one_way:
+        return Design("normal-one-way-random", "the one-way random model: each item rated by its own 3 raters (rater SD "
+                      "0.5, error SD 0.9)", draw, slow=True)
+    return Design("normal-two-way-random", "the two-way random model: 3 raters drawn afresh for every sample (rater SD "
+                  "0.5, error SD 0.9)", draw, slow=True)
 
 
 # Fleiss' kappa: the limit of the estimator is its formula on the population (no small-sample correction).
@@ -871,12 +881,23 @@ ENTRIES += [
           functools.partial(_alpha, measure="ordinal"), _alpha_designs("ordinal")),
     Entry("agreement.krippendorff_alpha", "interval, studentized bootstrap over items", "interval",
           functools.partial(_alpha, measure="interval"), _alpha_designs("interval")),
-    *[Entry("agreement.icc", f"{form}, F-based interval (default)", "interval", functools.partial(_icc, form=form),
-            _icc_designs(form) + (_random_raters_design(form),), default=True, slow=form != "ICC2")
-      for form in ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")],
+    # ci_method="auto": the studentized bootstrap over items for ICC1, ICC3 and their k forms ...
+    *[Entry("agreement.icc", f"{form}, studentized bootstrap over items (default)", "interval",
+            functools.partial(_icc, form=form), _icc_designs(form) + (_random_raters_design(form),), default=True,
+            slow=form != "ICC3") for form in ("ICC1", "ICC3", "ICC1k", "ICC3k")],
+    # ... and the F interval for ICC2 and ICC2k, which holds on normal ratings and says it does not on coarse ones.
+    *[Entry("agreement.icc", f"{form}, F interval (default)", "interval", functools.partial(_icc, form=form),
+            tuple(d for d in _icc_designs(form) if d.name in ("normal-3-raters", "usr-overall-complete"))
+            + (_random_raters_design(form),), default=True, slow=form != "ICC2") for form in ("ICC2", "ICC2k")],
+    *[Entry("agreement.icc", f"{form}, F interval on coarse ratings (ci_note and a warning say so)", "interval",
+            functools.partial(_icc, form=form), tuple(d for d in _icc_designs(form) if d.name == "ordinal-3-raters"),
+            default=True, slow=True, invalid="F intervals assume normal ratings; no interval measured holds for ICC2 on "
+            "a 1-5 scale piled at the top") for form in ("ICC2", "ICC2k")],
+    *[Entry("agreement.icc", f"{form}, F interval", "interval", functools.partial(_icc, form=form, ci_method="F"),
+            _icc_designs(form) + (_random_raters_design(form),)) for form in ("ICC1", "ICC3", "ICC1k", "ICC3k")],
     *[Entry("agreement.icc", f"{form}, studentized bootstrap over items", "interval",
             functools.partial(_icc, form=form, ci_method="studentized"), _icc_designs(form) + (_random_raters_design(form),))
-      for form in ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")],
+      for form in ("ICC2", "ICC2k")],
     Entry("agreement.icc", "ICC1 F-test p-value (default)", "test", functools.partial(_icc, form="ICC1", p_value=True),
           _icc_designs("ICC1", null=True), default=True),
     Entry("agreement.icc", "ICC2/ICC3 F-test p-value (default)", "test", functools.partial(_icc, form="ICC3", p_value=True),
@@ -948,11 +969,12 @@ def _length_designs(*, null: bool = False) -> tuple[Design, ...]:
     )
 
 
-def _length_bias(sample, level, *, p_value=False):
+def _length_bias(sample, level, *, p_value=False, **options):
     from evalkit import density
 
     table = pd.DataFrame({"n_tokens": sample["x"], "fd_raw": sample["y"]})
-    row = density.length_bias(table, columns=("fd_raw",), **({} if p_value else {"confidence_level": level})).loc["fd_raw"]
+    row = density.length_bias(table, columns=("fd_raw",), **({"n_resamples": 0} if p_value else {"confidence_level": level}),
+                              **options).loc["fd_raw"]
     return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
 
 
@@ -1047,8 +1069,10 @@ def _coverage(sample, level):
 
 
 ENTRIES += [
-    Entry("density.length_bias", "Pearson, Fisher-z interval (default)", "interval", _length_bias, _length_designs(),
-          default=True),
+    Entry("density.length_bias", "Pearson, studentized bootstrap on Fisher z (default)", "interval", _length_bias,
+          _length_designs(), default=True),
+    Entry("density.length_bias", "Pearson, Fisher-z interval (normal theory)", "interval",
+          functools.partial(_length_bias, ci_method="fisher"), _length_designs()),
     Entry("density.length_bias", "Pearson p-value (default)", "test", functools.partial(_length_bias, p_value=True),
           _length_designs(null=True), default=True),
     Entry("retrieval.compare_conditions", "Wilcoxon signed-rank p-value (default)", "test", _compare_conditions,

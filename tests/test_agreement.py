@@ -212,7 +212,7 @@ def test_item_rated_by_one_annotator_is_left_out_with_a_warning():
         out = agreement.krippendorff_alpha(ratings, level="ordinal", n_resamples=0)
     assert out["n_items"].iloc[0] == 11
     with pytest.warns(EvalkitWarning, match="not rated by every annotator"):
-        agreement.icc(ratings)
+        agreement.icc(ratings, ci_method="studentized", rng=0)  # (the default would also warn about ICC2's F interval)
     lone = pd.DataFrame({"item_id": [1, 2], "annotator": ["a", "b"], "rating": [1, 2]})
     with pytest.warns(EvalkitWarning), pytest.raises(ValueError, match="no item rated by 2 or more"):
         agreement.krippendorff_alpha(lone)
@@ -250,7 +250,8 @@ def test_unknown_level_and_other_bad_arguments():
 def test_icc_matches_pingouin_on_shrout_fleiss():
     pingouin = pytest.importorskip("pingouin", reason="reference values need the 'test' extra")
     ratings = long_from_coders(np.asarray(SHROUT_FLEISS).T)
-    ours = agreement.icc(ratings)
+    ours = agreement.icc(ratings, ci_method="F")  # the F intervals are pingouin's
+    assert (ours["ci_method"] == "F distribution (Shrout & Fleiss 1979)").all() and (ours["ci_note"] == "").all()
     ref = pingouin.intraclass_corr(ratings, targets="item_id", raters="annotator", ratings="rating").set_index("Type")
     names = {"ICC1": "ICC(1,1)", "ICC2": "ICC(A,1)", "ICC3": "ICC(C,1)", "ICC1k": "ICC(1,k)", "ICC2k": "ICC(A,k)",
              "ICC3k": "ICC(C,k)"}
@@ -263,6 +264,53 @@ def test_icc_matches_pingouin_on_shrout_fleiss():
         assert [row["ci_low"], row["ci_high"]] == pytest.approx(list(expected["CI95"]), abs=0.005 + 1e-12)
     # The values Shrout & Fleiss (1979) publish for their example, to their two decimals.
     assert ours["icc"].round(2).tolist() == [0.17, 0.29, 0.71, 0.44, 0.62, 0.91]
+
+
+def test_icc_auto_bootstraps_icc1_and_icc3_and_warns_for_icc2_on_coarse_ratings(rng):
+    wide = np.clip(np.round(3.5 + rng.normal(size=(40, 1)) + rng.normal(scale=0.8, size=(40, 3))), 1, 5)
+    ratings = long_from_coders(wide.T)
+    with pytest.warns(EvalkitWarning, match="the ratings take 5 distinct values: the F intervals of ICC2 and ICC2k"):
+        auto = agreement.icc(ratings, rng=3)
+    with pytest.warns(EvalkitWarning):
+        f_based = agreement.icc(ratings, ci_method="F")
+    boot = agreement.icc(ratings, ci_method="studentized", rng=3)  # no F interval, no warning
+    bootstrapped, kept = ["ICC1", "ICC3", "ICC1k", "ICC3k"], ["ICC2", "ICC2k"]
+    pd.testing.assert_frame_equal(auto.loc[bootstrapped, ["ci_low", "ci_high", "ci_method"]],
+                                  boot.loc[bootstrapped, ["ci_low", "ci_high", "ci_method"]])
+    pd.testing.assert_frame_equal(auto.loc[kept, ["ci_low", "ci_high", "ci_method"]],
+                                  f_based.loc[kept, ["ci_low", "ci_high", "ci_method"]])
+    assert (auto.loc[kept, "ci_note"].str.startswith("F interval on coarse ratings")).all()
+    assert (auto.loc[bootstrapped, "ci_note"] == "").all() and (boot["ci_note"] == "").all()
+    smooth = long_from_coders(rng.normal(size=(1, 40)).repeat(3, axis=0) + rng.normal(size=(3, 40)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalkitWarning)  # continuous ratings: no warning
+        agreement.icc(smooth, rng=0)
+    with pytest.raises(ValueError, match="`ci_method` must be one of"):
+        agreement.icc(ratings, ci_method="exact")
+
+
+def test_icc_studentized_interval_equals_a_brute_force_loop(rng):
+    """The bootstrap-t interval of ICC3 by brute force: pingouin on every resample and every leave-one-out."""
+    pingouin = pytest.importorskip("pingouin", reason="reference values need the 'test' extra")
+    wide = rng.normal(size=(12, 1)) + rng.normal(size=(12, 3))
+    out = agreement.icc(long_from_coders(wide.T), ci_method="studentized", n_resamples=20, rng=2)
+
+    def value(rows):  # a resample's repeated items count as distinct targets
+        table = long_from_coders(wide[rows].T)
+        ref = pingouin.intraclass_corr(table, targets="item_id", raters="annotator", ratings="rating").set_index("Type")
+        return ref.loc["ICC(C,1)", "ICC"]
+
+    def jackknife_se(rows):
+        values = np.array([value(np.delete(rows, i)) for i in range(len(rows))])
+        return np.sqrt((len(rows) - 1) / len(rows) * ((values - values.mean()) ** 2).sum())
+
+    everything = np.arange(12)
+    theta, se = value(everything), jackknife_se(everything)
+    idx = np.random.default_rng(2).integers(0, 12, (20, 12), dtype=np.int32)
+    t = np.array([(value(i) - theta) / jackknife_se(i) for i in idx])
+    q_low, q_high = np.quantile(t, [0.025, 0.975])
+    assert out.loc["ICC3", "ci_low"] == pytest.approx(theta - q_high * se, abs=1e-9)
+    assert out.loc["ICC3", "ci_high"] == pytest.approx(theta - q_low * se, abs=1e-9)
 
 
 def test_fleiss_kappa_matches_statsmodels(rng):
