@@ -239,7 +239,7 @@ def _times(weights: np.ndarray, per_item) -> np.ndarray:
     return weights @ per_item
 
 
-CI_METHODS = {"studentized": "studentized bootstrap over items (jackknife standard errors)",
+CI_METHODS = {"studentized": "studentized bootstrap over items",
               "percentile": "percentile bootstrap over items", "BCa": "BCa bootstrap over items"}
 
 
