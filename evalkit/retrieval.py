@@ -383,7 +383,7 @@ def compare_conditions(metrics: pd.DataFrame, a: str | None = None, b: str | Non
     ...                   "ndcg": [.9, .8, .7, .9, .6, .5, .5, .8, .4, .3, .2, .1]})
     >>> row = compare_conditions(m, "x", "y", min_queries=5).iloc[0]
     >>> int(row["n"]), int(row["n_ties"]), float(row["effect_size"]), row["test"]
-    (6, 1, 1.0, 'Wilcoxon signed-rank, exact permutation (ties or zeros)')
+    (6, 1, 1.0, 'signed-rank, all sign flips, ties/zeros')
     """
     metrics = check_dataframe(metrics, "metrics")
     check_option(adjust, (None, *ADJUSTMENTS), "adjust")
@@ -415,10 +415,10 @@ def _wilcoxon_method(diff: np.ndarray) -> str:
     """How scipy.stats.wilcoxon (method="auto") computes the p-value for these differences."""
     tied = bool(np.any(diff == 0)) or len(np.unique(np.abs(diff))) < len(diff)
     if len(diff) > 50:
-        return "normal approximation"
+        return "normal approx."
     if not tied:
         return "exact"
-    return "exact permutation (ties or zeros)" if len(diff) <= 13 else "normal approximation (ties or zeros)"
+    return "all sign flips, ties/zeros" if len(diff) <= 13 else "normal approx., ties/zeros"
 
 
 def _wilcoxon_row(metrics, a, b, metric, alternative, zero_method, min_queries) -> dict:
@@ -436,7 +436,7 @@ def _wilcoxon_row(metrics, a, b, metric, alternative, zero_method, min_queries) 
     else:
         res = stats.wilcoxon(x, y, zero_method=zero_method, alternative=alternative)
         statistic, p = float(res.statistic), float(res.pvalue)
-        test = f"Wilcoxon signed-rank, {_wilcoxon_method(diff)}"
+        test = f"signed-rank, {_wilcoxon_method(diff)}"
     ranks = stats.rankdata(np.abs(nonzero))
     effect = float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum()) if len(nonzero) else 0.0
     return {"metric": metric, "a": a, "b": b, "n": n, "n_ties": ties, "mean_a": float(x.mean()) if n else np.nan,
@@ -493,8 +493,9 @@ def coverage(benchmark_claims: pd.DataFrame, corpus: pd.DataFrame, *, claim_embe
     Returns
     -------
     CoverageResult
-        ``summary``: ``scope, n, covered, share, ci_low, ci_high`` (Wilson); ``claims``: ``claim_id, best_doc,
-        best_cos, shared_keywords, covered``.
+        ``summary``: ``scope, n, covered, share, ci_low, ci_high, ci_method`` (the Wilson score interval, whose
+        coverage the harness measures at 20 to 200 claims with shares of 0.665, 0.9 and 0.97); ``claims``:
+        ``claim_id, best_doc, best_cos, shared_keywords, covered``.
 
     Examples
     --------
@@ -527,7 +528,8 @@ def coverage(benchmark_claims: pd.DataFrame, corpus: pd.DataFrame, *, claim_embe
     def summarise(scope, covered):
         n, hits = len(covered), int(covered.sum())
         low, high = wilson_interval(hits, n, confidence_level)
-        return {"scope": scope, "n": n, "covered": hits, "share": hits / n, "ci_low": low, "ci_high": high}
+        return {"scope": scope, "n": n, "covered": hits, "share": hits / n, "ci_low": low, "ci_high": high,
+                "ci_method": "Wilson score"}
 
     rows = [summarise("all claims", table["covered"].to_numpy())]
     if sample_size is not None:
