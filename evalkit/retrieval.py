@@ -366,8 +366,9 @@ def compare_conditions(metrics: pd.DataFrame, a: str | None = None, b: str | Non
         p_adjusted, adjust, test, effect_size``. ``n_ties`` counts queries where both conditions score the same;
         ``test`` names how :func:`scipy.stats.wilcoxon` computed the p-value (the exact null distribution of
         the signed-rank statistic without ties or zeros up to 50 queries; with them, all sign flips up to 13
-        queries and the normal approximation with the tie correction beyond); ``effect_size`` is the matched-pairs rank-biserial correlation (Kerby 2014) over the
-        non-tied queries, positive when ``a`` is better.
+        queries and the normal approximation with the tie correction beyond); ``effect_size`` is the
+        matched-pairs rank-biserial correlation (Kerby 2014) over the non-tied queries, positive when ``a``
+        is better.
 
     Notes
     -----
