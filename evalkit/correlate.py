@@ -471,6 +471,11 @@ def _ci_names(columns, ci_method: str, n_resamples: int, left_out: np.ndarray, r
         return ["none"] * len(columns)
     partial = (left_out > 0) & (left_out < n_resamples) & ~np.isnan(r)
     if ci_method == "BCa":
+        if partial.any():
+            listed = ", ".join(repr(c) for c, x in zip(columns, partial, strict=True) if x)
+            warnings.warn(f"some bootstrap resamples have constant scores or ratings and BCa needs every one, so the "
+                          f"interval is NaN for {listed}; ci_method='percentile' leaves them out.", EvalkitWarning,
+                          stacklevel=5)
         partial[:] = False
     _warn_undefined_resamples([c for c, x in zip(columns, partial, strict=True) if x], left_out[partial], n_resamples)
     base = f"{ci_method} bootstrap over {unit}"

@@ -407,3 +407,22 @@ def test_compare_metrics_bootstrap_identical_to_rankdata(tied):
     ref = stats.bootstrap((np.arange(len(y)),), stat, vectorized=True, n_resamples=500, method="percentile", rng=np.random.default_rng(5),
                           batch=max(1, 2_000_000 // len(y)))
     assert res.loc[0, "ci_low"] == ref.confidence_interval.low and res.loc[0, "ci_high"] == ref.confidence_interval.high
+
+
+def test_resamples_with_constant_ratings_are_left_out_of_the_interval_with_a_warning():
+    """Ratings piled at the top: some resamples have one rating only; they are left out, said in a warning and ci_method."""
+    human = pd.Series([5.0] * 17 + [4.0, 3.0, 1.0], index=[f"i{k}" for k in range(20)])
+    score = pd.Series(np.linspace(0, 1, 20)[::-1] + np.random.default_rng(0).normal(0, 0.3, 20), index=human.index, name="m")
+    with pytest.warns(EvalkitWarning, match="constant scores or ratings.*left out of the interval \\('m': \\d+ of 1000\\)"):
+        row = correlate.correlate(score, human, rng=4).iloc[0]
+    res = stats.bootstrap((np.arange(20),), lambda i, axis=-1: correlate._corr_lastaxis(score.to_numpy()[i], human.to_numpy()[i],
+                          "spearman"), vectorized=True, n_resamples=1000, method="percentile", rng=np.random.default_rng(4),
+                          batch=max(1, 2_000_000 // 20))
+    dist = res.bootstrap_distribution
+    undefined = int(np.isnan(dist).sum())
+    assert undefined > 0 and row["ci_method"] == f"percentile bootstrap over items ({undefined} of 1000 resamples undefined, left out)"
+    low, high = np.quantile(dist[~np.isnan(dist)], [0.025, 0.975])
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    with pytest.warns(EvalkitWarning, match="BCa needs every one, so the interval is NaN for 'm'"):
+        bca = correlate.correlate(score, human, ci_method="BCa", rng=4).iloc[0]
+    assert np.isnan(bca["ci_low"]) and bca["ci_method"] == "BCa bootstrap over items"  # BCa needs every resample
