@@ -861,8 +861,11 @@ ALT_DESIGNS = (
 def _alt(sample, alpha, *, decision=False):
     from evalkit import agreement
 
-    res = agreement.alternative_annotator_test(pd.Series(sample["judge"]), sample["ratings"], scoring=sample["scoring"],
-                                               epsilon=sample["epsilon"], fdr_level=alpha)
+    try:
+        res = agreement.alternative_annotator_test(pd.Series(sample["judge"]), sample["ratings"], scoring=sample["scoring"],
+                                                   epsilon=sample["epsilon"], fdr_level=alpha)
+    except ValueError:  # fewer than min_items (30) items for every annotator: the test declines
+        return np.nan
     if not decision:
         return res.annotators["p_val"].iloc[0]
     # passed <=> at least half of the tested annotators have a BY-adjusted p-value <= fdr_level
