@@ -114,6 +114,38 @@ def _resampled_corr(x: np.ndarray, y: np.ndarray, method: str):
     return stat
 
 
+def _weighted_corr(x: np.ndarray, y: np.ndarray, weights: np.ndarray, method: str) -> np.ndarray:
+    """The coefficient of the multiset in which item i occurs ``weights[b, i]`` times, for each row b of weights.
+
+    A cluster bootstrap resample is such a multiset (every item of a drawn cluster, as often as the cluster
+    is drawn). Equal to the coefficient of the data with the items repeated (ties from repetition included).
+    """
+    w = weights
+    total = w.sum(axis=1, keepdims=True)
+    if method == "kendall":  # tau-b from weighted pairs: copies of one item are tied on both sides
+        sx = np.sign(x[:, None] - x[None, :])
+        sy = np.sign(y[:, None] - y[None, :])
+        num = np.einsum("bi,bj,ij->b", w, w, sx * sy)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return num / np.sqrt(np.einsum("bi,bj,ij->b", w, w, np.abs(sx)) * np.einsum("bi,bj,ij->b", w, w, np.abs(sy)))
+    if method == "spearman":  # mid-ranks of the multiset: counts of each distinct value, weighted
+        ranked = []
+        for v in (x, y):
+            codes = np.unique(v, return_inverse=True)[1].ravel()
+            onehot = np.zeros((len(v), codes.max() + 1))
+            onehot[np.arange(len(v)), codes] = 1.0
+            count = w @ onehot
+            mid = np.cumsum(count, axis=1) - (count - 1) / 2
+            ranked.append(np.take_along_axis(mid, np.broadcast_to(codes, w.shape), axis=1))
+        x, y = ranked
+    else:
+        x, y = np.broadcast_to(x, w.shape), np.broadcast_to(y, w.shape)
+    mx, my = (w * x).sum(axis=1, keepdims=True) / total, (w * y).sum(axis=1, keepdims=True) / total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (w * (x - mx) * (y - my)).sum(axis=1) / np.sqrt((w * (x - mx) ** 2).sum(axis=1) * (w * (y - my) ** 2).sum(axis=1))
+    return np.clip(r, -1.0, 1.0)
+
+
 # Up to this many items, p-values come from the exact permutation distribution (all n! pairings): the
 # asymptotic formulas give p = 0 to 3 or 4 perfectly ranked items, where the smallest possible two-sided
 # p-value is 2 / n!. 9! = 362,880 pairings still take well under a second.
@@ -240,7 +272,7 @@ def _check_numeric(values: pd.Series, name: str) -> None:
                         "Map rating labels to numbers first (e.g. with Series.map or pandas.to_numeric).")
 
 
-def _align(scores, human, *, by=None, warn=True) -> tuple[pd.DataFrame, pd.Series, pd.Series | None]:
+def _align(scores, human, *, by=None, warn=True, by_name="by") -> tuple[pd.DataFrame, pd.Series, pd.Series | None]:
     """Align scores (DataFrame), human (Series) and by (Series or None) on their common index."""
     frame = as_frame(scores, "scores")
     human = _human_series(human)
@@ -256,13 +288,13 @@ def _align(scores, human, *, by=None, warn=True) -> tuple[pd.DataFrame, pd.Serie
     if by is not None:
         if isinstance(by, str):
             if by not in (frame.index.names or []):
-                raise KeyError(f"`by`={by!r} is not an index level of `scores`; its levels are {list(frame.index.names)}.")
+                raise KeyError(f"`{by_name}`={by!r} is not an index level of `scores`; its levels are {list(frame.index.names)}.")
             groups = pd.Series(frame.index.get_level_values(by), index=frame.index, name=by)
         elif isinstance(by, pd.Series):
-            check_unique_index(by.index, "by")
+            check_unique_index(by.index, by_name)
             groups = by
         else:
-            raise TypeError(f"`by` must be an index level name or a Series aligned with `scores`; got {type(by).__name__}.")
+            raise TypeError(f"`{by_name}` must be an index level name or a Series aligned with `scores`; got {type(by).__name__}.")
     common = frame.index.intersection(human.index, sort=False)
     if groups is not None:
         common = common.intersection(groups.index, sort=False)
@@ -284,7 +316,7 @@ def _align(scores, human, *, by=None, warn=True) -> tuple[pd.DataFrame, pd.Serie
     if groups is not None:
         groups = groups.loc[common]
         if groups.isna().any():
-            raise ValueError("`by` has missing group labels for some aligned items.")
+            raise ValueError(f"`{by_name}` has missing group labels for some aligned items.")
     return frame, human, groups
 
 
@@ -314,6 +346,7 @@ def correlate(
     ci_method: str = "percentile",
     nan_policy: str = "omit",
     adjust: str | None = None,
+    cluster=None,
     rng=None,
 ) -> pd.DataFrame:
     """Correlate each score column with human ratings.
@@ -344,6 +377,13 @@ def correlate(
     adjust : {None, "holm", "bonferroni", "bh", "by"}
         Adjust the p-values of the score columns (one family of tests, e.g. every temperature of a sweep)
         for multiplicity; None: ``p_adjusted`` repeats ``p_val``.
+    cluster : str or Series, optional
+        At dataset level: items that come in clusters (the summaries of one source document, the responses
+        to one dialogue) are resampled cluster by cluster, so the interval carries the dependence within a
+        cluster. An index level name of ``scores`` or a Series of cluster labels indexed like ``scores``.
+        Without it the bootstrap treats items as independent: on items in clusters of 6 sharing a cluster
+        effect its 95% interval covered 0.77-0.83 (the coverage harness), with it 0.93-0.95. The p-value
+        still treats items as independent.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -395,7 +435,12 @@ def correlate(
     rng = check_rng(rng)
     if level != "dataset" and by is None:
         raise ValueError(f"`by` is required at level={level!r}: it names the document (summary) or system groups.")
-    frame, human, groups = _align(scores, human, by=by)
+    if cluster is not None and level != "dataset":
+        raise ValueError(f"`cluster` is for level='dataset'; at level={level!r} `by` already resamples the groups.")
+    if cluster is not None and by is not None:
+        raise ValueError("give `cluster` or `by`, not both (`by` is for the summary and system levels).")
+    frame, human, groups = _align(scores, human, by=cluster if cluster is not None else by,
+                                  by_name="cluster" if cluster is not None else "by")
     if level == "system":
         frame = frame.groupby(groups.to_numpy(), sort=False).mean()
         human = human.groupby(groups.to_numpy(), sort=False).mean()
@@ -405,7 +450,8 @@ def correlate(
     elif level == "summary":
         out = _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
     else:
-        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng,
+                             clusters=groups)
     if adjust is not None:
         out["p_adjusted"], out["adjust"] = adjust_p_values(out["p_val"].to_numpy(dtype=float), adjust), adjust
     return out
@@ -433,7 +479,8 @@ def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_ski
     return out[COLUMNS]
 
 
-def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng, unit="items"):
+def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng, unit="items",
+                   clusters=None):
     values = frame.to_numpy(dtype=float)
     h = human.to_numpy(dtype=float)
     valid = _valid_mask(frame, human, nan_policy)
@@ -453,16 +500,37 @@ def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resampl
     # Bootstrap columns that share a validity mask together (usually all of them).
     masks, which = np.unique(valid.T, axis=0, return_inverse=True)
     left_out = np.zeros(k, dtype=np.int64)
+    if clusters is not None:
+        unit = "clusters"
     for m, mask in enumerate(masks):
         cols = np.flatnonzero(which.ravel() == m)
-        stat = _resampled_corr(values[mask][:, cols].T, h[mask], method)  # columns (cols, n_valid), human (n_valid,)
-        lo, hi, info = _bootstrap_ci(stat, int(mask.sum()), n_resamples=n_resamples,
+        if clusters is None:
+            stat = _resampled_corr(values[mask][:, cols].T, h[mask], method)  # columns (cols, n_valid), human (n_valid,)
+            units = int(mask.sum())
+        else:
+            stat, units = _cluster_corr(values[mask][:, cols], h[mask], clusters.to_numpy()[mask], method)
+        lo, hi, info = _bootstrap_ci(stat, units, n_resamples=n_resamples,
                                      confidence_level=confidence_level, ci_method=ci_method, rng=rng, k=len(cols))
         low[cols], high[cols] = lo, hi
         if info is not None:
             left_out[cols] = info[1]
     return _result_frame(frame, n, r, low, high, p, method, "dataset",
                          ci_method=_ci_names(frame.columns, ci_method, n_resamples, left_out, r, unit))
+
+
+def _cluster_corr(x: np.ndarray, y: np.ndarray, labels: np.ndarray, method: str):
+    """``idx -> r`` for resampled cluster positions ``idx`` (..., g): every item of each drawn cluster, per column of x."""
+    codes, _ = pd.factorize(labels)
+    g = codes.max() + 1
+
+    def stat(idx):
+        flat = idx.reshape(-1, idx.shape[-1])
+        draws = np.bincount((flat + g * np.arange(len(flat))[:, None]).ravel(), minlength=len(flat) * g).reshape(len(flat), g)
+        weights = draws[:, codes].astype(float)
+        out = np.stack([_weighted_corr(x[:, j], y, weights, method) for j in range(x.shape[1])])
+        return out.reshape(x.shape[1], *idx.shape[:-1])
+
+    return stat, g
 
 
 def _ci_names(columns, ci_method: str, n_resamples: int, left_out: np.ndarray, r: np.ndarray, unit: str) -> list[str]:

@@ -276,13 +276,45 @@ def _correlation_designs(method: str, *, null: bool = False) -> tuple[Design, ..
     return tuple(designs)
 
 
-def _correlate(sample, level, *, method="spearman", **options):
+def _correlate(sample, level, *, method="spearman", clustered=False, **options):
     from evalkit import correlate
 
     index = [f"i{k}" for k in range(len(sample["x"]))]
+    if clustered:
+        options["cluster"] = pd.Series(sample["cluster"], index=index)
     row = correlate.correlate(pd.Series(sample["x"], index=index, name="score"), pd.Series(sample["y"], index=index),
                               method=method, confidence_level=level, **options).iloc[0]
     return row["ci_low"], row["ci_high"]
+
+
+@functools.cache
+def _usr_dialogues() -> pd.DataFrame:
+    """The TCVA release's 198 USR responses with TCVA T=0.9, the Maintains Context mean and their dialogue."""
+    _, items = _usr()
+    table = _tcva_release("usr")
+    return table.assign(cluster=items["context_id"].reindex(table.index).to_numpy()).dropna()
+
+
+def _usr_dialogue_design(method: str) -> Design:
+    """Whole dialogues drawn with replacement until n responses: the responses to one context stay together."""
+
+    @functools.cache
+    def truth():
+        t = _usr_dialogues()
+        return _coefficient(t["tcva"].to_numpy(), t["human"].to_numpy(), method)
+
+    def draw(rng, n):
+        t = _usr_dialogues()
+        groups = [g.index for _, g in t.groupby("cluster", sort=True)]
+        rows = []
+        while sum(map(len, rows)) < n:
+            rows.append(groups[rng.integers(0, len(groups))])
+        picked = t.loc[np.concatenate(rows)]
+        labels = np.concatenate([[i] * len(r) for i, r in enumerate(rows)])
+        return {"x": picked["tcva"].to_numpy(), "y": picked["human"].to_numpy(), "cluster": labels, "truth": truth()}
+
+    return Design(f"tcva-usr-dialogues-{method}", "TCVA release, USR: whole dialogues (their 1-6 scored responses) drawn "
+                  "until n responses", draw, data=("tcva", "usr"))
 
 
 def _correlate_p(sample, alpha, *, method="spearman"):
@@ -483,8 +515,10 @@ ENTRIES += [
           functools.partial(_correlate, method="pearson"), _correlation_designs("pearson")),
     Entry("correlate.correlate", "spearman, dataset level, BCa bootstrap", "interval",
           functools.partial(_correlate, ci_method="BCa"), _correlation_designs("spearman")),
-    Entry("correlate.correlate", "spearman, dataset level, percentile bootstrap, clustered items", "interval",
-          _correlate, (_clustered_design("spearman"),)),
+    Entry("correlate.correlate", "spearman, dataset level, percentile bootstrap over items, clustered items", "interval",
+          _correlate, (_clustered_design("spearman"), _usr_dialogue_design("spearman"))),
+    Entry("correlate.correlate", "spearman, dataset level, percentile bootstrap over clusters (cluster=)", "interval",
+          functools.partial(_correlate, clustered=True), (_clustered_design("spearman"), _usr_dialogue_design("spearman"))),
     Entry("correlate.correlate", "spearman p-value, dataset level (default)", "test", _correlate_p,
           _correlation_designs("spearman", null=True), default=True),
     Entry("correlate.correlate", "kendall p-value, dataset level", "test", functools.partial(_correlate_p, method="kendall"),

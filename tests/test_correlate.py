@@ -426,3 +426,36 @@ def test_resamples_with_constant_ratings_are_left_out_of_the_interval_with_a_war
     with pytest.warns(EvalkitWarning, match="BCa needs every one, so the interval is NaN for 'm'"):
         bca = correlate.correlate(score, human, ci_method="BCa", rng=4).iloc[0]
     assert np.isnan(bca["ci_low"]) and bca["ci_method"] == "BCa bootstrap over items"  # BCa needs every resample
+
+
+@pytest.mark.parametrize("method", ["spearman", "kendall", "pearson"])
+def test_cluster_bootstrap_equals_scipy_bootstrap_of_the_repeated_items(method):
+    gen = np.random.default_rng(1)
+    effect = np.repeat(gen.normal(size=12), 4)
+    index = [f"i{k}" for k in range(48)]
+    human = pd.Series(np.round(effect + gen.normal(size=48)), index=index)
+    score = pd.Series(effect + gen.normal(size=48), index=index, name="m")
+    cluster = pd.Series(np.repeat(np.arange(12), 4), index=index)
+    row = correlate.correlate(score, human, method=method, cluster=cluster, n_resamples=300, rng=5).iloc[0]
+    x, y = score.to_numpy(), human.to_numpy()
+
+    def by_repetition(idx):  # each drawn cluster's items, stacked: the resampled data set itself
+        items = np.concatenate([np.flatnonzero(cluster.to_numpy() == c) for c in idx])
+        return SCIPY[method](x[items], y[items]).statistic
+
+    ref = stats.bootstrap((np.arange(12),), by_repetition, vectorized=False, n_resamples=300, method="percentile",
+                          rng=np.random.default_rng(5), batch=max(1, 2_000_000 // 12))
+    assert row["ci_low"] == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert row["ci_high"] == pytest.approx(ref.confidence_interval.high, abs=1e-12)
+    assert row["ci_method"] == "percentile bootstrap over clusters"
+    assert row["r"] == pytest.approx(SCIPY[method](x, y).statistic, abs=1e-12)
+
+
+def test_cluster_is_for_the_dataset_level(rated):
+    scores, human, groups = rated
+    with pytest.raises(ValueError, match="`cluster` is for level='dataset'"):
+        correlate.correlate(scores, human, level="summary", by=groups, cluster=groups)
+    with pytest.raises(KeyError, match="`cluster`='document' is not an index level of `scores`"):
+        correlate.correlate(scores, human, cluster="document")
+    with pytest.raises(ValueError, match="give `cluster` or `by`, not both"):
+        correlate.correlate(scores, human, by=groups, cluster=groups)
