@@ -343,7 +343,7 @@ def correlate(
     by=None,
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
-    ci_method: str = "percentile",
+    ci_method: str = "auto",
     nan_policy: str = "omit",
     adjust: str | None = None,
     cluster=None,
@@ -370,8 +370,13 @@ def correlate(
     confidence_level : float, default 0.95
     n_resamples : int, default 1000
         Bootstrap resamples of items (groups at summary and system level); 0 skips the CI.
-    ci_method : {"percentile", "basic", "BCa"}, default "percentile"
-        Passed to :func:`scipy.stats.bootstrap` as ``method``.
+    ci_method : {"auto", "percentile", "basic", "BCa", "t"}, default "auto"
+        ``"percentile"``, ``"basic"``, ``"BCa"``: passed to :func:`scipy.stats.bootstrap` as ``method``
+        (resampling items, clusters or groups). ``"t"`` (summary level only): the mean of the per-group
+        coefficients plus or minus Student's t times their standard error, the interval of the t-test
+        behind ``p_val``. ``"auto"``: ``"t"`` at summary level, ``"percentile"`` otherwise. At 20 source
+        documents of SummEval the percentile interval of the summary-level mean covered 0.90 where 0.95 is
+        claimed, the t interval 0.93 (the coverage harness); at 50, 0.96 and 0.97.
     nan_policy : {"omit", "raise", "propagate"}, default "omit"
         ``"omit"`` drops the items where a column or the human rating is NaN, per column.
     adjust : {None, "holm", "bonferroni", "bh", "by"}
@@ -428,7 +433,12 @@ def correlate(
     check_option(method, METHODS, "method")
     check_option(level, LEVELS, "level")
     check_option(nan_policy, ("omit", "raise", "propagate"), "nan_policy")
-    check_option(ci_method, ("percentile", "basic", "BCa"), "ci_method")
+    check_option(ci_method, ("auto", "percentile", "basic", "BCa", "t"), "ci_method")
+    if ci_method == "t" and level != "summary":
+        raise ValueError(f"ci_method='t' is the summary level's interval (over per-group coefficients); at level={level!r} "
+                         "use a bootstrap method ('percentile', 'basic' or 'BCa').")
+    if ci_method == "auto":
+        ci_method = "t" if level == "summary" else "percentile"
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     check_option(adjust, (None, *ADJUSTMENTS), "adjust")
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
@@ -574,11 +584,19 @@ def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanmean(per_group[idx], axis=-2).T
 
-    low, high, info = _bootstrap_ci(stat, len(labels), n_resamples=n_resamples, confidence_level=confidence_level,
-                                    ci_method=ci_method, rng=rng, k=k)
-    left_out = np.zeros(k, dtype=np.int64) if info is None else info[1]
-    return _result_frame(frame, n_items, r, low, high, p, method, "summary", n_groups, n_skipped,
-                         ci_method=_ci_names(frame.columns, ci_method, n_resamples, left_out, r, "groups"))
+    if ci_method == "t":
+        low, high = np.full(k, np.nan), np.full(k, np.nan)
+        for j in np.flatnonzero(n_groups > 1):
+            per = per_group[used[:, j], j]
+            half = stats.t.ppf(0.5 + confidence_level / 2, len(per) - 1) * per.std(ddof=1) / np.sqrt(len(per))
+            low[j], high[j] = r[j] - half, r[j] + half
+        names = ["t interval over groups"] * k
+    else:
+        low, high, info = _bootstrap_ci(stat, len(labels), n_resamples=n_resamples, confidence_level=confidence_level,
+                                        ci_method=ci_method, rng=rng, k=k)
+        left_out = np.zeros(k, dtype=np.int64) if info is None else info[1]
+        names = _ci_names(frame.columns, ci_method, n_resamples, left_out, r, "groups")
+    return _result_frame(frame, n_items, r, low, high, p, method, "summary", n_groups, n_skipped, ci_method=names)
 
 
 def _per_group_corr(values, h, valid, codes, n_groups: int, method: str) -> tuple[np.ndarray, np.ndarray]:

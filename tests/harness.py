@@ -422,13 +422,14 @@ def _system_design(method: str, *, null: bool = False) -> Design:
                   + (" (metric and human from different systems)" if null else ""), draw)
 
 
-def _grouped(sample, level, *, kind, method="spearman", p_value=False):
+def _grouped(sample, level, *, kind, method="spearman", p_value=False, **options):
     from evalkit import correlate
 
     index = [f"i{k}" for k in range(len(sample["x"]))]
     row = correlate.correlate(pd.Series(sample["x"], index=index, name="score"), pd.Series(sample["y"], index=index),
                               method=method, level=kind, by=pd.Series(sample["by"], index=index),
-                              n_resamples=0 if p_value else 1000, **({} if p_value else {"confidence_level": level})).iloc[0]
+                              n_resamples=0 if p_value else 1000, **({} if p_value else {"confidence_level": level}),
+                              **options).iloc[0]
     return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
 
 
@@ -525,8 +526,11 @@ ENTRIES += [
           _correlation_designs("kendall", null=True)),
     Entry("correlate.correlate", "pearson p-value, dataset level", "test", functools.partial(_correlate_p, method="pearson"),
           _correlation_designs("pearson", null=True)),
-    Entry("correlate.correlate", "spearman, summary level, percentile bootstrap over documents", "interval",
+    Entry("correlate.correlate", "spearman, summary level, t interval over documents (ci_method='auto')", "interval",
           functools.partial(_grouped, kind="summary"), (_summary_design("spearman"), _synthetic_summary_design("spearman"))),
+    Entry("correlate.correlate", "spearman, summary level, percentile bootstrap over documents", "interval",
+          functools.partial(_grouped, kind="summary", ci_method="percentile"),
+          (_summary_design("spearman"), _synthetic_summary_design("spearman"))),
     Entry("correlate.correlate", "spearman p-value, summary level (t-test over documents)", "test",
           lambda s, a: _grouped(s, a, kind="summary", p_value=True),
           (_summary_design("spearman", null=True), _synthetic_summary_design("spearman", null=True))),

@@ -368,7 +368,7 @@ def test_summary_level_identical_to_a_per_group_loop(rng):
     scores = pd.DataFrame({t: np.round(human * t + rng.normal(0, 1, n), 1) for t in (0.3, 0.9)}, index=groups.index)
     scores.iloc[::17, 0] = np.nan
     scores.loc[groups == "g5", 0.9] = 0.25  # constant in one column: skipped there only
-    out = correlate.correlate(scores, human, level="summary", by=groups, n_resamples=500, rng=11)
+    out = correlate.correlate(scores, human, level="summary", by=groups, n_resamples=500, rng=11, ci_method="percentile")
     # Today's loop: one group and one column at a time, rankdata per call.
     codes, labels = pd.factorize(groups)
     per_group = np.full((len(labels), 2), np.nan)
@@ -392,6 +392,17 @@ def test_summary_level_identical_to_a_per_group_loop(rng):
                           method="percentile", rng=np.random.default_rng(11), batch=max(1, 2_000_000 // (len(labels) * 2)))
     assert np.array_equal(out["ci_low"].to_numpy(), res.confidence_interval.low)
     assert np.array_equal(out["ci_high"].to_numpy(), res.confidence_interval.high)
+    # The default at summary level: the t interval of the t-test behind p_val (scipy's ttest_1samp).
+    default = correlate.correlate(scores, human, level="summary", by=groups, rng=11)
+    for j, column in enumerate(scores.columns):
+        test = stats.ttest_1samp(per_group[~np.isnan(per_group[:, j]), j], 0.0)
+        ci = test.confidence_interval(0.95)
+        assert default.loc[column, "ci_low"] == pytest.approx(ci.low, abs=1e-14)
+        assert default.loc[column, "ci_high"] == pytest.approx(ci.high, abs=1e-14)
+        assert default.loc[column, "p_val"] == pytest.approx(test.pvalue, abs=1e-15)
+    assert (default["ci_method"] == "t interval over groups").all()
+    with pytest.raises(ValueError, match="ci_method='t' is the summary level's interval"):
+        correlate.correlate(scores, human, ci_method="t")
 
 
 def test_compare_metrics_bootstrap_identical_to_rankdata(tied):
