@@ -442,11 +442,11 @@ def test_resamples_with_constant_ratings_are_left_out_of_the_interval_with_a_war
 @pytest.mark.parametrize("method", ["spearman", "kendall", "pearson"])
 def test_cluster_bootstrap_equals_scipy_bootstrap_of_the_repeated_items(method):
     gen = np.random.default_rng(1)
-    effect = np.repeat(gen.normal(size=12), 4)
+    effect = np.repeat(gen.normal(size=16), 3)
     index = [f"i{k}" for k in range(48)]
     human = pd.Series(np.round(effect + gen.normal(size=48)), index=index)
     score = pd.Series(effect + gen.normal(size=48), index=index, name="m")
-    cluster = pd.Series(np.repeat(np.arange(12), 4), index=index)
+    cluster = pd.Series(np.repeat(np.arange(16), 3), index=index)
     row = correlate.correlate(score, human, method=method, cluster=cluster, n_resamples=300, rng=5).iloc[0]
     x, y = score.to_numpy(), human.to_numpy()
 
@@ -454,12 +454,17 @@ def test_cluster_bootstrap_equals_scipy_bootstrap_of_the_repeated_items(method):
         items = np.concatenate([np.flatnonzero(cluster.to_numpy() == c) for c in idx])
         return SCIPY[method](x[items], y[items]).statistic
 
-    ref = stats.bootstrap((np.arange(12),), by_repetition, vectorized=False, n_resamples=300, method="percentile",
-                          rng=np.random.default_rng(5), batch=max(1, 2_000_000 // 12))
+    ref = stats.bootstrap((np.arange(16),), by_repetition, vectorized=False, n_resamples=300, method="percentile",
+                          rng=np.random.default_rng(5), batch=max(1, 2_000_000 // 16))
     assert row["ci_low"] == pytest.approx(ref.confidence_interval.low, abs=1e-12)
     assert row["ci_high"] == pytest.approx(ref.confidence_interval.high, abs=1e-12)
     assert row["ci_method"] == "percentile bootstrap over clusters"
     assert row["r"] == pytest.approx(SCIPY[method](x, y).statistic, abs=1e-12)
+    few = pd.Series(np.repeat(np.arange(12), 4), index=index)  # 12 clusters: too few to back an interval
+    with pytest.warns(EvalkitWarning, match="only 12 cluster\\(s\\): a cluster bootstrap needs at least 15"):
+        refused = correlate.correlate(score, human, method=method, cluster=few, rng=5).iloc[0]
+    assert np.isnan(refused["ci_low"]) and refused["ci_method"] == "none: 12 clusters, fewer than 15"
+    assert refused["r"] == row["r"]
 
 
 def test_cluster_is_for_the_dataset_level(rated):
