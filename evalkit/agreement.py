@@ -702,7 +702,7 @@ CEILING_COLUMNS = ["kind", "name", "target", *_correlate.COLUMNS]
 
 def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "dataset", by=None,
                   n_resamples: int = 1000, confidence_level: float = 0.95, adjust: str | None = None,
-                  rng=None) -> pd.DataFrame:
+                  cluster=None, rng=None) -> pd.DataFrame:
     """Each score's correlation with the human consensus, beside each annotator's with the other annotators.
 
     An annotator's leave-one-out correlation (their ratings against the mean of the other annotators'
@@ -725,6 +725,9 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
     adjust : {None, "holm", "bonferroni", "bh", "by"}
         Adjust the p-values of all the rows (annotators and scores: one family) for multiplicity; None:
         ``p_adjusted`` repeats ``p_val``.
+    cluster : Series, optional
+        At dataset level, cluster labels indexed by item id (e.g. the dialogue of each response): every
+        interval resamples whole clusters (see :func:`evalkit.correlate.correlate`).
 
     Returns
     -------
@@ -759,6 +762,8 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
     rng = check_rng(rng)
     table = _ratings(ratings)
     _numeric(table["rating"], "for correlations")
+    if cluster is not None and not isinstance(cluster, pd.Series):
+        raise TypeError(f"`cluster` must be a Series of cluster labels indexed by item id; got {type(cluster).__name__}.")
     if level == "summary" and not isinstance(by, pd.Series):
         raise ValueError("`by` must be a Series of group labels indexed by item id at level='summary'; "
                          f"got {type(by).__name__}.")
@@ -769,8 +774,11 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
         common = x.index.intersection(target.index[target.notna()], sort=False)
         if level == "summary":
             common = common.intersection(by.index, sort=False)
+        if cluster is not None:
+            common = common.intersection(cluster.index, sort=False)
         groups = by.loc[common] if level == "summary" else None
-        return _correlate.correlate(x.loc[common], target.loc[common], by=groups, **options)
+        return _correlate.correlate(x.loc[common], target.loc[common], by=groups,
+                                    cluster=None if cluster is None else cluster.loc[common], **options)
 
     rows = []
     for name in wide.columns:

@@ -506,6 +506,14 @@ def test_human_ceiling_uses_correlate_on_the_right_targets(rng):
     assert (adjusted["adjust"] == "bh").all()
     with pytest.raises(ValueError, match="`adjust` must be one of"):
         agreement.human_ceiling(scores, ratings, adjust="fdr")
+    dialogue = pd.Series([f"d{k // 4}" for k in range(80)], index=truth.index)
+    clustered = agreement.human_ceiling(scores, ratings, n_resamples=200, cluster=dialogue, rng=0)
+    good_c = clustered[clustered["name"] == "good"].iloc[0]
+    direct = correlate.correlate(scores["good"], consensus.loc[scores.index], cluster=dialogue, n_resamples=200,
+                                 rng=np.random.default_rng(0)).iloc[0]
+    assert good_c["ci_method"] == "percentile bootstrap over clusters" and good_c["r"] == direct["r"]
+    with pytest.raises(TypeError, match="`cluster` must be a Series"):
+        agreement.human_ceiling(scores, ratings, cluster="dialogue")
 
 
 def test_human_ceiling_summary_level_and_bad_input(rng):
