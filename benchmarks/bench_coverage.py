@@ -3,12 +3,14 @@
 Coverage (intervals) or size (tests) with its Monte Carlo standard error, the share of samples where the
 function declined to give a number, and the mean width. The registry is tests/harness.py.
 
-    python benchmarks/bench_coverage.py [--reps 1000] [--function infer.mean] [--csv coverage.csv]
+    python benchmarks/bench_coverage.py [--reps 1000] [--function infer.mean] [--variant BCa] [--design summeval]
+                                        [--csv coverage.csv]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -22,18 +24,25 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=1000, help="samples per cell (default 1000)")
     parser.add_argument("--function", action="append", help="only these public functions (repeatable)")
+    parser.add_argument("--variant", action="append", help="only variants containing this text (repeatable)")
+    parser.add_argument("--design", action="append", help="only designs whose name contains this text (repeatable)")
+    parser.add_argument("--defaults", action="store_true", help="only the entries of the functions' defaults")
     parser.add_argument("--sizes", type=int, nargs="+", help="override the sizes")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", type=Path, help="also write the table as CSV")
     args = parser.parse_args(argv)
-    entries = [e for e in harness.ENTRIES if not args.function or e.function in args.function]
-    header = f"{'function [variant]':58} {'design':36} {'n':>4} {'rate':>6} {'± se':>6} {'nominal':>7} {'refused':>7} {'width':>7}  holds"
+    entries = [e for e in harness.ENTRIES if (not args.function or e.function in args.function)
+               and (not args.variant or any(v in e.variant for v in args.variant)) and (e.default or not args.defaults)]
+    if args.design:
+        entries = [dataclasses.replace(e, designs=tuple(d for d in e.designs if any(t in d.name for t in args.design)))
+                   for e in entries]
+    header = f"{'function [variant]':96} {'design':36} {'n':>4} {'rate':>6} {'± se':>6} {'nominal':>7} {'refused':>7} {'width':>7}  holds"
     print(header)
     print("-" * len(header))
     start = time.perf_counter()
 
     def echo(row):
-        print(f"{row['function'] + ' [' + row['variant'] + ']':58.58} {row['design']:36.36} {row['n']:4d} {row['rate']:6.3f} "
+        print(f"{row['function'] + ' [' + row['variant'] + ']':96.96} {row['design']:36.36} {row['n']:4d} {row['rate']:6.3f} "
               f"{row['mc_se']:6.3f} {row['nominal']:7.3f} {row['refused']:7.3f} {row['width']:7.3f}  "
               f"{'yes' if row['holds'] else 'NO'}", flush=True)
 

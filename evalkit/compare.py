@@ -23,7 +23,6 @@ from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit._stats import (
     ADJUSTMENTS,
     MEAN_METHODS,
-    adjust_p_values,
     mcnemar_exact_p,
     mcnemar_power,
     mean_interval,
@@ -31,6 +30,7 @@ from evalkit._stats import (
     sign_flip_p,
     tango_interval,
 )
+from evalkit._stats import adjust_p_values as _adjust
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -42,7 +42,7 @@ from evalkit._validation import (
 )
 from evalkit.calibrate import cohen_kappa
 
-__all__ = ["PairedComparison", "paired", "detectable_difference", "cases_needed", "against_baseline"]
+__all__ = ["PairedComparison", "paired", "detectable_difference", "cases_needed", "against_baseline", "adjust_p_values"]
 
 #: Interval methods for a difference in pass rates (default first).
 RATE_METHODS = ("newcombe", "tango")
@@ -603,7 +603,7 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
                    "_discordant"):
         if column not in table.columns:
             table[column] = np.nan
-    table["p_adjusted"] = adjust_p_values(table["p_value"].to_numpy(dtype=float), adjust)
+    table["p_adjusted"] = _adjust(table["p_value"].to_numpy(dtype=float), adjust)
     table["method"] = method
     table["test"] = _SCORE_TEST if scores else _RATE_TEST
     if smallest_change is not None:
@@ -643,3 +643,56 @@ def _conclusion(row: dict, alpha: float, smallest_change, power: float) -> str:
         return text
     return text + f"; the joint interval lies within +-{smallest_change:g}"
 
+
+def adjust_p_values(table: pd.DataFrame, *, method: str = "holm", column: str = "p_val") -> pd.DataFrame:
+    """Adjust a family of p-values for multiplicity: the table with ``p_adjusted`` and ``adjust`` columns added.
+
+    When several tests are read together (one McNemar test per judge and subset, one Wilcoxon test per
+    pair of conditions and metric), some come out small by chance; the adjusted p-values keep the chance
+    of any false finding (``"holm"``, ``"bonferroni"``: the family-wise error rate) or the expected share of
+    false findings among those claimed (``"bh"``, ``"by"``: the false discovery rate) at the level they are
+    compared with. Every row of ``table`` is one test of the family.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per test, holding the raw p-values in ``column``; NaN p-values stay NaN and are not counted
+        (with an :class:`~evalkit.EvalkitWarning`).
+    method : {"holm", "bonferroni", "bh", "by"}, default "holm"
+        Holm's step-down, Bonferroni, Benjamini-Hochberg (independent or positively dependent tests) or
+        Benjamini-Yekutieli (any dependence). The values equal statsmodels' ``multipletests``.
+    column : str, default "p_val"
+        The column of raw p-values (kept as it is).
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``table`` with ``p_adjusted`` (the adjusted p-value) and ``adjust`` (the method's name).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.compare import adjust_p_values
+    >>> tests = pd.DataFrame({"test": ["a", "b", "c"], "p_val": [0.01, 0.04, 0.03]})
+    >>> adjust_p_values(tests, method="holm")
+      test  p_val  p_adjusted adjust
+    0    a   0.01        0.03   holm
+    1    b   0.04        0.06   holm
+    2    c   0.03        0.06   holm
+    """
+    table = check_dataframe(table, "table")
+    check_option(method, ADJUSTMENTS, "method")
+    check_columns(table, [column], "table")
+    values = pd.to_numeric(table[column], errors="coerce")
+    bad = table[column][values.isna() & table[column].notna()]
+    if len(bad) or ((values < 0) | (values > 1)).any():
+        example = bad.iloc[0] if len(bad) else values[(values < 0) | (values > 1)].iloc[0]
+        raise ValueError(f"`table` column {column!r} must hold p-values in [0, 1] (or NaN); got {example!r}.")
+    missing = int(values.isna().sum())
+    if missing:
+        warnings.warn(f"{missing} of the {len(values)} p-values in column {column!r} are NaN: they stay NaN and are not "
+                      f"counted in the family of {len(values) - missing} tests.", EvalkitWarning, stacklevel=2)
+    out = table.copy()
+    out["p_adjusted"] = _adjust(values.to_numpy(dtype=float), method)
+    out["adjust"] = method
+    return out

@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from evalkit import tcva as _tcva
-from evalkit._stats import z_value
+from evalkit._stats import ADJUSTMENTS, adjust_p_values, z_value
 from evalkit._validation import (
     EvalkitWarning,
     as_frame,
@@ -38,7 +38,8 @@ __all__ = [
 
 METHODS = ("spearman", "kendall", "pearson")
 LEVELS = ("dataset", "summary", "system")
-COLUMNS = ["n", "r", "ci_low", "ci_high", "p_val", "method", "level", "n_groups", "n_skipped"]
+COLUMNS = ["n", "r", "ci_low", "ci_high", "ci_method", "p_val", "p_adjusted", "adjust", "method", "level", "n_groups",
+           "n_skipped"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -113,6 +114,38 @@ def _resampled_corr(x: np.ndarray, y: np.ndarray, method: str):
     return stat
 
 
+def _weighted_corr(x: np.ndarray, y: np.ndarray, weights: np.ndarray, method: str) -> np.ndarray:
+    """The coefficient of the multiset in which item i occurs ``weights[b, i]`` times, for each row b of weights.
+
+    A cluster bootstrap resample is such a multiset (every item of a drawn cluster, as often as the cluster
+    is drawn). Equal to the coefficient of the data with the items repeated (ties from repetition included).
+    """
+    w = weights
+    total = w.sum(axis=1, keepdims=True)
+    if method == "kendall":  # tau-b from weighted pairs: copies of one item are tied on both sides
+        sx = np.sign(x[:, None] - x[None, :])
+        sy = np.sign(y[:, None] - y[None, :])
+        num = np.einsum("bi,bj,ij->b", w, w, sx * sy)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return num / np.sqrt(np.einsum("bi,bj,ij->b", w, w, np.abs(sx)) * np.einsum("bi,bj,ij->b", w, w, np.abs(sy)))
+    if method == "spearman":  # mid-ranks of the multiset: counts of each distinct value, weighted
+        ranked = []
+        for v in (x, y):
+            codes = np.unique(v, return_inverse=True)[1].ravel()
+            onehot = np.zeros((len(v), codes.max() + 1))
+            onehot[np.arange(len(v)), codes] = 1.0
+            count = w @ onehot
+            mid = np.cumsum(count, axis=1) - (count - 1) / 2
+            ranked.append(np.take_along_axis(mid, np.broadcast_to(codes, w.shape), axis=1))
+        x, y = ranked
+    else:
+        x, y = np.broadcast_to(x, w.shape), np.broadcast_to(y, w.shape)
+    mx, my = (w * x).sum(axis=1, keepdims=True) / total, (w * y).sum(axis=1, keepdims=True) / total
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (w * (x - mx) * (y - my)).sum(axis=1) / np.sqrt((w * (x - mx) ** 2).sum(axis=1) * (w * (y - my) ** 2).sum(axis=1))
+    return np.clip(r, -1.0, 1.0)
+
+
 # Up to this many items, p-values come from the exact permutation distribution (all n! pairings): the
 # asymptotic formulas give p = 0 to 3 or 4 perfectly ranked items, where the smallest possible two-sided
 # p-value is 2 / n!. 9! = 362,880 pairings still take well under a second.
@@ -169,17 +202,43 @@ def _warn_undefined(reasons: dict, stacklevel: int = 4) -> None:
 
 
 def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, ci_method, rng, k: int):
-    """CI of a vector-valued statistic of resampled indices 0..n-1 (k outputs); NaN when impossible."""
+    """CI of a vector-valued statistic of resampled indices 0..n-1 (k outputs); NaN when impossible.
+
+    Resamples where the statistic is undefined (a resample whose ratings or scores are all equal: likely
+    with ratings piled at the top of a scale) are left out of a percentile or basic interval; the third
+    value returned, ``(result, undefined)``, counts them per output. BCa needs every resample, so its
+    interval is NaN then.
+    """
     if n_resamples == 0 or n < 3:
         return np.full(k, np.nan), np.full(k, np.nan), None
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # degenerate resamples give NaN, reported as NaN CI
+        warnings.simplefilter("ignore", RuntimeWarning)  # degenerate resamples give NaN, handled below
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         res = stats.bootstrap(
             (np.arange(n),), lambda idx, axis=-1: stat(np.asarray(idx, dtype=np.intp)), vectorized=True,
             n_resamples=n_resamples, confidence_level=confidence_level, method=ci_method, rng=rng,
             batch=max(1, 2_000_000 // max(1, n * k)),
         )
-    return np.atleast_1d(res.confidence_interval.low), np.atleast_1d(res.confidence_interval.high), res
+    low, high = np.atleast_1d(res.confidence_interval.low).copy(), np.atleast_1d(res.confidence_interval.high).copy()
+    dist = np.atleast_2d(res.bootstrap_distribution)
+    undefined = np.isnan(dist).sum(axis=-1)
+    if ci_method != "BCa":
+        tail = (1 - confidence_level) / 2
+        for j in np.flatnonzero((undefined > 0) & (undefined < dist.shape[-1])):
+            q = stats.quantile(dist[j], [tail, 1 - tail], nan_policy="omit")
+            if ci_method == "basic":
+                theta = float(stat(np.arange(n)[None, :]).reshape(k, -1)[j, 0])
+                q = 2 * theta - q[::-1]
+            low[j], high[j] = q
+    return low, high, (res, undefined)
+
+
+def _warn_undefined_resamples(columns, undefined, n_resamples: int, stacklevel: int = 5) -> None:
+    if undefined is not None and undefined.any():
+        listed = "; ".join(f"{col!r}: {int(u)} of {n_resamples}" for col, u in zip(columns, undefined, strict=True) if u)
+        warnings.warn(f"some bootstrap resamples have constant scores or ratings, so their correlation is undefined; "
+                      f"they were left out of the interval ({listed}). Many such resamples mean too few items that vary.",
+                      EvalkitWarning, stacklevel=stacklevel)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -213,7 +272,7 @@ def _check_numeric(values: pd.Series, name: str) -> None:
                         "Map rating labels to numbers first (e.g. with Series.map or pandas.to_numeric).")
 
 
-def _align(scores, human, *, by=None, warn=True) -> tuple[pd.DataFrame, pd.Series, pd.Series | None]:
+def _align(scores, human, *, by=None, warn=True, by_name="by") -> tuple[pd.DataFrame, pd.Series, pd.Series | None]:
     """Align scores (DataFrame), human (Series) and by (Series or None) on their common index."""
     frame = as_frame(scores, "scores")
     human = _human_series(human)
@@ -229,13 +288,13 @@ def _align(scores, human, *, by=None, warn=True) -> tuple[pd.DataFrame, pd.Serie
     if by is not None:
         if isinstance(by, str):
             if by not in (frame.index.names or []):
-                raise KeyError(f"`by`={by!r} is not an index level of `scores`; its levels are {list(frame.index.names)}.")
+                raise KeyError(f"`{by_name}`={by!r} is not an index level of `scores`; its levels are {list(frame.index.names)}.")
             groups = pd.Series(frame.index.get_level_values(by), index=frame.index, name=by)
         elif isinstance(by, pd.Series):
-            check_unique_index(by.index, "by")
+            check_unique_index(by.index, by_name)
             groups = by
         else:
-            raise TypeError(f"`by` must be an index level name or a Series aligned with `scores`; got {type(by).__name__}.")
+            raise TypeError(f"`{by_name}` must be an index level name or a Series aligned with `scores`; got {type(by).__name__}.")
     common = frame.index.intersection(human.index, sort=False)
     if groups is not None:
         common = common.intersection(groups.index, sort=False)
@@ -257,7 +316,7 @@ def _align(scores, human, *, by=None, warn=True) -> tuple[pd.DataFrame, pd.Serie
     if groups is not None:
         groups = groups.loc[common]
         if groups.isna().any():
-            raise ValueError("`by` has missing group labels for some aligned items.")
+            raise ValueError(f"`{by_name}` has missing group labels for some aligned items.")
     return frame, human, groups
 
 
@@ -284,8 +343,10 @@ def correlate(
     by=None,
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
-    ci_method: str = "percentile",
+    ci_method: str = "auto",
     nan_policy: str = "omit",
+    adjust: str | None = None,
+    cluster=None,
     rng=None,
 ) -> pd.DataFrame:
     """Correlate each score column with human ratings.
@@ -309,17 +370,35 @@ def correlate(
     confidence_level : float, default 0.95
     n_resamples : int, default 1000
         Bootstrap resamples of items (groups at summary and system level); 0 skips the CI.
-    ci_method : {"percentile", "basic", "BCa"}, default "percentile"
-        Passed to :func:`scipy.stats.bootstrap` as ``method``.
+    ci_method : {"auto", "percentile", "basic", "BCa", "t"}, default "auto"
+        ``"percentile"``, ``"basic"``, ``"BCa"``: passed to :func:`scipy.stats.bootstrap` as ``method``
+        (resampling items, clusters or groups). ``"t"`` (summary level only): the mean of the per-group
+        coefficients plus or minus Student's t times their standard error, the interval of the t-test
+        behind ``p_val``. ``"auto"``: ``"t"`` at summary level, ``"percentile"`` otherwise. At 20 source
+        documents of SummEval the percentile interval of the summary-level mean covered 0.90 where 0.95 is
+        claimed, the t interval 0.93 (the coverage harness); at 50, 0.96 and 0.97.
     nan_policy : {"omit", "raise", "propagate"}, default "omit"
         ``"omit"`` drops the items where a column or the human rating is NaN, per column.
+    adjust : {None, "holm", "bonferroni", "bh", "by"}
+        Adjust the p-values of the score columns (one family of tests, e.g. every temperature of a sweep)
+        for multiplicity; None: ``p_adjusted`` repeats ``p_val``.
+    cluster : str or Series, optional
+        At dataset level: items that come in clusters (the summaries of one source document, the responses
+        to one dialogue) are resampled cluster by cluster, so the interval carries the dependence within a
+        cluster. An index level name of ``scores`` or a Series of cluster labels indexed like ``scores``.
+        Without it the bootstrap treats items as independent: on items in clusters of 6 sharing a cluster
+        effect its 95% interval covered 0.77-0.81, and 0.87-0.91 on whole USR dialogues (the coverage
+        harness). With it, 0.94-0.95 from 17 clusters on; with fewer than 15 clusters the interval is NaN,
+        with an EvalkitWarning (4 to 9 clusters covered 0.73-0.93). The p-value still treats items as
+        independent.
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     DataFrame
-        One row per score column with columns ``n, r, ci_low, ci_high, p_val, method, level, n_groups,
-        n_skipped`` (``n`` counts items; ``n_groups`` the groups used, missing at dataset level).
+        One row per score column with columns ``n, r, ci_low, ci_high, ci_method, p_val, p_adjusted, adjust,
+        method, level, n_groups, n_skipped`` (``n`` counts items; ``n_groups`` the groups used, missing at
+        dataset level; ``ci_method`` names how the interval was made; ``adjust`` the multiplicity adjustment).
 
     Warns
     -----
@@ -350,39 +429,48 @@ def correlate(
     >>> scores = tcva.sweep(verdicts, [0.3, 0.5, 0.9], items=items)
     >>> table = correlate.correlate(scores, items["human"], rng=0)
     >>> list(table.columns)
-    ['n', 'r', 'ci_low', 'ci_high', 'p_val', 'method', 'level', 'n_groups', 'n_skipped']
+    ['n', 'r', 'ci_low', 'ci_high', 'ci_method', 'p_val', 'p_adjusted', 'adjust', 'method', 'level', 'n_groups', 'n_skipped']
     >>> bool((table["ci_low"] < table["r"]).all() and (table["r"] < table["ci_high"]).all())
     True
     """
     check_option(method, METHODS, "method")
     check_option(level, LEVELS, "level")
     check_option(nan_policy, ("omit", "raise", "propagate"), "nan_policy")
-    check_option(ci_method, ("percentile", "basic", "BCa"), "ci_method")
+    check_option(ci_method, ("auto", "percentile", "basic", "BCa", "t"), "ci_method")
+    if ci_method == "t" and level != "summary":
+        raise ValueError(f"ci_method='t' is the summary level's interval (over per-group coefficients); at level={level!r} "
+                         "use a bootstrap method ('percentile', 'basic' or 'BCa').")
+    if ci_method == "auto":
+        ci_method = "t" if level == "summary" else "percentile"
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_option(adjust, (None, *ADJUSTMENTS), "adjust")
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
     rng = check_rng(rng)
     if level != "dataset" and by is None:
         raise ValueError(f"`by` is required at level={level!r}: it names the document (summary) or system groups.")
-    frame, human, groups = _align(scores, human, by=by)
+    if cluster is not None and level != "dataset":
+        raise ValueError(f"`cluster` is for level='dataset'; at level={level!r} `by` already resamples the groups.")
+    if cluster is not None and by is not None:
+        raise ValueError("give `cluster` or `by`, not both (`by` is for the summary and system levels).")
+    frame, human, groups = _align(scores, human, by=cluster if cluster is not None else by,
+                                  by_name="cluster" if cluster is not None else "by")
     if level == "system":
         frame = frame.groupby(groups.to_numpy(), sort=False).mean()
         human = human.groupby(groups.to_numpy(), sort=False).mean()
-        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng, unit="systems")
         out["level"] = "system"
         out["n_groups"] = out["n"].astype("Int64")
     elif level == "summary":
         out = _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
     else:
-        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
-    lost = out.index[out["r"].notna() & (out["ci_low"].isna() | out["ci_high"].isna())] if n_resamples else []
-    if len(lost):
-        warnings.warn(f"the bootstrap interval is undefined for {', '.join(map(str, lost[:5]))} (too few items or groups: "
-                      "the correlation is undefined in resamples), so ci_low and ci_high are NaN there.", EvalkitWarning,
-                      stacklevel=2)
+        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng,
+                             clusters=groups)
+    if adjust is not None:
+        out["p_adjusted"], out["adjust"] = adjust_p_values(out["p_val"].to_numpy(dtype=float), adjust), adjust
     return out
 
 
-def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_skipped=None) -> pd.DataFrame:
+def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_skipped=None, *, ci_method="none") -> pd.DataFrame:
     k = len(frame.columns)
     out = pd.DataFrame(
         {
@@ -390,7 +478,10 @@ def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_ski
             "r": r,
             "ci_low": low,
             "ci_high": high,
+            "ci_method": ci_method,
             "p_val": p,
+            "p_adjusted": p,
+            "adjust": "none",
             "method": method,
             "level": level,
             "n_groups": pd.array([pd.NA] * k if n_groups is None else n_groups, dtype="Int64"),
@@ -401,7 +492,8 @@ def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_ski
     return out[COLUMNS]
 
 
-def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng):
+def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng, unit="items",
+                   clusters=None):
     values = frame.to_numpy(dtype=float)
     h = human.to_numpy(dtype=float)
     valid = _valid_mask(frame, human, nan_policy)
@@ -420,13 +512,70 @@ def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resampl
     _warn_undefined(undefined, stacklevel=5)
     # Bootstrap columns that share a validity mask together (usually all of them).
     masks, which = np.unique(valid.T, axis=0, return_inverse=True)
+    left_out = np.zeros(k, dtype=np.int64)
+    few = np.zeros(k, dtype=np.int64)  # columns with too few clusters for a cluster bootstrap: how many they have
+    if clusters is not None:
+        unit = "clusters"
     for m, mask in enumerate(masks):
         cols = np.flatnonzero(which.ravel() == m)
-        stat = _resampled_corr(values[mask][:, cols].T, h[mask], method)  # columns (cols, n_valid), human (n_valid,)
-        lo, hi, _ = _bootstrap_ci(stat, int(mask.sum()), n_resamples=n_resamples,
-                                  confidence_level=confidence_level, ci_method=ci_method, rng=rng, k=len(cols))
+        if clusters is None:
+            stat = _resampled_corr(values[mask][:, cols].T, h[mask], method)  # columns (cols, n_valid), human (n_valid,)
+            units = int(mask.sum())
+        else:
+            stat, units = _cluster_corr(values[mask][:, cols], h[mask], clusters.to_numpy()[mask], method)
+            if units < MIN_CLUSTERS and n_resamples:
+                few[cols] = units
+                continue
+        lo, hi, info = _bootstrap_ci(stat, units, n_resamples=n_resamples,
+                                     confidence_level=confidence_level, ci_method=ci_method, rng=rng, k=len(cols))
         low[cols], high[cols] = lo, hi
-    return _result_frame(frame, n, r, low, high, p, method, "dataset")
+        if info is not None:
+            left_out[cols] = info[1]
+    names = _ci_names(frame.columns, ci_method, n_resamples, left_out, r, unit)
+    if few.any():
+        warnings.warn(f"only {int(few[few > 0].min())} cluster(s): a cluster bootstrap needs at least {MIN_CLUSTERS} to cover "
+                      "as claimed, so the interval is NaN (with 9 clusters of 6 items the 95% interval covered 0.87, with 17 "
+                      "0.94, in the coverage harness).", EvalkitWarning, stacklevel=4)
+        names = [f"none: {u} clusters, fewer than {MIN_CLUSTERS}" if u else name for u, name in zip(few, names, strict=True)]
+    return _result_frame(frame, n, r, low, high, p, method, "dataset", ci_method=names)
+
+
+# Fewer clusters than this and the cluster bootstrap's 95% interval covers less than claimed: 0.73-0.93 with 4 to
+# 9 clusters, 0.94-0.95 with 17 and 34 (the coverage harness, clustered designs of correlate.correlate).
+MIN_CLUSTERS = 15
+
+
+def _cluster_corr(x: np.ndarray, y: np.ndarray, labels: np.ndarray, method: str):
+    """``idx -> r`` for resampled cluster positions ``idx`` (..., g): every item of each drawn cluster, per column of x."""
+    codes, _ = pd.factorize(labels)
+    g = codes.max() + 1
+
+    def stat(idx):
+        flat = idx.reshape(-1, idx.shape[-1])
+        draws = np.bincount((flat + g * np.arange(len(flat))[:, None]).ravel(), minlength=len(flat) * g).reshape(len(flat), g)
+        weights = draws[:, codes].astype(float)
+        out = np.stack([_weighted_corr(x[:, j], y, weights, method) for j in range(x.shape[1])])
+        return out.reshape(x.shape[1], *idx.shape[:-1])
+
+    return stat, g
+
+
+def _ci_names(columns, ci_method: str, n_resamples: int, left_out: np.ndarray, r: np.ndarray, unit: str) -> list[str]:
+    """The interval method of each row, and how many resamples it left out (with a warning when any)."""
+    if n_resamples == 0:
+        return ["none"] * len(columns)
+    partial = (left_out > 0) & (left_out < n_resamples) & ~np.isnan(r)
+    if ci_method == "BCa":
+        if partial.any():
+            listed = ", ".join(repr(c) for c, x in zip(columns, partial, strict=True) if x)
+            warnings.warn(f"some bootstrap resamples have constant scores or ratings and BCa needs every one, so the "
+                          f"interval is NaN for {listed}; ci_method='percentile' leaves them out.", EvalkitWarning,
+                          stacklevel=5)
+        partial[:] = False
+    _warn_undefined_resamples([c for c, x in zip(columns, partial, strict=True) if x], left_out[partial], n_resamples)
+    base = f"{ci_method} bootstrap over {unit}"
+    return [f"{base} ({u} of {n_resamples} resamples undefined, left out)" if x else base
+            for u, x in zip(left_out, partial, strict=True)]
 
 
 def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng):
@@ -452,9 +601,19 @@ def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanmean(per_group[idx], axis=-2).T
 
-    low, high, _ = _bootstrap_ci(stat, len(labels), n_resamples=n_resamples, confidence_level=confidence_level,
-                                 ci_method=ci_method, rng=rng, k=k)
-    return _result_frame(frame, n_items, r, low, high, p, method, "summary", n_groups, n_skipped)
+    if ci_method == "t":
+        low, high = np.full(k, np.nan), np.full(k, np.nan)
+        for j in np.flatnonzero(n_groups > 1):
+            per = per_group[used[:, j], j]
+            half = stats.t.ppf(0.5 + confidence_level / 2, len(per) - 1) * per.std(ddof=1) / np.sqrt(len(per))
+            low[j], high[j] = r[j] - half, r[j] + half
+        names = ["t interval over groups"] * k
+    else:
+        low, high, info = _bootstrap_ci(stat, len(labels), n_resamples=n_resamples, confidence_level=confidence_level,
+                                        ci_method=ci_method, rng=rng, k=k)
+        left_out = np.zeros(k, dtype=np.int64) if info is None else info[1]
+        names = _ci_names(frame.columns, ci_method, n_resamples, left_out, r, "groups")
+    return _result_frame(frame, n_items, r, low, high, p, method, "summary", n_groups, n_skipped, ci_method=names)
 
 
 def _per_group_corr(values, h, valid, codes, n_groups: int, method: str) -> tuple[np.ndarray, np.ndarray]:
@@ -514,17 +673,44 @@ def _williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]
     return float(t), float(2 * stats.t.sf(abs(t), n - 3))
 
 
-def _zou_ci(r12: float, r13: float, r23: float, n: int, confidence_level: float) -> tuple[float, float]:
-    """Zou (2007) confidence interval for r12 - r13 (overlapping dependent correlations)."""
+def _zou_ci(r12: float, r13: float, r23: float, n: int, confidence_level: float, *, factors=(1.0, 1.0)) -> tuple[float, float]:
+    """Zou (2007) confidence interval for r12 - r13 (overlapping dependent correlations).
+
+    Built from one Fisher-z interval per correlation (Zou's method takes any interval for each);
+    ``factors`` multiply their normal-theory variance ``1 / (n - 3)`` (see :func:`_z_variance_factor`).
+    """
     z = z_value(confidence_level)
-    half = z / np.sqrt(n - 3)
-    l1, u1 = np.tanh(np.arctanh(r12) - half), np.tanh(np.arctanh(r12) + half)
-    l2, u2 = np.tanh(np.arctanh(r13) - half), np.tanh(np.arctanh(r13) + half)
+    h1, h2 = (z * np.sqrt(f / (n - 3)) for f in factors)
+    l1, u1 = np.tanh(np.arctanh(r12) - h1), np.tanh(np.arctanh(r12) + h1)
+    l2, u2 = np.tanh(np.arctanh(r13) - h2), np.tanh(np.arctanh(r13) + h2)
     c = ((r23 - 0.5 * r12 * r13) * (1 - r12**2 - r13**2 - r23**2) + r23**3) / ((1 - r12**2) * (1 - r13**2))
     d = r12 - r13
     low = d - np.sqrt((r12 - l1) ** 2 + (u2 - r13) ** 2 - 2 * c * (r12 - l1) * (u2 - r13))
     high = d + np.sqrt((u1 - r12) ** 2 + (r13 - l2) ** 2 - 2 * c * (u1 - r12) * (r13 - l2))
     return float(low), float(high)
+
+
+def _z_variance_factor(method: str, r: float, n: int) -> float:
+    """How much larger than Pearson's ``1 / (n - 3)`` the variance of a coefficient's Fisher z is.
+
+    Spearman: ``1 + r**2 / 2`` (Bonett & Wright 2000); Kendall: ``0.437 (n - 3) / (n - 4)`` (Fieller, Hartley
+    & Pearson 1957); Pearson: 1. Williams' test and Zou's interval assume Pearson's variance; applied to
+    Spearman's coefficient unchanged they reject up to 7.6% of the time at 0.05 and cover 0.92 where 0.95
+    is claimed (the coverage harness, ``correlate.compare_metrics``).
+    """
+    if method == "spearman":
+        return 1.0 + r**2 / 2
+    if method == "kendall":
+        return 0.437 * (n - 3) / (n - 4)
+    return 1.0
+
+
+COMPARE_METHODS = {
+    "williams": {"pearson": "Williams t; Zou interval from Fisher-z intervals",
+                 "spearman": "Williams t and Zou interval, Bonett-Wright variance for Spearman",
+                 "kendall": "Williams t and Zou interval, Fieller variance for Kendall"},
+    "bootstrap": "paired bootstrap over items, percentile interval",
+}
 
 
 def _three(a, b, human, *, same_items: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -556,16 +742,17 @@ def _three(a, b, human, *, same_items: bool = True) -> tuple[np.ndarray, np.ndar
 
 def compare_metrics(
     a: pd.Series,
-    b: pd.Series,
+    b,
     human,
     *,
     method: str = "spearman",
     test: str = "williams",
     confidence_level: float = 0.95,
     n_resamples: int = 10_000,
+    adjust: str | None = None,
     rng=None,
 ) -> pd.DataFrame:
-    """Test whether metric ``a`` correlates with the humans differently from metric ``b``.
+    """Test whether metric ``a`` correlates with the humans differently from metric ``b`` (or from each of several).
 
     Both correlations share the human ratings, so they are dependent; testing each CI for overlap is
     wrong. ``a`` and ``b`` must score the same items (else ValueError, saying how many they share); the items
@@ -573,56 +760,99 @@ def compare_metrics(
 
     Parameters
     ----------
-    a, b : Series
+    a : Series
         Scores indexed by item id.
+    b : Series or DataFrame
+        Scores indexed by item id; a DataFrame compares ``a`` with each of its columns (e.g. the best
+        temperature of a sweep with every other one), one row each.
     human : Series or DataFrame
         Human ratings (see :func:`correlate`).
     method : {"spearman", "kendall", "pearson"}
     test : {"williams", "bootstrap"}
-        ``"williams"``: Williams' t-test for dependent overlapping correlations (Steiger 1980, eq. 7;
-        applied to the chosen coefficient as is customary for metric evaluation) with df = n - 3, and
-        Zou's (2007) interval for the difference. ``"bootstrap"``: a paired bootstrap resampling items,
-        percentile interval for ``r_a - r_b``, a two-sided p-value ``2 * min(P*(d <= 0), P*(d >= 0))``
-        and, as ``statistic``, the difference over its bootstrap standard error.
+        ``"williams"``: Williams' t-test for dependent overlapping correlations (Steiger 1980, eq. 7) with
+        df = n - 3, and Zou's (2007) interval for the difference. Both are normal theory for Pearson's r;
+        for Spearman and Kendall the Fisher-z variance is taken larger, as Bonett & Wright (2000) and
+        Fieller et al. (1957) give it (t divided by the square root of the factor at the mean of the two
+        coefficients; each of Zou's two intervals widened by its own). ``"bootstrap"``: a paired bootstrap
+        resampling items, percentile interval for ``r_a - r_b``, a two-sided p-value
+        ``2 * min(P*(d <= 0), P*(d >= 0))`` and, as ``statistic``, the difference over its bootstrap
+        standard error.
     confidence_level : float, default 0.95
     n_resamples : int, default 10000
         For ``test="bootstrap"``.
+    adjust : {None, "holm", "bonferroni", "bh", "by"}
+        With several columns in ``b``: adjust the family's p-values for multiplicity (None: ``p_adjusted``
+        repeats ``p_val``).
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     DataFrame
-        One row: ``n, r_a, r_b, r_ab, delta, ci_low, ci_high, statistic, p_val, test, method``.
+        One row per column of ``b``: ``a, b, n, r_a, r_b, r_ab, delta, ci_low, ci_high, statistic, p_val,
+        p_adjusted, adjust, test, method, ci_method`` (``a`` and ``b`` name the metrics; ``ci_method`` the
+        test and interval).
 
     Warns
     -----
     EvalkitWarning
         When either correlation is undefined (constant ratings or scores): the row is NaN but for ``n``.
 
+    Notes
+    -----
+    Measured in the coverage harness (``python benchmarks/bench_coverage.py --function
+    correlate.compare_metrics``) at 20 to 200 items resampled from the TCVA release and SummEval and on
+    synthetic tied and normal data, with the two metrics swapped at random per item (equal correlations).
+
     Examples
     --------
     >>> from evalkit import correlate, datasets, tcva
     >>> demo = datasets.load_demo("tcva")
     >>> verdicts, items = demo["verdicts"], demo["items"]
-    >>> s = tcva.sweep(verdicts, [0.2, 0.9], items=items)
+    >>> s = tcva.sweep(verdicts, [0.2, 0.5, 0.9], items=items)
     >>> res = correlate.compare_metrics(s[0.2], s[0.9], items["human"])
     >>> int(res.loc[0, "n"]), res.loc[0, "test"]
     (120, 'williams')
+    >>> correlate.compare_metrics(s[0.5], s[[0.2, 0.9]], items["human"], adjust="holm")[["b", "p_val", "p_adjusted"]].round(3)
+         b  p_val  p_adjusted
+    0  0.2  0.056       0.112
+    1  0.9  0.499       0.499
     """
     check_option(method, METHODS, "method")
     check_option(test, ("williams", "bootstrap"), "test")
+    check_option(adjust, (None, *ADJUSTMENTS), "adjust")
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
+    rng = check_rng(rng)
+    if isinstance(b, pd.DataFrame):
+        others = list(b.items())
+        if not others:
+            raise ValueError("`b` is a DataFrame without columns; give at least one score column.")
+    else:
+        others = [(b.name if isinstance(b, pd.Series) and b.name is not None else "b", b)]
+    name_a = a.name if isinstance(a, pd.Series) and a.name is not None else "a"
+    rows = [{"a": name_a, "b": name, **_compare_two(a, column, human, method, test, confidence_level, n_resamples, rng)}
+            for name, column in others]
+    out = pd.DataFrame(rows)
+    out.insert(out.columns.get_loc("p_val") + 1, "p_adjusted",
+               out["p_val"] if adjust is None else adjust_p_values(out["p_val"].to_numpy(dtype=float), adjust))
+    out.insert(out.columns.get_loc("p_adjusted") + 1, "adjust", adjust or "none")
+    return out
+
+
+def _compare_two(a, b, human, method, test, confidence_level, n_resamples, rng) -> dict:
     x, y, h = _three(a, b, human)
     n = len(h)
     r_a, r_b, r_ab = (_scipy_corr(u, v, method, p_value=False)[0] for u, v in ((x, h), (y, h), (x, y)))
     _warn_undefined({name: _why_undefined(u, v) for name, u, v in (("a", x, h), ("b", y, h)) if np.ptp(u) == 0 or np.ptp(v) == 0},
-                    stacklevel=3)
+                    stacklevel=4)
     if np.isnan(r_a) or np.isnan(r_b):
         statistic = p = low = high = np.nan
     elif test == "williams":
-        statistic, p = _williams(r_a, r_b, r_ab, n)
-        low, high = _zou_ci(r_a, r_b, r_ab, n, confidence_level)
+        statistic, _ = _williams(r_a, r_b, r_ab, n)
+        statistic /= np.sqrt(_z_variance_factor(method, (r_a + r_b) / 2, n))
+        p = float(2 * stats.t.sf(abs(statistic), n - 3))
+        low, high = _zou_ci(r_a, r_b, r_ab, n, confidence_level,
+                            factors=(_z_variance_factor(method, r_a, n), _z_variance_factor(method, r_b, n)))
     else:
         pair = _resampled_corr(np.vstack([x, y]), h, method)
 
@@ -630,18 +860,18 @@ def compare_metrics(
             r = pair(idx)
             return r[0] - r[1]
 
-        low, high, res = _bootstrap_ci(stat, n, n_resamples=n_resamples, confidence_level=confidence_level,
-                                       ci_method="percentile", rng=check_rng(rng), k=1)
+        low, high, (res, left_out) = _bootstrap_ci(stat, n, n_resamples=n_resamples, confidence_level=confidence_level,
+                                                   ci_method="percentile", rng=rng, k=1)
         low, high = float(low[0]), float(high[0])
+        _warn_undefined_resamples(["a - b"], left_out, n_resamples, stacklevel=5)
         dist = res.bootstrap_distribution
         dist = dist[~np.isnan(dist)]
         with np.errstate(divide="ignore", invalid="ignore"):
             statistic = float(np.divide(r_a - r_b, np.std(dist, ddof=1)))
         p = float(min(1.0, 2 * min(np.mean(dist <= 0), np.mean(dist >= 0))))
-    return pd.DataFrame(
-        [{"n": n, "r_a": r_a, "r_b": r_b, "r_ab": r_ab, "delta": r_a - r_b, "ci_low": low, "ci_high": high,
-          "statistic": statistic, "p_val": p, "test": test, "method": method}]
-    )
+    return {"n": n, "r_a": r_a, "r_b": r_b, "r_ab": r_ab, "delta": r_a - r_b, "ci_low": low, "ci_high": high,
+            "statistic": statistic, "p_val": p, "test": test, "method": method,
+            "ci_method": COMPARE_METHODS[test][method] if test == "williams" else COMPARE_METHODS[test]}
 
 
 def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resamples: int = 10_000, seed: int = 42) -> pd.DataFrame:
@@ -650,8 +880,14 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     With ``delta_obs = rho_a - rho_b`` (Spearman) on all items, it draws ``n_resamples`` resamples with
     legacy ``numpy.random.RandomState(seed)`` (``choice(n, size=n, replace=True)``, one call per
     resample) and reports the share of resamples with ``rho_b* - rho_a* >= delta_obs``. That is a
-    one-sided tail measured from ``-delta_obs``, not a test that the difference is zero: prefer
-    :func:`compare_metrics` for inference.
+    one-sided tail measured from ``-delta_obs``, not a test that the difference is zero: the resampled
+    differences centre on ``delta_obs``, so the share is about ``Phi(-2 delta_obs / se)``, and it falls
+    below 0.05 as soon as ``delta_obs`` exceeds 0.82 standard errors (a share of about 0.21 of samples
+    under equal correlations). Resampling the TCVA release and SummEval with the two metrics swapped at
+    random per item (equal correlations), it is below 0.05 in 0.16 to 0.23 of samples at 50 and 200 items,
+    not 0.05 (the coverage harness: ``python benchmarks/bench_coverage.py --function
+    correlate.paired_bootstrap_tcva_paper``). It is reproduced as published, for checking the paper's
+    figures; use :func:`compare_metrics` for inference.
 
     Items are those scored by both (NaN dropped) and rated, in the order of ``a``, as the paper took them
     (its ``n_common``).
@@ -659,18 +895,27 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     Returns
     -------
     DataFrame
-        One row: ``n, rho_a, rho_b, delta, p_val``; NaN ``delta`` and ``p_val``, with an
-        :class:`~evalkit.EvalkitWarning`, where a correlation is undefined (constant ratings or scores).
+        One row: ``n, rho_a, rho_b, delta, p_val, note`` (``note`` says what the p-value is not); NaN ``delta``
+        and ``p_val``, with an :class:`~evalkit.EvalkitWarning`, where a correlation is undefined (constant
+        ratings or scores).
+
+    Warns
+    -----
+    EvalkitWarning
+        Always: the p-value is the paper's statistic, not a valid test at its nominal level.
 
     Examples
     --------
+    >>> import warnings
     >>> from evalkit import correlate, datasets, tcva
     >>> demo = datasets.load_demo("tcva")
     >>> verdicts, items = demo["verdicts"], demo["items"]
     >>> s = tcva.sweep(verdicts, [0.2, 0.9], items=items)
-    >>> res = correlate.paired_bootstrap_tcva_paper(s[0.9], s[0.2], items["human"], n_resamples=500)
-    >>> 0 <= float(res.loc[0, "p_val"]) <= 1
-    True
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     res = correlate.paired_bootstrap_tcva_paper(s[0.9], s[0.2], items["human"], n_resamples=500)
+    >>> 0 <= float(res.loc[0, "p_val"]) <= 1, "not a test" in str(caught[0].message)
+    (True, True)
     """
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     x, y, h = _three(a, b, human, same_items=False)
@@ -688,7 +933,12 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     idx = np.stack([state.choice(n, size=n, replace=True) for _ in range(n_resamples)])
     r = _corr_lastaxis(np.stack([x[idx], y[idx]]), h[idx], "spearman")
     p = float(np.mean(r[1] - r[0] >= delta))
-    return pd.DataFrame([{"n": n, "rho_a": rho_a, "rho_b": rho_b, "delta": delta, "p_val": p}])
+    warnings.warn(PAPER_NOTE, EvalkitWarning, stacklevel=2)
+    return pd.DataFrame([{"n": n, "rho_a": rho_a, "rho_b": rho_b, "delta": delta, "p_val": p, "note": PAPER_NOTE}])
+
+
+PAPER_NOTE = ("the TCVA paper's statistic, not a test of a zero difference: with equal correlations it is below 0.05 "
+              "in about one sample in five, not one in twenty (use compare_metrics)")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def test_alpha_bootstrap_equals_the_package_on_the_same_resamples(rng, level):
     ratings = annotator_noise_ratings(rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
-        out = agreement.krippendorff_alpha(ratings, level=level, n_resamples=200, rng=7)
+        out = agreement.krippendorff_alpha(ratings, level=level, n_resamples=200, rng=7, ci_method="percentile")
         kept = ratings[ratings.groupby("item_id")["rating"].transform("size") >= 2]
     # The documented resampling: items numbered by first appearance, resample r = the items at
     # rng.integers(0, n_items, n_items, dtype=int32); here each resample goes to the package.
@@ -110,8 +110,9 @@ def test_alpha_bootstrap_equals_the_package_on_the_same_resamples(rng, level):
     idx = np.random.default_rng(7).integers(0, n, (200, n), dtype=np.int32)
     with np.errstate(invalid="ignore", divide="ignore"):
         dist = [krippendorff.alpha(reliability_data=coders[:, i], level_of_measurement=level) for i in idx]
-    assert list(out.columns) == ["alpha", "ci_low", "ci_high", "n_items", "n_annotators", "level"]
+    assert list(out.columns) == ["alpha", "ci_low", "ci_high", "ci_method", "n_items", "n_annotators", "level"]
     row = out.iloc[0]
+    assert row["ci_method"] == "percentile bootstrap over items"
     assert [row["ci_low"], row["ci_high"]] == pytest.approx(np.percentile(dist, [2.5, 97.5]), abs=1e-9)
     assert row["ci_low"] < row["alpha"] < row["ci_high"] and row["alpha"] > 0.2
 
@@ -121,10 +122,67 @@ def test_alpha_sparse_path_equals_dense_path(rng, level, monkeypatch):
     ratings = annotator_noise_ratings(rng, n_items=60)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
-        dense = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1)
+        dense = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1, ci_method="percentile")
         monkeypatch.setattr(agreement, "_DENSE_CELLS", 0)  # the path for many distinct values
-        sparse_path = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1)
+        sparse_path = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1, ci_method="percentile")
+        # the default (studentized) interval needs dense per-item rows; the sparse path falls back, saying so
+        fallback = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1)
     pd.testing.assert_frame_equal(dense, sparse_path, rtol=1e-12)
+    expected = "percentile bootstrap over items" if level == "ordinal" else "studentized bootstrap over items"
+    assert fallback["ci_method"].iloc[0] == expected
+
+
+def _studentized_by_loop(coders: np.ndarray, level: str, idx: np.ndarray, confidence_level: float = 0.95):
+    """The bootstrap-t interval by brute force: the krippendorff package on every resample and every leave-one-out."""
+    krippendorff = pytest.importorskip("krippendorff", reason="reference values need the 'test' extra")
+
+    def alpha(columns):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return krippendorff.alpha(reliability_data=coders[:, columns], level_of_measurement=level)
+
+    def jackknife_se(columns):
+        m = len(columns)
+        values = np.array([alpha(np.delete(columns, i)) for i in range(m)])
+        return np.sqrt((m - 1) / m * ((values - values.mean()) ** 2).sum())
+
+    everything = np.arange(coders.shape[1])
+    theta, se = alpha(everything), jackknife_se(everything)
+    t = np.array([(alpha(i) - theta) / jackknife_se(i) for i in idx])
+    tail = (1 - confidence_level) / 2
+    q_low, q_high = np.quantile(t, [tail, 1 - tail])
+    return theta - q_high * se, theta - q_low * se
+
+
+@pytest.mark.parametrize("level", agreement.LEVELS)
+def test_alpha_studentized_interval_equals_a_brute_force_loop(rng, level):
+    ratings = annotator_noise_ratings(rng, n_items=14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)
+        out = agreement.krippendorff_alpha(ratings, level=level, n_resamples=60, rng=3).iloc[0]
+        kept = ratings[ratings.groupby("item_id")["rating"].transform("size") >= 2]
+    coders = kept.pivot(index="annotator", columns="item_id", values="rating")[pd.unique(kept["item_id"])].to_numpy()
+    n = coders.shape[1]
+    idx = np.random.default_rng(3).integers(0, n, (60, n), dtype=np.int32)
+    low, high = _studentized_by_loop(coders, level, idx)
+    assert (out["ci_low"], out["ci_high"]) == (pytest.approx(low, abs=1e-10), pytest.approx(high, abs=1e-10))
+    assert out["ci_method"] == "studentized bootstrap over items"
+
+
+def test_alpha_bca_interval_is_scipy_bootstrap_of_the_package(rng):
+    krippendorff = pytest.importorskip("krippendorff", reason="reference values need the 'test' extra")
+    ratings = annotator_noise_ratings(rng, n_items=25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)
+        out = agreement.krippendorff_alpha(ratings, level="interval", n_resamples=300, rng=5, ci_method="BCa").iloc[0]
+        kept = ratings[ratings.groupby("item_id")["rating"].transform("size") >= 2]
+    coders = kept.pivot(index="annotator", columns="item_id", values="rating")[pd.unique(kept["item_id"])].to_numpy()
+    n = coders.shape[1]
+    ref = stats.bootstrap((np.arange(n),), lambda i: krippendorff.alpha(reliability_data=coders[:, i],
+                          level_of_measurement="interval"), vectorized=False, n_resamples=300, method="BCa",
+                          rng=np.random.default_rng(5), batch=max(1, 2_000_000 // n))
+    assert out["ci_low"] == pytest.approx(ref.confidence_interval.low, abs=1e-10)
+    assert out["ci_high"] == pytest.approx(ref.confidence_interval.high, abs=1e-10)
+    assert out["ci_method"] == "BCa bootstrap over items"
 
 
 def test_alpha_does_not_mutate_and_ignores_row_order(rng):
@@ -153,8 +211,10 @@ def test_item_rated_by_one_annotator_is_left_out_with_a_warning():
     with pytest.warns(EvalkitWarning, match="1 item.*fewer than 2 ratings.*left out"):
         out = agreement.krippendorff_alpha(ratings, level="ordinal", n_resamples=0)
     assert out["n_items"].iloc[0] == 11
-    with pytest.warns(EvalkitWarning, match="not rated by every annotator"):
-        agreement.icc(ratings)
+    # 8 complete items: some resamples have no variation, and the bootstrap interval says it is NaN
+    with pytest.warns(EvalkitWarning, match="bootstrap interval of ICC1, .* is NaN: some resample of the 8 items"), \
+            pytest.warns(EvalkitWarning, match="not rated by every annotator"):
+        agreement.icc(ratings, ci_method="studentized", rng=0)  # (the default would also warn about ICC2's F interval)
     lone = pd.DataFrame({"item_id": [1, 2], "annotator": ["a", "b"], "rating": [1, 2]})
     with pytest.warns(EvalkitWarning), pytest.raises(ValueError, match="no item rated by 2 or more"):
         agreement.krippendorff_alpha(lone)
@@ -229,7 +289,8 @@ def test_unknown_level_and_other_bad_arguments():
 def test_icc_matches_pingouin_on_shrout_fleiss():
     pingouin = pytest.importorskip("pingouin", reason="reference values need the 'test' extra")
     ratings = long_from_coders(np.asarray(SHROUT_FLEISS).T)
-    ours = agreement.icc(ratings)
+    ours = agreement.icc(ratings, ci_method="F")  # the F intervals are pingouin's
+    assert (ours["ci_method"] == "F distribution (Shrout & Fleiss 1979)").all() and (ours["ci_note"] == "").all()
     ref = pingouin.intraclass_corr(ratings, targets="item_id", raters="annotator", ratings="rating").set_index("Type")
     names = {"ICC1": "ICC(1,1)", "ICC2": "ICC(A,1)", "ICC3": "ICC(C,1)", "ICC1k": "ICC(1,k)", "ICC2k": "ICC(A,k)",
              "ICC3k": "ICC(C,k)"}
@@ -244,6 +305,53 @@ def test_icc_matches_pingouin_on_shrout_fleiss():
     assert ours["icc"].round(2).tolist() == [0.17, 0.29, 0.71, 0.44, 0.62, 0.91]
 
 
+def test_icc_auto_bootstraps_icc1_and_icc3_and_warns_for_icc2_on_coarse_ratings(rng):
+    wide = np.clip(np.round(3.5 + rng.normal(size=(40, 1)) + rng.normal(scale=0.8, size=(40, 3))), 1, 5)
+    ratings = long_from_coders(wide.T)
+    with pytest.warns(EvalkitWarning, match="the ratings take 5 distinct values: the F intervals of ICC2 and ICC2k"):
+        auto = agreement.icc(ratings, rng=3)
+    with pytest.warns(EvalkitWarning):
+        f_based = agreement.icc(ratings, ci_method="F")
+    boot = agreement.icc(ratings, ci_method="studentized", rng=3)  # no F interval, no warning
+    bootstrapped, kept = ["ICC1", "ICC3", "ICC1k", "ICC3k"], ["ICC2", "ICC2k"]
+    pd.testing.assert_frame_equal(auto.loc[bootstrapped, ["ci_low", "ci_high", "ci_method"]],
+                                  boot.loc[bootstrapped, ["ci_low", "ci_high", "ci_method"]])
+    pd.testing.assert_frame_equal(auto.loc[kept, ["ci_low", "ci_high", "ci_method"]],
+                                  f_based.loc[kept, ["ci_low", "ci_high", "ci_method"]])
+    assert (auto.loc[kept, "ci_note"].str.startswith("F interval on coarse ratings")).all()
+    assert (auto.loc[bootstrapped, "ci_note"] == "").all() and (boot["ci_note"] == "").all()
+    smooth = long_from_coders(rng.normal(size=(1, 40)).repeat(3, axis=0) + rng.normal(size=(3, 40)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalkitWarning)  # continuous ratings: no warning
+        agreement.icc(smooth, rng=0)
+    with pytest.raises(ValueError, match="`ci_method` must be one of"):
+        agreement.icc(ratings, ci_method="exact")
+
+
+def test_icc_studentized_interval_equals_a_brute_force_loop(rng):
+    """The bootstrap-t interval of ICC3 by brute force: pingouin on every resample and every leave-one-out."""
+    pingouin = pytest.importorskip("pingouin", reason="reference values need the 'test' extra")
+    wide = rng.normal(size=(12, 1)) + rng.normal(size=(12, 3))
+    out = agreement.icc(long_from_coders(wide.T), ci_method="studentized", n_resamples=20, rng=2)
+
+    def value(rows):  # a resample's repeated items count as distinct targets
+        table = long_from_coders(wide[rows].T)
+        ref = pingouin.intraclass_corr(table, targets="item_id", raters="annotator", ratings="rating").set_index("Type")
+        return ref.loc["ICC(C,1)", "ICC"]
+
+    def jackknife_se(rows):
+        values = np.array([value(np.delete(rows, i)) for i in range(len(rows))])
+        return np.sqrt((len(rows) - 1) / len(rows) * ((values - values.mean()) ** 2).sum())
+
+    everything = np.arange(12)
+    theta, se = value(everything), jackknife_se(everything)
+    idx = np.random.default_rng(2).integers(0, 12, (20, 12), dtype=np.int32)
+    t = np.array([(value(i) - theta) / jackknife_se(i) for i in idx])
+    q_low, q_high = np.quantile(t, [0.025, 0.975])
+    assert out.loc["ICC3", "ci_low"] == pytest.approx(theta - q_high * se, abs=1e-9)
+    assert out.loc["ICC3", "ci_high"] == pytest.approx(theta - q_low * se, abs=1e-9)
+
+
 def test_fleiss_kappa_matches_statsmodels(rng):
     inter_rater = pytest.importorskip("statsmodels.stats.inter_rater", reason="reference values need the 'test' extra")
     truth = rng.integers(0, 4, 80)
@@ -253,7 +361,7 @@ def test_fleiss_kappa_matches_statsmodels(rng):
         rows += [(i, f"r{r}", truth[i] if rng.random() < 0.6 else int(rng.integers(0, 4))) for r in raters]
     ratings = pd.DataFrame(rows, columns=["item_id", "annotator", "rating"])
     counts = pd.crosstab(ratings["item_id"], ratings["rating"]).to_numpy()
-    out = agreement.fleiss_kappa(ratings, n_resamples=300, rng=4)
+    out = agreement.fleiss_kappa(ratings, n_resamples=300, rng=4, ci_method="percentile")
     assert out["kappa"].iloc[0] == pytest.approx(inter_rater.fleiss_kappa(counts, method="fleiss"), abs=1e-12)
     # The interval: statsmodels' kappa on the same resamples of items (the documented draws).
     idx = np.random.default_rng(4).integers(0, 80, (300, 80), dtype=np.int32)
@@ -262,6 +370,31 @@ def test_fleiss_kappa_matches_statsmodels(rng):
     uneven = ratings.drop(index=0)
     with pytest.raises(ValueError, match="same number of ratings.*between 4 and 5"):
         agreement.fleiss_kappa(uneven)
+
+
+def test_fleiss_kappa_studentized_interval_equals_a_brute_force_loop(rng):
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater", reason="reference values need the 'test' extra")
+    truth = rng.integers(0, 3, 18)
+    ratings = pd.DataFrame([(i, f"r{j}", truth[i] if rng.random() < 0.6 else int(rng.integers(0, 3)))
+                            for i in range(18) for j in range(3)], columns=["item_id", "annotator", "rating"])
+    out = agreement.fleiss_kappa(ratings, n_resamples=80, rng=9).iloc[0]
+    counts = pd.crosstab(ratings["item_id"], ratings["rating"]).to_numpy()
+
+    def kappa(rows):
+        return inter_rater.fleiss_kappa(counts[rows], method="fleiss")
+
+    def jackknife_se(rows):
+        values = np.array([kappa(np.delete(rows, i)) for i in range(len(rows))])
+        return np.sqrt((len(rows) - 1) / len(rows) * ((values - values.mean()) ** 2).sum())
+
+    everything = np.arange(18)
+    theta, se = kappa(everything), jackknife_se(everything)
+    idx = np.random.default_rng(9).integers(0, 18, (80, 18), dtype=np.int32)
+    t = np.array([(kappa(i) - theta) / jackknife_se(i) for i in idx])
+    q_low, q_high = np.quantile(t, [0.025, 0.975])
+    assert out["ci_low"] == pytest.approx(theta - q_high * se, abs=1e-10)
+    assert out["ci_high"] == pytest.approx(theta - q_low * se, abs=1e-10)
+    assert out["ci_method"] == "studentized bootstrap over items"
 
 
 def test_fleiss_kappa_null_standard_error_matches_simulation():
@@ -404,6 +537,22 @@ def test_human_ceiling_uses_correlate_on_the_right_targets(rng):
     assert good["r"] == pytest.approx(stats.spearmanr(scores["good"], consensus.loc[scores.index]).statistic, abs=1e-12)
     bad = table[table["name"] == "bad"].iloc[0]
     assert bad["ci_low"] < 0 < bad["ci_high"] < good["r"]
+    assert (table["adjust"] == "none").all() and table["p_adjusted"].equals(table["p_val"])
+    from statsmodels.stats.multitest import multipletests
+
+    adjusted = agreement.human_ceiling(scores, ratings, n_resamples=0, adjust="bh")
+    np.testing.assert_allclose(adjusted["p_adjusted"], multipletests(adjusted["p_val"], method="fdr_bh")[1], rtol=0, atol=1e-15)
+    assert (adjusted["adjust"] == "bh").all()
+    with pytest.raises(ValueError, match="`adjust` must be one of"):
+        agreement.human_ceiling(scores, ratings, adjust="fdr")
+    dialogue = pd.Series([f"d{k // 4}" for k in range(80)], index=truth.index)
+    clustered = agreement.human_ceiling(scores, ratings, n_resamples=200, cluster=dialogue, rng=0)
+    good_c = clustered[clustered["name"] == "good"].iloc[0]
+    direct = correlate.correlate(scores["good"], consensus.loc[scores.index], cluster=dialogue, n_resamples=200,
+                                 rng=np.random.default_rng(0)).iloc[0]
+    assert good_c["ci_method"] == "percentile bootstrap over clusters" and good_c["r"] == direct["r"]
+    with pytest.raises(TypeError, match="`cluster` must be a Series"):
+        agreement.human_ceiling(scores, ratings, cluster="dialogue")
 
 
 def test_human_ceiling_summary_level_and_bad_input(rng):

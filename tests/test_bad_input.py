@@ -389,6 +389,9 @@ GENERATED = {
     "compare.cases_needed": lambda g: partial(compare.cases_needed, _plan_values(g, [0.05, -0.1, 0.3], integer=False),
                                               discordant=_discordant(g), power=g.option(g.pick([0.8, 0.5])),
                                               alpha=g.option(g.pick([0.05, 0.2]))),
+    "compare.adjust_p_values": lambda g: partial(
+        compare.adjust_p_values, pd.DataFrame({"p_val": g.series(index=pd.RangeIndex(g.size()))}),
+        method=g.option(g.pick(["holm", "bonferroni", "bh", "by"]))),
     "compare.against_baseline": lambda g: partial(
         compare.against_baseline, g.runs_long(), baseline=g.pick(["v1", "v1", "v9"]), value="verdict",
         by=g.pick([None, "segment"]), adjust=g.option(g.pick(["holm", "bh"])), confidence_level=g.option(0.95),

@@ -208,3 +208,30 @@ def test_corrected_pass_rate_outside_unit_interval_is_not_clipped():
     # the interval a rate can take: the unclipped one clipped to [0, 1]
     assert (row["ci_low"], row["ci_high"]) == (min(max(row["ci_low_unclipped"], 0), 1), min(max(row["ci_high_unclipped"], 0), 1))
     assert 0 <= row["ci_low"] <= row["ci_high"] <= 1
+
+
+def test_adjust_p_values_equals_statsmodels_and_checks_its_input():
+    multipletests = pytest.importorskip("statsmodels.stats.multitest", reason="the reference is statsmodels, from "
+                                        "the 'stats' extra").multipletests
+
+    tests = pd.DataFrame({"name": list("abcdef"), "p_val": [0.001, 0.2, 0.04, np.nan, 0.03, 0.5]})
+    for ours, theirs in (("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh"), ("by", "fdr_by")):
+        with pytest.warns(EvalkitWarning, match="1 of the 6 p-values in column 'p_val' are NaN.*family of 5"):
+            out = compare.adjust_p_values(tests, method=ours)
+        assert out["p_val"].equals(tests["p_val"]) and (out["adjust"] == ours).all() and "p_adjusted" not in tests
+        ok = tests["p_val"].notna()
+        np.testing.assert_allclose(out.loc[ok, "p_adjusted"], multipletests(tests.loc[ok, "p_val"], method=theirs)[1],
+                                   rtol=0, atol=1e-15)
+        assert np.isnan(out.loc[~ok, "p_adjusted"]).all()
+    renamed = compare.adjust_p_values(tests.dropna().rename(columns={"p_val": "McNemar p"}), column="McNemar p")
+    assert renamed["p_adjusted"].tolist()[:3] == pytest.approx([0.005, 0.4, 0.12])
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        compare.adjust_p_values(tests, method="sidak")
+    with pytest.raises(KeyError, match=r"missing column\(s\) \['pvalue'\]"):
+        compare.adjust_p_values(tests, column="pvalue")
+    with pytest.raises(ValueError, match="p-values in \\[0, 1\\].*1.5"):
+        compare.adjust_p_values(tests.assign(p_val=[0.1, 1.5, 0.2, 0.3, 0.4, 0.5]))
+    with pytest.raises(ValueError, match="p-values in \\[0, 1\\].*'small'"):
+        compare.adjust_p_values(tests.assign(p_val=["small"] * 6))
+    with pytest.raises(TypeError, match="`table` must be a pandas DataFrame"):
+        compare.adjust_p_values([0.1, 0.2])

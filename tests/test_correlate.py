@@ -151,15 +151,44 @@ def test_williams_reference_values():
 
 
 def test_compare_metrics_williams_uses_the_three_correlations(rated):
+    """Pearson: Williams' t and Zou's interval as published; Spearman: the Bonett-Wright Fisher-z variance."""
     scores, human, _ = rated
-    res = correlate.compare_metrics(scores[0.1], scores[0.9], human)
-    r12 = stats.spearmanr(scores[0.1], human).statistic
-    r13 = stats.spearmanr(scores[0.9], human).statistic
-    r23 = stats.spearmanr(scores[0.1], scores[0.9]).statistic
-    t, p = correlate._williams(r12, r13, r23, 80)
-    row = res.iloc[0]
-    assert row["statistic"] == pytest.approx(t) and row["p_val"] == pytest.approx(p)
-    assert row["ci_low"] < row["delta"] < row["ci_high"]
+    for method, func in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr)):
+        res = correlate.compare_metrics(scores[0.1], scores[0.9], human, method=method)
+        r12 = func(scores[0.1], human).statistic
+        r13 = func(scores[0.9], human).statistic
+        r23 = func(scores[0.1], scores[0.9]).statistic
+        t, _ = correlate._williams(r12, r13, r23, 80)
+        factor = 1.0 if method == "pearson" else 1 + ((r12 + r13) / 2) ** 2 / 2
+        row = res.iloc[0]
+        assert row["statistic"] == pytest.approx(t / np.sqrt(factor), rel=1e-12)
+        assert row["p_val"] == pytest.approx(2 * stats.t.sf(abs(t) / np.sqrt(factor), 77), rel=1e-12)
+        # Zou's interval, by hand from one Fisher-z interval per correlation
+        halves = [1.959963984540054 * np.sqrt((1.0 if method == "pearson" else 1 + r**2 / 2) / 77) for r in (r12, r13)]
+        l1, u1 = np.tanh(np.arctanh(r12) - halves[0]), np.tanh(np.arctanh(r12) + halves[0])
+        l2, u2 = np.tanh(np.arctanh(r13) - halves[1]), np.tanh(np.arctanh(r13) + halves[1])
+        c = ((r23 - r12 * r13 / 2) * (1 - r12**2 - r13**2 - r23**2) + r23**3) / ((1 - r12**2) * (1 - r13**2))
+        low = r12 - r13 - np.sqrt((r12 - l1) ** 2 + (u2 - r13) ** 2 - 2 * c * (r12 - l1) * (u2 - r13))
+        high = r12 - r13 + np.sqrt((u1 - r12) ** 2 + (r13 - l2) ** 2 - 2 * c * (u1 - r12) * (r13 - l2))
+        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
+        assert row["ci_low"] < row["delta"] < row["ci_high"] and row["ci_method"].startswith("Williams t")
+
+
+def test_compare_metrics_against_several_columns_adjusts_the_family(rated):
+    from statsmodels.stats.multitest import multipletests
+
+    scores, human, _ = rated
+    others = scores[[0.1, 0.5]].assign(noise=scores[0.5] + np.random.default_rng(3).normal(0, 2, 80))
+    res = correlate.compare_metrics(scores[0.9], others, human, adjust="holm")
+    assert res["b"].tolist() == [0.1, 0.5, "noise"] and (res["a"] == 0.9).all() and (res["adjust"] == "holm").all()
+    for name, row in zip(others.columns, res.itertuples(), strict=True):
+        one = correlate.compare_metrics(scores[0.9], others[name], human).iloc[0]
+        assert row.p_val == one["p_val"] and row.ci_low == one["ci_low"]
+    np.testing.assert_allclose(res["p_adjusted"], multipletests(res["p_val"], method="holm")[1], rtol=0, atol=1e-15)
+    plain = correlate.compare_metrics(scores[0.9], others, human)
+    assert (plain["adjust"] == "none").all() and plain["p_adjusted"].equals(plain["p_val"])
+    with pytest.raises(ValueError, match="`adjust` must be one of"):
+        correlate.compare_metrics(scores[0.9], others, human, adjust="sidak")
 
 
 def test_compare_metrics_bootstrap(rated):
@@ -178,7 +207,9 @@ def test_compare_metrics_bootstrap(rated):
 def test_paper_bootstrap_matches_a_loop(rated):
     scores, human, _ = rated
     a, b = scores[0.1].iloc[:30], scores[0.5].iloc[:30]
-    res = correlate.paired_bootstrap_tcva_paper(a, b, human.iloc[:30], n_resamples=300)
+    with pytest.warns(EvalkitWarning, match="not a test of a zero difference"):
+        res = correlate.paired_bootstrap_tcva_paper(a, b, human.iloc[:30], n_resamples=300)
+    assert res.loc[0, "note"].startswith("the TCVA paper's statistic, not a test")
     state = np.random.RandomState(42)
     x, y, h = a.to_numpy(), b.to_numpy(), human.iloc[:30].to_numpy()
     delta = stats.spearmanr(x, h).statistic - stats.spearmanr(y, h).statistic
@@ -376,7 +407,7 @@ def test_summary_level_identical_to_a_per_group_loop(rng):
     scores = pd.DataFrame({t: np.round(human * t + rng.normal(0, 1, n), 1) for t in (0.3, 0.9)}, index=groups.index)
     scores.iloc[::17, 0] = np.nan
     scores.loc[groups == "g5", 0.9] = 0.25  # constant in one column: skipped there only
-    out = correlate.correlate(scores, human, level="summary", by=groups, n_resamples=500, rng=11)
+    out = correlate.correlate(scores, human, level="summary", by=groups, n_resamples=500, rng=11, ci_method="percentile")
     # Today's loop: one group and one column at a time, rankdata per call.
     codes, labels = pd.factorize(groups)
     per_group = np.full((len(labels), 2), np.nan)
@@ -400,6 +431,17 @@ def test_summary_level_identical_to_a_per_group_loop(rng):
                           method="percentile", rng=np.random.default_rng(11), batch=max(1, 2_000_000 // (len(labels) * 2)))
     assert np.array_equal(out["ci_low"].to_numpy(), res.confidence_interval.low)
     assert np.array_equal(out["ci_high"].to_numpy(), res.confidence_interval.high)
+    # The default at summary level: the t interval of the t-test behind p_val (scipy's ttest_1samp).
+    default = correlate.correlate(scores, human, level="summary", by=groups, rng=11)
+    for j, column in enumerate(scores.columns):
+        test = stats.ttest_1samp(per_group[~np.isnan(per_group[:, j]), j], 0.0)
+        ci = test.confidence_interval(0.95)
+        assert default.loc[column, "ci_low"] == pytest.approx(ci.low, abs=1e-14)
+        assert default.loc[column, "ci_high"] == pytest.approx(ci.high, abs=1e-14)
+        assert default.loc[column, "p_val"] == pytest.approx(test.pvalue, abs=1e-15)
+    assert (default["ci_method"] == "t interval over groups").all()
+    with pytest.raises(ValueError, match="ci_method='t' is the summary level's interval"):
+        correlate.correlate(scores, human, ci_method="t")
 
 
 def test_compare_metrics_bootstrap_identical_to_rankdata(tied):
@@ -415,3 +457,60 @@ def test_compare_metrics_bootstrap_identical_to_rankdata(tied):
     ref = stats.bootstrap((np.arange(len(y)),), stat, vectorized=True, n_resamples=500, method="percentile", rng=np.random.default_rng(5),
                           batch=max(1, 2_000_000 // len(y)))
     assert res.loc[0, "ci_low"] == ref.confidence_interval.low and res.loc[0, "ci_high"] == ref.confidence_interval.high
+
+
+def test_resamples_with_constant_ratings_are_left_out_of_the_interval_with_a_warning():
+    """Ratings piled at the top: some resamples have one rating only; they are left out, said in a warning and ci_method."""
+    human = pd.Series([5.0] * 17 + [4.0, 3.0, 1.0], index=[f"i{k}" for k in range(20)])
+    score = pd.Series(np.linspace(0, 1, 20)[::-1] + np.random.default_rng(0).normal(0, 0.3, 20), index=human.index, name="m")
+    with pytest.warns(EvalkitWarning, match="constant scores or ratings.*left out of the interval \\('m': \\d+ of 1000\\)"):
+        row = correlate.correlate(score, human, rng=4).iloc[0]
+    res = stats.bootstrap((np.arange(20),), lambda i, axis=-1: correlate._corr_lastaxis(score.to_numpy()[i], human.to_numpy()[i],
+                          "spearman"), vectorized=True, n_resamples=1000, method="percentile", rng=np.random.default_rng(4),
+                          batch=max(1, 2_000_000 // 20))
+    dist = res.bootstrap_distribution
+    undefined = int(np.isnan(dist).sum())
+    assert undefined > 0 and row["ci_method"] == f"percentile bootstrap over items ({undefined} of 1000 resamples undefined, left out)"
+    low, high = np.quantile(dist[~np.isnan(dist)], [0.025, 0.975])
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    with pytest.warns(EvalkitWarning, match="BCa needs every one, so the interval is NaN for 'm'"):
+        bca = correlate.correlate(score, human, ci_method="BCa", rng=4).iloc[0]
+    assert np.isnan(bca["ci_low"]) and bca["ci_method"] == "BCa bootstrap over items"  # BCa needs every resample
+
+
+@pytest.mark.parametrize("method", ["spearman", "kendall", "pearson"])
+def test_cluster_bootstrap_equals_scipy_bootstrap_of_the_repeated_items(method):
+    gen = np.random.default_rng(1)
+    effect = np.repeat(gen.normal(size=16), 3)
+    index = [f"i{k}" for k in range(48)]
+    human = pd.Series(np.round(effect + gen.normal(size=48)), index=index)
+    score = pd.Series(effect + gen.normal(size=48), index=index, name="m")
+    cluster = pd.Series(np.repeat(np.arange(16), 3), index=index)
+    row = correlate.correlate(score, human, method=method, cluster=cluster, n_resamples=300, rng=5).iloc[0]
+    x, y = score.to_numpy(), human.to_numpy()
+
+    def by_repetition(idx):  # each drawn cluster's items, stacked: the resampled data set itself
+        items = np.concatenate([np.flatnonzero(cluster.to_numpy() == c) for c in idx])
+        return SCIPY[method](x[items], y[items]).statistic
+
+    ref = stats.bootstrap((np.arange(16),), by_repetition, vectorized=False, n_resamples=300, method="percentile",
+                          rng=np.random.default_rng(5), batch=max(1, 2_000_000 // 16))
+    assert row["ci_low"] == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert row["ci_high"] == pytest.approx(ref.confidence_interval.high, abs=1e-12)
+    assert row["ci_method"] == "percentile bootstrap over clusters"
+    assert row["r"] == pytest.approx(SCIPY[method](x, y).statistic, abs=1e-12)
+    few = pd.Series(np.repeat(np.arange(12), 4), index=index)  # 12 clusters: too few to back an interval
+    with pytest.warns(EvalkitWarning, match="only 12 cluster\\(s\\): a cluster bootstrap needs at least 15"):
+        refused = correlate.correlate(score, human, method=method, cluster=few, rng=5).iloc[0]
+    assert np.isnan(refused["ci_low"]) and refused["ci_method"] == "none: 12 clusters, fewer than 15"
+    assert refused["r"] == row["r"]
+
+
+def test_cluster_is_for_the_dataset_level(rated):
+    scores, human, groups = rated
+    with pytest.raises(ValueError, match="`cluster` is for level='dataset'"):
+        correlate.correlate(scores, human, level="summary", by=groups, cluster=groups)
+    with pytest.raises(KeyError, match="`cluster`='document' is not an index level of `scores`"):
+        correlate.correlate(scores, human, cluster="document")
+    with pytest.raises(ValueError, match="give `cluster` or `by`, not both"):
+        correlate.correlate(scores, human, by=groups, cluster=groups)

@@ -63,7 +63,8 @@ def test_every_registered_function_has_a_default():
 
 @pytest.mark.parametrize(
     ("entry", "design", "n"),
-    [pytest.param(e, d, n, id=f"{e.function}[{e.variant}]-{d.name}-n{n}")
+    [pytest.param(e, d, n, id=f"{e.function}[{e.variant}]-{d.name}-n{n}",
+                  marks=[pytest.mark.slow] if e.slow or d.slow or d.data is not None else [])
      for e in harness.ENTRIES if e.default for d in e.designs for n in e.test_sizes],
 )
 def test_default_holds(entry, design, n):
@@ -74,8 +75,11 @@ def test_default_holds(entry, design, n):
         pytest.skip(f"real data set {design.data!r} not found under {harness.SHARED_DATA} (CI provides ../shared/data)")
     m = harness.measure(entry, design, n, reps=FAST_REPS, seed=20261201)
     assert m.refused < 1, f"{entry.key} refused every sample of {design.name} at n={n}"
-    assert m.holds, (f"{entry.key} on {design.name} at n={n}: {'coverage' if m.kind == 'interval' else 'size'} "
-                     f"{m.rate:.3f} against nominal {m.nominal} (MC s.e. {m.mc_se:.3f}, refused {m.refused:.2f})")
+    what = f"{entry.key} on {design.name} at n={n}: {'coverage' if m.kind == 'interval' else 'size'} {m.rate:.3f}"
+    if entry.invalid:  # a published method reproduced as is: its documented failure must be real
+        assert not m.holds, f"{what} holds, but the entry says it does not ({entry.invalid}); update the docs"
+        return
+    assert m.holds, f"{what} against nominal {m.nominal} (MC s.e. {m.mc_se:.3f}, refused {m.refused:.2f})"
 
 
 def test_measure_detects_an_interval_that_does_not_hold():
@@ -90,3 +94,18 @@ def test_measure_detects_an_interval_that_does_not_hold():
     entry = harness.Entry("x.wald", "test", "interval", wald, (harness.bernoulli(0.97),))
     m = harness.measure(entry, entry.designs[0], 20, reps=FAST_REPS, seed=1)
     assert not m.holds and m.rate < 0.7
+
+
+def test_measure_detects_a_test_that_rejects_too_often():
+    """The harness itself: a Wald test of p = 0.97 at n = 20 rejects the true value far more often than 5%."""
+    from scipy import stats
+
+    def wald(sample, alpha):
+        x = sample["x"]
+        p = x.mean()
+        se = (p * (1 - p) / len(x)) ** 0.5
+        return 2 * stats.norm.sf(abs(p - 0.97) / se) if se > 0 else 0.0
+
+    entry = harness.Entry("x.wald_test", "test", "test", wald, (harness.bernoulli(0.97),))
+    m = harness.measure(entry, entry.designs[0], 20, reps=FAST_REPS, seed=1)
+    assert m.nominal == pytest.approx(0.05) and not m.holds and m.rate > 0.3

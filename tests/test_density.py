@@ -1,6 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from evalkit import EvalkitWarning, datasets, density
 
@@ -39,9 +40,37 @@ def test_length_bias_removed_on_demo(corpus):
     bias = density.length_bias(density.fd_star(corpus["claims"], corpus["documents"]))
     assert bias.loc["fd_raw", "r"] < -0.5 and bias.loc["fd_raw", "p_val"] < 1e-10
     assert bias.loc["fd_star", "p_val"] > 0.05
-    from scipy import stats
     table = density.fd_star(corpus["claims"], corpus["documents"])
     assert bias.loc["fd_raw", "r"] == pytest.approx(stats.pearsonr(table["n_tokens"], table["fd_raw"]).statistic)
+
+
+def test_length_bias_intervals_equal_scipy_and_a_brute_force_bootstrap_t(rng):
+    n = 25
+    length = np.round(np.exp(rng.normal(5, 0.7, n)))
+    table = pd.DataFrame({"n_tokens": length, "fd_raw": np.exp(-0.3 * np.log(length) + 0.5 * rng.normal(size=n))})
+    fisher = density.length_bias(table, columns=("fd_raw",), ci_method="fisher").loc["fd_raw"]
+    ci = stats.pearsonr(table["n_tokens"], table["fd_raw"]).confidence_interval(0.95)
+    assert (fisher["ci_low"], fisher["ci_high"]) == (ci.low, ci.high) and fisher["ci_method"] == "Fisher z (normal theory)"
+    out = density.length_bias(table, columns=("fd_raw",), n_resamples=80, rng=6).loc["fd_raw"]
+    x, y = table["n_tokens"].to_numpy(), table["fd_raw"].to_numpy()
+
+    def z(rows):
+        return np.arctanh(stats.pearsonr(x[rows], y[rows]).statistic)
+
+    def jackknife_se(rows):
+        values = np.array([z(np.delete(rows, i)) for i in range(len(rows))])
+        return np.sqrt((len(rows) - 1) / len(rows) * ((values - values.mean()) ** 2).sum())
+
+    everything = np.arange(n)
+    theta, se = z(everything), jackknife_se(everything)
+    idx = np.random.default_rng(6).integers(0, n, (80, n), dtype=np.int32)  # the documented resample draws
+    t = np.array([(z(i) - theta) / jackknife_se(i) for i in idx])
+    q_low, q_high = np.quantile(t, [0.025, 0.975])
+    assert out["ci_low"] == pytest.approx(np.tanh(theta - q_high * se), abs=1e-9)
+    assert out["ci_high"] == pytest.approx(np.tanh(theta - q_low * se), abs=1e-9)
+    assert out["ci_method"] == "studentized bootstrap on Fisher z" and out["p_val"] == fisher["p_val"]
+    with pytest.raises(ValueError, match="`ci_method` must be one of"):
+        density.length_bias(table, ci_method="bca", columns=("fd_raw",))
 
 
 def test_tier_spread_survives_on_demo(corpus):

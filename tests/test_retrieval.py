@@ -140,6 +140,60 @@ def test_compare_conditions_warnings_and_ties():
         retrieval.compare_conditions(m, "a", "c", min_queries=1)
 
 
+def test_compare_conditions_family_is_adjusted_like_statsmodels(corpus):
+    from statsmodels.stats.multitest import multipletests
+
+    runs = pd.concat([retrieval.search(corpus["documents"], corpus["queries"], condition=c, k=10, fd=corpus["fd"], **emb(corpus))
+                      for c in ("cosine", "bm25", "hybrid")])
+    metrics = retrieval.evaluate(runs, corpus["qrels"], k=10)
+    pairs = [("hybrid", "cosine"), ("hybrid", "bm25"), ("cosine", "bm25")]
+    family = retrieval.compare_conditions(metrics, pairs=pairs, metric=["ndcg", "precision"], adjust="holm")
+    assert list(zip(family["a"], family["b"], family["metric"], strict=True)) == [(a, b, m) for a, b in pairs
+                                                                                 for m in ("ndcg", "precision")]
+    for row in family.itertuples():  # each row is the single comparison, p-value for p-value
+        one = retrieval.compare_conditions(metrics, row.a, row.b, metric=row.metric).iloc[0]
+        assert row.p_val == one["p_val"] and row.statistic == one["statistic"] and row.test == one["test"]
+        assert one["p_adjusted"] == one["p_val"] and one["adjust"] == "none"
+    np.testing.assert_allclose(family["p_adjusted"], multipletests(family["p_val"], method="holm")[1], rtol=0, atol=1e-15)
+    assert (family["adjust"] == "holm").all()
+    by = retrieval.compare_conditions(metrics, pairs=pairs, metric="ndcg", adjust="by")
+    np.testing.assert_allclose(by["p_adjusted"], multipletests(by["p_val"], method="fdr_by")[1], rtol=0, atol=1e-15)
+
+
+def test_compare_conditions_names_how_scipy_computed_the_p_value():
+    rng = np.random.default_rng(0)
+    n = 30
+    base = rng.random(n)
+    m = pd.DataFrame({"query_id": list(range(n)) * 2, "condition": ["a"] * n + ["b"] * n,
+                      "ndcg": np.concatenate([base + rng.normal(0, 0.1, n), base])})
+    exact = retrieval.compare_conditions(m, "a", "b").iloc[0]
+    assert exact["test"] == "signed-rank, exact"
+    assert exact["p_val"] == stats.wilcoxon(m["ndcg"][:n], m["ndcg"][n:], method="exact").pvalue
+    tied = m.assign(ndcg=np.round(m["ndcg"], 1))
+    row = retrieval.compare_conditions(tied, "a", "b").iloc[0]
+    assert row["test"] == "signed-rank, normal approx., ties/zeros"
+    assert row["p_val"] == stats.wilcoxon(tied["ndcg"][:n], tied["ndcg"][n:], method="asymptotic").pvalue
+
+
+def test_compare_conditions_family_bad_input():
+    m = pd.DataFrame({"query_id": [1, 2, 3] * 3, "condition": ["a"] * 3 + ["b"] * 3 + ["c"] * 3,
+                      "ndcg": np.arange(9.0), "mrr": np.ones(9)})
+    with pytest.raises(TypeError, match="give the two conditions `a` and `b`"):
+        retrieval.compare_conditions(m, "a")
+    with pytest.raises(TypeError, match="either `a` and `b` or `pairs`, not both"):
+        retrieval.compare_conditions(m, "a", "b", pairs=[("a", "c")])
+    with pytest.raises(ValueError, match="`pairs` must be a non-empty list of \\(a, b\\) condition pairs"):
+        retrieval.compare_conditions(m, pairs=[("a", "b", "c")])
+    with pytest.raises(ValueError, match="condition 'd' is not in"):
+        retrieval.compare_conditions(m, pairs=[("a", "b"), ("a", "d")], min_queries=1)
+    with pytest.raises(KeyError, match=r"missing column\(s\) \['recall'\]"):
+        retrieval.compare_conditions(m, "a", "b", metric=["ndcg", "recall"])
+    with pytest.raises(ValueError, match="`adjust` must be one of"):
+        retrieval.compare_conditions(m, "a", "b", adjust="fdr", min_queries=1)
+    with pytest.raises(TypeError, match="`metrics` must be a pandas DataFrame"):
+        retrieval.compare_conditions("metrics.csv", "a", "b")
+
+
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [

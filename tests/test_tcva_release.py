@@ -98,7 +98,8 @@ def test_papers_bootstrap_p_values(release, ds):
     verdicts, items, ragas, _ = release[ds]
     ok = items[items["error"].isna()]
     tcva_best = tcva.score(verdicts, BEST_T[ds], items=ok, decimals=4)
-    res = correlate.paired_bootstrap_tcva_paper(tcva_best, ragas, items["human"])
+    with pytest.warns(EvalkitWarning, match="not a test of a zero difference"):
+        res = correlate.paired_bootstrap_tcva_paper(tcva_best, ragas, items["human"])
     published = release["step8"]["bootstrap_ci"][ds]["_paired_tcva_vs_ragas"]
     assert res.loc[0, "n"] == published["n_common"]
     assert round(res.loc[0, "delta"], 4) == pytest.approx(published["delta_rho"], abs=1e-12)
@@ -114,6 +115,6 @@ def test_standard_tests_disagree_with_the_papers_significance_claim(release):
     best, ragas = best[shared], ragas[shared]
     williams = correlate.compare_metrics(best, ragas, items["human"], test="williams")
     boot = correlate.compare_metrics(best, ragas, items["human"], test="bootstrap", n_resamples=4000, rng=0)
-    assert williams.loc[0, "p_val"] == pytest.approx(0.41, abs=0.01)
+    assert williams.loc[0, "p_val"] == pytest.approx(0.43, abs=0.01)  # Williams with the Bonett-Wright variance for Spearman
     assert 0.3 < boot.loc[0, "p_val"] < 0.5
     assert williams.loc[0, "ci_low"] < 0 < williams.loc[0, "ci_high"]
