@@ -1,7 +1,8 @@
 """Every interval and p-value evalkit reports is in the coverage harness, and every default holds.
 
 The fast subset here: each default entry on each available design at its ``test_sizes``, a fixed seed and
-enough repetitions that 3 Monte Carlo standard errors stay near 0.03 at 95%. The whole table, at every size,
+enough repetitions that 3 Monte Carlo standard errors stay near 0.03 at 95% (an entry's ``test_reps`` lowers
+that for the heaviest, which the benchmark measures in full). The whole table, at every size,
 is ``python benchmarks/bench_coverage.py``.
 """
 
@@ -69,7 +70,7 @@ def test_every_registered_function_has_a_default():
 def test_default_holds(entry, design, n):
     if not design.available():
         pytest.skip(f"real data set {design.data!r} not found under {harness.SHARED_DATA} (CI provides ../shared/data)")
-    m = harness.measure(entry, design, n, reps=FAST_REPS, seed=20261201)
+    m = harness.measure(entry, design, n, reps=entry.test_reps or FAST_REPS, seed=20261201)
     assert m.refused < 1, f"{entry.key} refused every sample of {design.name} at n={n}"
     assert m.holds, (f"{entry.key} on {design.name} at n={n}: {'coverage' if m.kind == 'interval' else 'size'} "
                      f"{m.rate:.3f} against nominal {m.nominal} (MC s.e. {m.mc_se:.3f}, refused {m.refused:.2f})")
