@@ -321,6 +321,10 @@ def _tuned_weights(y, yhat, judge_var, inflate):
     return lam
 
 
+#: Above this many (candidate weight, step) pairs :func:`_width_weights` loops over the candidates.
+WEIGHT_GRID_AT_ONCE = 2_000_000
+
+
 def _width_weights(y, g, *, judge_var, horizon: int, alpha: float, bounds, spread, grid: int = 21, start: int = 3):
     """Predictable weights lam_t in [0, 1] that minimise the predicted width of the betting interval for the mean of
     ``y_t - lam * g_t + (a term with mean lam * E[g])``, from the pairs before t (lam_t = 0 for the first ``start``).
@@ -361,7 +365,7 @@ def _width_weights(y, g, *, judge_var, horizon: int, alpha: float, bounds, sprea
 
     weights = np.linspace(0.0, 1.0, grid)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if vy.size * grid <= 2_000_000:  # all candidates at once; in a loop where that would take much memory
+        if vy.size * grid <= WEIGHT_GRID_AT_ONCE:  # all candidates at once; in a loop where that would take much memory
             best = weights[np.argmin(predicted(weights.reshape((-1,) + (1,) * vy.ndim)), axis=0)]
         else:
             best, best_width = np.zeros(vy.shape), np.full(vy.shape, np.inf)
