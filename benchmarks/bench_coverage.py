@@ -3,7 +3,7 @@
 Coverage (intervals) or size (tests) with its Monte Carlo standard error, the share of samples where the
 function declined to give a number, and the mean width. The registry is tests/harness.py.
 
-    python benchmarks/bench_coverage.py [--reps 1000] [--function infer.mean] [--csv coverage.csv]
+    python benchmarks/bench_coverage.py [--reps 1000] [--function infer.mean] [--variant cluster] [--csv coverage.csv]
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=1000, help="samples per cell (default 1000)")
     parser.add_argument("--function", action="append", help="only these public functions (repeatable)")
+    parser.add_argument("--variant", action="append", help="only entries whose variant contains this text (repeatable)")
     parser.add_argument("--sizes", type=int, nargs="+", help="override the sizes")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", type=Path, help="also write the table as CSV")
     args = parser.parse_args(argv)
-    entries = [e for e in harness.ENTRIES if not args.function or e.function in args.function]
+    entries = [e for e in harness.ENTRIES if (not args.function or e.function in args.function)
+               and (not args.variant or any(v in e.variant for v in args.variant))]
     header = f"{'function [variant]':58} {'design':36} {'n':>4} {'rate':>6} {'± se':>6} {'nominal':>7} {'refused':>7} {'width':>7}  holds"
     print(header)
     print("-" * len(header))

@@ -208,7 +208,7 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
         table (e.g. ``"sample_id"`` in a table from :mod:`evalkit.logs`) or a Series of cluster ids by case id.
         Every rate then gets the cluster-robust t interval (the sandwich of the ratio with G / (G - 1), t on
         G - 1 degrees of freedom, G the clusters holding a case of the rate's denominator), and kappa its
-        cluster-robust delta-method interval; with fewer than 30 such clusters, no interval (a note and a
+        cluster-robust delta-method interval; with fewer than 50 such clusters, no interval (a note and a
         warning), as in :func:`evalkit.judge.pass_rate`.
     pass_levels : sequence of str, optional
         The verdicts that count as a pass (default: the rubric's from ``judge.attrs``, else PASS).
@@ -282,7 +282,7 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
 
 #: Cluster-robust intervals are not given with fewer clusters (as in :func:`evalkit.judge.pass_rate` and
 #: :func:`evalkit.infer.mean`: the harness measures large-sample intervals short below that).
-MIN_CLUSTERS = 30
+MIN_CLUSTERS = 50
 
 
 def _clusters(cluster, judge, cases: pd.Index) -> np.ndarray:

@@ -287,6 +287,10 @@ INTERVALS = ("auto", "betting", "clt", "t")
 #: Large-sample intervals (``"clt"``, ``"t"``, cluster-robust) are not given below this many labels (or clusters):
 #: the coverage harness measures them below nominal there on bounded, skewed data; betting intervals hold at any n.
 MIN_LARGE_SAMPLE = 30
+#: Cluster-robust intervals are not given below this many clusters: at 30 clusters of 4 PASS/FAIL claims (pass rate
+#: 0.85, intraclass correlation 0.3) the harness measures the cluster-robust t at 0.914 of 1,000 draws; at 50,
+#: 0.936 to 0.944 on every clustered design (nominal 0.95, within Monte Carlo error).
+MIN_CLUSTERS = 50
 _WEIGHT = {"ppi++": "tuned", "ppi": 1.0, "classical": 0.0}
 
 
@@ -473,10 +477,11 @@ def _inference(judge: pd.Series, human: pd.Series, *, methods, interval, confide
             df = size - 1
             extra["n_clusters"] = size
         extra["_se"], extra["_df"] = s_e, df
-        if size < MIN_LARGE_SAMPLE and not (finite_population and s_e == 0):
+        least = MIN_CLUSTERS if groups is not None else MIN_LARGE_SAMPLE
+        if size < least and not (finite_population and s_e == 0):
             what = "clusters" if groups is not None else "labels"
-            extra["note"] = (f"{size} {what} < {MIN_LARGE_SAMPLE}: a large-sample interval is not backed here; "
-                             "use interval='betting'")
+            extra["note"] = (f"{size} {what} < {least}: a large-sample interval is not backed here"
+                             + ("" if groups is not None else "; use interval='betting'"))
             extra["_refused"] = True
             return np.nan, np.nan, extra
         low, high = _interval(np.array([est[s]]), np.array([s_e]), level_, alternative, interval, df)
@@ -539,7 +544,7 @@ def _inference(judge: pd.Series, human: pd.Series, *, methods, interval, confide
             selected_levels[method] = fcr_level
         rows.extend(row for row, _, _ in method_rows)
     if refused:
-        warnings.warn(f"{interval} intervals need at least {MIN_LARGE_SAMPLE} labels (or clusters); not given for "
+        warnings.warn(f"{interval} intervals need at least {MIN_LARGE_SAMPLE} labels ({MIN_CLUSTERS} clusters); not given for "
                       f"{sorted(set(map(str, refused)))[:6]}: the estimate stands, the interval is NaN with a note. "
                       "interval='betting' holds at any number of labels.", EvalkitWarning, stacklevel=3)
     out = pd.DataFrame(rows)
@@ -613,7 +618,7 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         id or a sequence as long as ``judge``: cluster-robust standard errors (the sandwich with statsmodels'
         G / (G - 1) factor; for ``"classical"`` equal to ``sm.OLS(y, 1).fit(cov_type="cluster")``), for PPI the
         cluster-robust form of its variance (labelled and unlabelled cases of one cluster together), and t on
-        G - 1 degrees of freedom. Fewer than ``MIN_LARGE_SAMPLE`` clusters: no interval (NaN, a note, a warning).
+        G - 1 degrees of freedom. Fewer than ``MIN_CLUSTERS`` (50) clusters: no interval (NaN, a note, a warning).
     bounds : (float, float), optional
         The ends of the labels' scale, e.g. ``(1, 5)``, which the betting interval relies on. Default: (0, 1)
         for 0/1 labels and scores, else the smallest and largest value among the labels and judge scores; give

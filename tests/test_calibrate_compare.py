@@ -277,9 +277,9 @@ def test_kappa_interval_by_the_rates_and_clusters():
             cov_type="cluster", cov_kwds={"groups": groups.to_numpy()[among]}, use_t=True)
         np.testing.assert_allclose(clustered.loc[metric, ["ci_low", "ci_high"]].to_numpy(dtype=float),
                                    np.clip(fit.conf_int(0.05)[0], 0, 1), atol=1e-10)
-    with pytest.warns(EvalkitWarning, match="fewer than 30 clusters"):
+    with pytest.warns(EvalkitWarning, match="fewer than 50 clusters"):
         few = calibrate.calibrate(judge, human, cluster=pd.Series(np.arange(600) // 50)).table
-    assert few["ci_low"].isna().all() and few["note"].str.contains("clusters < 30").all()
+    assert few["ci_low"].isna().all() and few["note"].str.contains("clusters < 50").all()
     with pytest.raises(ValueError, match="no cluster for"):
         calibrate.calibrate(judge, human, cluster=groups.iloc[:500])
     with pytest.raises(TypeError, match="names a column"):
