@@ -9,10 +9,12 @@ all cases as
 The second term rectifies the judge's bias with the labels, so the estimate is unbiased whatever the judge
 does; the judge only changes the width. ``lam = 1`` is PPI, ``lam = 0`` the classical human-only mean, and
 PPI++ (Angelopoulos, Duchi, Zrnic 2023) chooses ``lam`` from the data to minimise the variance, clipped
-to [0, 1], so that its interval is, up to estimation noise, never wider than the classical one. Intervals
-are normal (CLT) intervals with population (``ddof=0``) variances, exactly as the reference library
-``ppi_py`` (``ppi_mean_ci``, ``ppi_mean_pointestimate``) computes them; the classical interval uses the
-same convention so that widths compare like with like.
+to [0, 1], so that its interval is, up to estimation noise, never wider than the classical one. The point
+estimates are ``ppi_py``'s (``ppi_mean_pointestimate``). The default intervals are betting intervals
+(Waudby-Smith & Ramdas 2024), whose coverage holds at every number of labels for bounded scores; the normal
+(CLT) intervals with population (``ddof=0``) variances, exactly as ``ppi_py`` (``ppi_mean_ci``) computes them,
+are ``interval="clt"``, with the classical interval on the same convention so that widths compare like with
+like.
 
 evalkit computes these from a handful of per-group moments (counts, means, variances, one covariance) rather
 than calling ``ppi_py``: that keeps the library out of the runtime dependencies and lets segments, paired
