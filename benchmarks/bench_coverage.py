@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     out = harness.table(entries, sizes=args.sizes, reps=args.reps, seed=args.seed, echo=echo)
     skipped = sorted({d.name for e in entries for d in e.designs if not d.available()})
     print(f"\n{len(out)} cells, {int((~out['holds']).sum()) if len(out) else 0} not holding; {args.reps} samples each; "
-          f"{time.perf_counter() - start:.0f} s. 'rate' is coverage for intervals and size (share of p <= alpha) for tests.")
+          f"{time.perf_counter() - start:.0f} s. 'rate' is coverage for intervals, size (share of p <= alpha) for tests, the false coverage-statement rate for fcr.")
     if skipped:
         print(f"skipped (data set absent under {harness.SHARED_DATA}): {', '.join(skipped)}")
     if args.csv:

@@ -100,6 +100,50 @@ def binomial_interval(k, n, confidence_level: float, method: str = "clopper-pear
     raise ValueError(f"`interval` must be one of ['clopper-pearson', 'wilson']; got {method!r}.")
 
 
+def cp_fiducial_interval(f, counts, directions, confidence_level: float, *, n_draws: int = 4095, rng=None):
+    """An interval for ``f(p_1, ..., p_d)`` of independent binomial rates from their Clopper-Pearson confidence
+    distributions, and the share of draws where ``f`` is undefined at each end.
+
+    Rate i has ``counts[i] = (k, n)``. For the lower end, a rate ``f`` increases in (``directions[i] = +1``) is
+    drawn from ``Beta(k, n - k + 1)`` (0 when k = 0), whose quantiles are the lower Clopper-Pearson limits, one it
+    decreases in (-1) from ``Beta(k + 1, n - k)`` (1 when k = n), and one it is not monotone in (0) from Jeffreys'
+    ``Beta(k + 1/2, n - k + 1/2)``; the upper end swaps the first two. The ends are the ``alpha / 2`` and
+    ``1 - alpha / 2`` quantiles of ``f`` over the draws (a fiducial interval: with one rate it is Clopper-Pearson's
+    exactly; for several, its coverage is measured, not guaranteed). ``f`` returns NaN where it is undefined (a
+    judge no better than chance): such draws count as -inf (lower end) and +inf (upper end), so an end is infinite
+    when more than ``alpha / 2`` of its draws are undefined. The draws are quasi-random (a Sobol sequence, its
+    first point dropped), so the ends are reproducible; ``rng`` scrambles the sequence instead.
+    """
+    from scipy import stats
+    from scipy.stats import qmc
+
+    d = len(counts)
+    if rng is None:
+        points = qmc.Sobol(d, scramble=False).random_base2(int(np.ceil(np.log2(n_draws + 1))))[1:n_draws + 1]
+    else:
+        points = qmc.Sobol(d, scramble=True, seed=rng).random_base2(int(np.ceil(np.log2(n_draws))))[:n_draws]
+    alpha = 1 - confidence_level
+    ends, undefined = [], []
+    for end in (-1, +1):
+        draws = []
+        for (k, n), direction, u in zip(counts, directions, points.T, strict=True):
+            k, n = float(k), float(n)
+            side = direction * (1 if end > 0 else -1)  # +1: the upper confidence distribution
+            with np.errstate(invalid="ignore", divide="ignore"):
+                if side > 0:
+                    draws.append(np.full(u.shape, 1.0) if k >= n else stats.beta.ppf(u, k + 1, n - k))
+                elif side < 0:
+                    draws.append(np.zeros(u.shape) if k <= 0 else stats.beta.ppf(u, k, n - k + 1))
+                else:
+                    draws.append(stats.beta.ppf(u, k + 0.5, n - k + 0.5))
+        values = np.asarray(f(*draws), dtype=float)
+        bad = np.isnan(values)
+        undefined.append(float(bad.mean()))
+        values = np.where(bad, np.inf * end, values)
+        ends.append(float(np.quantile(values, alpha / 2 if end < 0 else 1 - alpha / 2, method="inverted_cdf")))
+    return ends[0], ends[1], undefined[0], undefined[1]
+
+
 # ------------------------------------------------------------------------------------ cluster-robust
 def cluster_variance(contributions, groups) -> tuple[float, int]:
     """Cluster-robust variance of an estimate that is a sum of per-case contributions, and the number of clusters.
@@ -162,7 +206,7 @@ def _log_capital(theta, z, lo, hi, slope, offset, bets, side: int):
 
 
 def betting_interval(z, lo, hi, *, slope=1.0, offset=0.0, offset_upper=None, confidence_level: float, theta_range,
-                     tol: float = 1e-10):
+                     tol: float = 1e-10, null=None):
     """Betting confidence interval for theta, where the conditional mean of z_t given the past is ``slope_t * theta + offset_t``.
 
     The hedged capital process of Waudby-Smith & Ramdas (JRSS-B 2024, section 4, Theorem 3): two bettors, one
@@ -177,6 +221,10 @@ def betting_interval(z, lo, hi, *, slope=1.0, offset=0.0, offset_upper=None, con
     range, each bettor takes the end that is least favourable to it. ``z, lo, hi, slope, offset`` broadcast to
     shape (..., n); the ends have shape (...), found by bisection to ``tol`` (each bettor's capital is monotone
     in theta).
+
+    With ``null`` (a value of theta) the answer is where the interval leaves it, ``(below, above)`` (booleans of
+    shape (...): ``null`` lies below the lower end, above the upper end): one pass of each bettor at ``null``
+    instead of a search, for p-values by bisection over the level.
     """
     z, lo, hi, slope, offset, offset_upper = _broadcast(z, lo, hi, slope, offset, offset if offset_upper is None else offset_upper)
     alpha = 1 - confidence_level
@@ -187,6 +235,9 @@ def betting_interval(z, lo, hi, *, slope=1.0, offset=0.0, offset_upper=None, con
         shift = offset if side > 0 else offset_upper
         return _log_capital(theta, z, lo, hi, slope, shift, bets, side).max(axis=-1) >= threshold
 
+    if null is not None:
+        at = np.full(z.shape[:-1], float(null))
+        return (at < theta_range[0]) | rejects(at, +1), (at > theta_range[1]) | rejects(at, -1)
     ends = []
     for side in (+1, -1):
         a, b = np.full(z.shape[:-1], float(theta_range[0])), np.full(z.shape[:-1], float(theta_range[1]))
@@ -315,10 +366,14 @@ def empirical_bernstein_interval(x, lo: float, hi: float, confidence_level: floa
     return float(max(lo, x.mean() - half)), float(min(hi, x.mean() + half))
 
 
-#: Above this many unlabelled cases the judge's mean gets the empirical Bernstein interval instead of betting.
+#: Above this many unlabelled cases the judge-only row's interval is empirical Bernstein instead of betting.
 BETTING_MAX_UNLABELLED = 20_000
-#: The share of the error rate spent on the judge's own mean in a prediction-powered betting interval.
-JUDGE_MEAN_SHARE = 0.1
+#: PPI++'s betting rectifier clips a judge with more than two distinct scores to these quantiles of its scores
+#: (and 1 - this): a rare extreme score widens the range every bet must survive far more than it helps the variance.
+JUDGE_CLIP_QUANTILE = 0.05
+#: The share of the unlabelled cases set aside to choose that clipping range (population estimand), so that the
+#: clipped scores of the other cases stay independent draws.
+CLIP_HOLDOUT = 0.1
 
 
 def _tuned_weights(y, yhat, judge_var, inflate):
@@ -336,26 +391,110 @@ def _tuned_weights(y, yhat, judge_var, inflate):
     return lam
 
 
+#: Above this many (candidate weight, step) pairs :func:`_width_weights` loops over the candidates.
+WEIGHT_GRID_AT_ONCE = 2_000_000
+
+
+def _width_weights(y, g, *, judge_var, horizon: int, alpha: float, bounds, spread, grid: int = 21, start: int = 3):
+    """Predictable weights lam_t in [0, 1] that minimise the predicted width of the betting interval for the mean of
+    ``y_t - lam * g_t + (a term with mean lam * E[g])``, from the pairs before t (lam_t = 0 for the first ``start``).
+
+    The prediction follows the plug-in bets of :func:`_bets` in the scale of the labels: a bettor whose null mean lies
+    a distance D from the bound it must survive bets ``b = min(sqrt(2 L / (n s2)), c / D)`` (L = log(2 / alpha),
+    c = ``BET_TRUNCATION``) and excludes a mean about ``L / (n b) + b s2 / 2`` away from the truth. The judge lowers the
+    variance ``s2(lam) = Var(y) - 2 lam Cov(y, g) + lam^2 judge_var`` but widens the range by ``lam * spread`` on each
+    side, which at few labels costs more than it gains: there lam_t stays near 0, the human-only interval.
+    ``judge_var`` and ``spread`` broadcast against the leading axes of ``y``.
+    """
+    a, b = map(float, bounds)
+    n = y.shape[-1]
+    lam = np.zeros(y.shape)
+    if n <= start:
+        return lam
+    scale = b - a
+    t = np.arange(1, n + 1, dtype=float)
+    yc, gc = y - a, g - np.mean(g, axis=-1, keepdims=True)  # centred sums stay well conditioned
+    my, mg = np.cumsum(yc, axis=-1) / t, np.cumsum(gc, axis=-1) / t
+    vy = np.maximum(np.cumsum(yc * yc, axis=-1) / t - my**2, 0.0)
+    cov = np.cumsum(yc * gc, axis=-1) / t - my * mg
+    # step t (0-based index t) uses the pairs before it: the running values at index t - 1
+    my, vy, cov = (v[..., start - 1:-1] for v in (my, vy, cov))
+    theta = np.clip(my, 0.0, scale)
+    level = np.log(2 / alpha)
+    jv = np.asarray(judge_var, dtype=float)[..., None]
+    extra = np.asarray(spread, dtype=float)[..., None]
+    floor = 1e-12 * scale**2
+
+    def predicted(weight):  # the predicted width at each candidate weight (leading axis), each step
+        s2 = np.maximum(vy - 2 * weight * cov + weight**2 * jv, floor)
+        width = 0.0
+        for distance in (theta + weight * extra, scale - theta + weight * extra):
+            bet = np.minimum(np.sqrt(2 * level / (horizon * s2)), BET_TRUNCATION / np.maximum(distance, 1e-9 * scale))
+            width = width + level / (horizon * bet) + bet * s2 / 2
+        return width
+
+    weights = np.linspace(0.0, 1.0, grid)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if vy.size * grid <= WEIGHT_GRID_AT_ONCE:  # all candidates at once; in a loop where that would take much memory
+            best = weights[np.argmin(predicted(weights.reshape((-1,) + (1,) * vy.ndim)), axis=0)]
+        else:
+            best, best_width = np.zeros(vy.shape), np.full(vy.shape, np.inf)
+            for weight in weights:
+                width = predicted(weight)
+                better = width < best_width
+                best, best_width = np.where(better, weight, best), np.where(better, width, best_width)
+    lam[..., start:] = best
+    return lam
+
+
+def _block_means(values, k: int):
+    """Means of k consecutive blocks of the last axis whose sizes differ by at most one (k <= its length)."""
+    m = values.shape[-1]
+    edges = np.linspace(0, m, k + 1).round().astype(int)
+    sums = np.concatenate([np.zeros(values.shape[:-1] + (1,)), np.cumsum(values, axis=-1)], axis=-1)
+    return (sums[..., edges[1:]] - sums[..., edges[:-1]]) / np.diff(edges)
+
+
+def _clip_range(scores, judge_bounds):
+    """The judge's clipping range for PPI++'s rectifier: quantiles of ``scores`` (last axis), or the judge's bounds
+    for a judge with at most two distinct scores (verdicts), which clipping would only blind."""
+    ja, jb = map(float, judge_bounds)
+    if scores.shape[-1] == 0 or np.unique(scores).size <= 2:
+        shape = scores.shape[:-1]
+        return np.full(shape, ja), np.full(shape, jb)
+    low, high = np.quantile(scores, [JUDGE_CLIP_QUANTILE, 1 - JUDGE_CLIP_QUANTILE], axis=-1)
+    return low, high
+
+
 def ppi_betting(y, yhat, yhat_rest, *, weight, bounds, judge_bounds, confidence_level: float,
-                finite_population: bool = False, sequence: bool = False):
+                finite_population: bool = False, sequence: bool = False, tol: float = 1e-10, null=None):
     """Finite-sample (or anytime-valid) interval for the humans' mean from labelled pairs and unlabelled judge scores.
 
-    The labelled pairs are taken in the order given; each step bets on the rectified label
-    ``z_t = y_t - lam_t * yhat_t``, whose conditional mean is ``theta - lam_t * mu`` (mu: the judge's mean), with
-    ``lam_t`` fixed (``weight`` a number: 0 is the humans alone, 1 is PPI) or tuned on the pairs before t
-    (``weight="tuned"``: PPI++'s formula, clipped to [0, 1]), so every bet is predictable.
+    The labelled pairs are taken in the order given, with a weight ``lam_t`` on the judge fixed (``weight`` a number:
+    0 is the humans alone, 1 is PPI) or chosen from the pairs before t (``weight="tuned"``, PPI++), so every bet is
+    predictable.
 
-    ``finite_population=False`` (the population the cases were drawn from): mu is unknown; an interval for it
-    from the unlabelled scores (betting, or empirical Bernstein above ``BETTING_MAX_UNLABELLED`` cases) spends
-    ``JUDGE_MEAN_SHARE`` of the error rate, and each bettor centres at the end of it least favourable to it, so
-    the union bound gives the level. ``finite_population=True`` (the mean over exactly these cases, labels a
-    random sample without replacement): mu is the mean of every judge score, known exactly, and the null mean
-    of step t is that of the cases not yet labelled (Waudby-Smith & Ramdas 2020); the interval is intersected
-    with what the labels already fix, so it has width 0 once every case is labelled.
+    ``finite_population=False`` (the population the cases were drawn from): the unlabelled scores, in a fixed
+    pseudo-random order, are cut into one block per label, and step t bets on
+    ``w_t = y_t - lam_t * g(yhat_t) + lam_t * mean(g over block t)``, whose mean is the humans' mean whatever the judge
+    does (the labelled pairs and the blocks are independent draws), so a single betting interval at the full level
+    carries the judge's own uncertainty (no union bound), and each w_t lies in
+    ``[a - lam_t * r, b + lam_t * r]`` (r: the range of g). For ``"tuned"``, g clips the judge to its
+    ``JUDGE_CLIP_QUANTILE`` quantiles, read off ``CLIP_HOLDOUT`` of the unlabelled cases set aside for it, and lam_t
+    minimises the predicted width (:func:`_width_weights`), so the judge is used only where it narrows the interval;
+    a fixed ``weight`` uses the raw scores. With fewer unlabelled cases than labels, the steps without a block have
+    lam_t = 0.
+
+    ``finite_population=True`` (the mean over exactly these cases, labels a random sample without replacement): the
+    mean of every judge score is known, step t bets on ``y_t - lam_t * g(yhat_t)`` against the mean of the cases not
+    yet labelled (Waudby-Smith & Ramdas 2020), and the interval is intersected with what the labels already fix, so
+    it has width 0 once every case is labelled. ``sequence=True`` (confidence sequences, finite populations only)
+    keeps the raw scores and PPI++'s covariance weights, tuned on the pairs before each step.
 
     ``bounds`` are the labels' (and theta's) ends; ``judge_bounds`` the judge scores'. Arrays may carry leading
     batch axes (labelled pairs (..., n), unlabelled scores (..., N)). Returns (low, high), or for
-    ``sequence=True`` arrays with the confidence sequence after every label.
+    ``sequence=True`` arrays with the confidence sequence after every label; with ``null`` (fixed-n only), where
+    the interval leaves that value, ``(below, above)`` (as :func:`betting_interval`).
     """
     y, yhat, rest = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_rest))
     a, b = map(float, bounds)
@@ -363,46 +502,73 @@ def ppi_betting(y, yhat, yhat_rest, *, weight, bounds, judge_bounds, confidence_
     n, n_rest = y.shape[-1], rest.shape[-1]
     alpha = 1 - confidence_level
     total = n + n_rest
+    if sequence and not finite_population:
+        raise ValueError("a prediction-powered confidence sequence is made for a finite population of cases.")
     uses_judge = not (isinstance(weight, (int, float)) and weight == 0) and n_rest > 0
+    if not uses_judge and not finite_population:
+        return betting_interval(y, a, b, confidence_level=confidence_level, theta_range=(a, b), tol=tol, null=null)
+    tuned = uses_judge and weight == "tuned"
     if finite_population:
         everything = np.concatenate([yhat, rest], axis=-1)
-        judge_var, inflate = everything.var(axis=-1), 1.0
+        if sequence or not tuned:
+            g, g_all, g_low, g_high = yhat, everything, np.full(y.shape[:-1], ja), np.full(y.shape[:-1], jb)
+        else:
+            g_low, g_high = _clip_range(everything, judge_bounds)
+            clip = lambda v: np.clip(v, g_low[..., None], g_high[..., None])  # noqa: E731
+            g, g_all = clip(yhat), clip(everything)
+        if not uses_judge:
+            lam = np.zeros(y.shape)
+        elif not tuned:
+            lam = np.full(y.shape, float(weight))
+        elif sequence:
+            lam = _tuned_weights(y, g, everything.var(axis=-1), 1.0)
+        else:
+            lam = _width_weights(y, g, judge_var=g_all.var(axis=-1), horizon=n, alpha=alpha, bounds=(a, b),
+                                 spread=g_high - g_low)
+        z = y - lam * g
+        lo, hi = a - lam * g_high[..., None], b - lam * g_low[..., None]
+        remaining = total - np.arange(n, dtype=float)
+        before = lambda v: np.concatenate([np.zeros(v.shape[:-1] + (1,)), np.cumsum(v, axis=-1)[..., :-1]], axis=-1)  # noqa: E731
+        offset = (-before(y) - lam * (g_all.sum(axis=-1)[..., None] - before(g))) / remaining
+        kwargs = dict(slope=total / remaining, offset=offset, confidence_level=confidence_level, theta_range=(a, b))
+        if null is not None:
+            known, left = y.sum(axis=-1), total - n
+            below, above = betting_interval(z, lo, hi, tol=tol, null=null, **kwargs)
+            return below | (null < (known + left * a) / total), above | (null > (known + left * b) / total)
+        low, high = betting_sequence(z, lo, hi, **kwargs) if sequence else betting_interval(z, lo, hi, tol=tol, **kwargs)
+        return _known_part(low, high, y, total, a, b, sequence)
+    # the population estimand: one block of unlabelled scores per label
+    order = np.random.default_rng(n_rest).permutation(n_rest)
+    rest = rest[..., order]
+    hold = min(n_rest - 1, int(round(CLIP_HOLDOUT * n_rest))) if tuned and np.unique(rest).size > 2 else 0
+    if hold > 0:
+        g_low, g_high = _clip_range(rest[..., :hold], judge_bounds)
+        rest = np.clip(rest[..., hold:], g_low[..., None], g_high[..., None])
+        g = np.clip(yhat, g_low[..., None], g_high[..., None])
     else:
-        judge_var, inflate = (rest.var(axis=-1) if n_rest else np.zeros(y.shape[:-1])), 1 + n / max(n_rest, 1)
-    if not uses_judge:
-        lam = np.zeros(y.shape)
-    elif weight == "tuned":
-        lam = _tuned_weights(y, yhat, judge_var, inflate)
+        g_low, g_high, g = np.full(y.shape[:-1], ja), np.full(y.shape[:-1], jb), yhat
+    k = min(n, rest.shape[-1])
+    blocks = np.zeros(y.shape)
+    blocks[..., :k] = _block_means(rest, k)
+    size = rest.shape[-1] / k
+    if tuned:
+        lam = _width_weights(y, g, judge_var=rest.var(axis=-1) * (1 + 1 / size), horizon=n, alpha=alpha,
+                             bounds=(a, b), spread=2 * (g_high - g_low))
     else:
         lam = np.full(y.shape, float(weight))
-    z = y - lam * yhat
-    lo, hi = a - lam * jb, b - lam * ja
-    level, slope = confidence_level, np.ones(n)
-    if finite_population:
-        remaining = total - np.arange(n, dtype=float)
-        prev = lambda v: np.concatenate([np.zeros(v.shape[:-1] + (1,)), np.cumsum(v, axis=-1)[..., :-1]], axis=-1)  # noqa: E731
-        slope = total / remaining
-        offset_low = offset_high = (-prev(y) - lam * (everything.sum(axis=-1)[..., None] - prev(yhat))) / remaining
-    elif uses_judge:
-        share = alpha * JUDGE_MEAN_SHARE
-        if n_rest <= BETTING_MAX_UNLABELLED:
-            mu_low, mu_high = betting_interval(rest, ja, jb, confidence_level=1 - share, theta_range=(ja, jb))
-        else:
-            mu_low, mu_high = (np.asarray(v) for v in zip(*[empirical_bernstein_interval(r, ja, jb, 1 - share)
-                                                             for r in rest.reshape(-1, n_rest)], strict=True))
-            mu_low, mu_high = mu_low.reshape(y.shape[:-1]), mu_high.reshape(y.shape[:-1])
-        offset_low, offset_high = -lam * np.asarray(mu_low)[..., None], -lam * np.asarray(mu_high)[..., None]
-        level = 1 - (alpha - share)
-    else:
-        offset_low = offset_high = 0.0
-    kwargs = dict(slope=slope, offset=offset_low, offset_upper=offset_high, confidence_level=level, theta_range=(a, b))
-    low, high = (betting_sequence if sequence else betting_interval)(z, lo, hi, **kwargs)
-    if finite_population:  # what the labels fix: the unlabelled cases' labels lie within the bounds
-        known = np.cumsum(y, axis=-1) if sequence else y.sum(axis=-1)
-        left = total - (np.arange(1, n + 1) if sequence else n)
-        low = np.maximum(low, (known + left * a) / total)
-        high = np.minimum(high, (known + left * b) / total)
-    return low, high
+    lam[..., k:] = 0.0
+    spread = (g_high - g_low)[..., None]
+    w = y - lam * g + lam * blocks
+    return betting_interval(w, a - lam * spread, b + lam * spread, confidence_level=confidence_level,
+                            theta_range=(a, b), tol=tol, null=null)
+
+
+def _known_part(low, high, y, total: int, a: float, b: float, sequence: bool):
+    """Intersect a finite-population interval with what the labels fix: the unlabelled labels lie within [a, b]."""
+    n = y.shape[-1]
+    known = np.cumsum(y, axis=-1) if sequence else y.sum(axis=-1)
+    left = total - (np.arange(1, n + 1) if sequence else n)
+    return np.maximum(low, (known + left * a) / total), np.minimum(high, (known + left * b) / total)
 
 
 def betting_p_value(test, *, tol: float = 1e-6) -> float:

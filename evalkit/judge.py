@@ -392,7 +392,8 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
         A column of ``results`` naming clusters of cases that are not independent (epochs of one case, the
         claims of one item): the rate then gets the cluster-robust interval (the sandwich with G / (G - 1), t on
         G - 1 degrees of freedom, clipped to [0, 1]), as :func:`evalkit.infer.mean` computes it. With fewer than
-        30 clusters no interval is given (NaN and a warning).
+        50 clusters no interval is given (NaN and a warning): the coverage harness measures it at 0.91-0.92 with
+        30 clusters of skewed PASS/FAIL claims.
     unparseable_alert : float, default 0.05
         Warn when the unparseable rate exceeds this.
     baseline : DataFrame, optional
@@ -479,14 +480,14 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
 
 
 def _cluster_rate(passed: np.ndarray, groups: np.ndarray, confidence_level: float, key) -> tuple[float, float, int]:
-    """Cluster-robust t interval of a rate (clipped to [0, 1]); NaN with a warning below 30 clusters."""
+    """Cluster-robust t interval of a rate (clipped to [0, 1]); NaN with a warning below 50 clusters."""
     n = len(passed)
     if n == 0:
         return np.nan, np.nan, 0
     rate = float(passed.mean())
     var, g = cluster_variance((passed - rate) / n, groups)
-    if g < 30:
-        warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {g} clusters < 30; a cluster-robust interval is not backed "
+    if g < 50:
+        warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {g} clusters < 50; a cluster-robust interval is not backed "
                       "there (NaN).", EvalkitWarning, stacklevel=3)
         return np.nan, np.nan, g
     from scipy import stats  # at call time: importing judge does not pay for scipy.stats

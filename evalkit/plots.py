@@ -369,7 +369,8 @@ def label_budget(expected: pd.DataFrame, *, half_width=None, ax=None, **kwargs):
     Parameters
     ----------
     expected : DataFrame
-        :func:`evalkit.infer.expected_half_width` output (``n_labelled, method, half_width``).
+        :func:`evalkit.infer.expected_half_width` output (``n_labelled, method, half_width``, and ``interval``,
+        named on the y axis).
     half_width : float, optional
         A target half-width, drawn as a horizontal line; where each method's curve first reaches it is marked.
     ax : matplotlib Axes, optional
@@ -409,7 +410,8 @@ def label_budget(expected: pd.DataFrame, *, half_width=None, ax=None, **kwargs):
     if half_width is not None:
         ax.axhline(half_width, color="grey", linestyle="--", linewidth=1, label=f"target {half_width:g}")
     ax.set_xlabel("human labels")
-    ax.set_ylabel("expected interval half-width")
+    planned = list(dict.fromkeys(table["interval"])) if "interval" in table.columns else []
+    ax.set_ylabel(f"planned half-width ({', '.join(map(str, planned))})" if planned else "expected interval half-width")
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)  # off the curves
     return ax
 

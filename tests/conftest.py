@@ -11,8 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("EVALKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
+from tests.harness import ROOT, SHARED_DATA  # noqa: E402, F401 - the one definition of the data path
 
 
 @pytest.fixture(autouse=True)

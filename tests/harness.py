@@ -8,7 +8,11 @@ synthetic skewed, clustered and small-n processes), and how to call it on one si
 - an interval entry's ``run(sample, confidence_level)`` returns ``(low, high)`` (floats, or arrays for
   simultaneous intervals); it covers when ``low <= sample["truth"] <= high`` (everywhere, for arrays);
 - a test entry's ``run(sample, alpha)`` returns a p-value on a sample drawn under the null; its size is the
-  share of p-values at or below ``alpha``.
+  share of p-values at or below ``alpha``;
+- a false-coverage entry (``kind="fcr"``) is a selective family: ``run(sample, confidence_level)`` returns
+  ``(low, high, selected)`` arrays, one per parameter (``sample["truth"]`` an array); its rate is the false
+  coverage-statement rate of Benjamini & Yekutieli (2005), the mean over samples of (selected intervals that
+  miss) / max(selected, 1), which must stay at or below alpha = 1 - level.
 
 NaN ends or a NaN p-value mean the function declined to give a number (a refusal, with its warning); they
 are counted apart (``refused``) and coverage is measured over the intervals that were printed, which is
@@ -24,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import warnings
 import zlib
 from collections.abc import Callable
@@ -35,7 +38,9 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("EVALKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
+#: The real data sets, ``../shared/data`` from the repository root (where CI puts them); tests and designs that need
+#: one skip, with the reason, where it is absent. The one definition of the path (tests/conftest.py imports it).
+SHARED_DATA = ROOT.parent / "shared" / "data"
 SIZES = (20, 50, 100, 200)
 
 
@@ -111,10 +116,11 @@ class Entry:
     requires: tuple[str, ...] = ()  # (module, extra) the function needs beyond the base install, e.g. ("statsmodels", "stats")
     slow: bool = False  # heavy: the test suite checks it with the slow tests only
     invalid: str = ""  # a documented failure (a published method reproduced as is): why; its check asserts the failure
+    test_reps: int | None = None  # samples per cell in the fast test suite (None: its default, 500); fewer for heavy entries
 
     def __post_init__(self):
-        if self.kind not in ("interval", "test"):
-            raise ValueError(f"`kind` must be 'interval' or 'test'; got {self.kind!r}.")
+        if self.kind not in ("interval", "test", "fcr"):
+            raise ValueError(f"`kind` must be 'interval', 'test' or 'fcr'; got {self.kind!r}.")
 
     @property
     def key(self) -> str:
@@ -188,15 +194,6 @@ EXEMPT = {
     "compare.adjust_p_values": "adjusts p-values it is given (Holm, Bonferroni, BH, BY: equal to statsmodels' multipletests)",
 }
 
-#: Inferential public functions not yet registered; emptied as their entries land.
-PENDING = {
-    "agreement.krippendorff_alpha", "agreement.icc", "agreement.fleiss_kappa", "agreement.human_ceiling",
-    "agreement.alternative_annotator_test", "calibrate.calibrate",
-    "calibrate.corrected_pass_rate", "calibrate.agreement_drift", "correlate.correlate",
-    "correlate.compare_metrics", "correlate.paired_bootstrap_tcva_paper",
-    "density.length_bias", "infer.mean", "infer.difference", "infer.pass_rate", "infer.expected_half_width",
-    "infer.labels_needed", "retrieval.compare_conditions", "retrieval.coverage",
-}
 
 
 # =============================================================================== infer, judge.pass_rate, calibrate
@@ -465,21 +462,128 @@ def _calibrate_metric(metric: str, interval="clopper-pearson"):
     return run
 
 
+def _kappa_large_sample(kind="fce"):
+    """Comparison only (not offered): kappa's large-sample normal interval, with the variance of Fleiss, Cohen &
+    Everitt (1969) (``"fce"``) or Cohen's (1960) ``po (1 - po) / (n (1 - pe)^2)`` (``"cohen"``, evalkit's before)."""
+
+    def run(sample, level):
+        from scipy import stats
+
+        sample["truth"] = sample["truths"]["kappa"]
+        h, j = (sample["human"] == "PASS").to_numpy(), (sample["judge"] == "PASS").to_numpy()
+        n = len(h)
+        p = np.array([[np.mean(h & j), np.mean(h & ~j)], [np.mean(~h & j), np.mean(~h & ~j)]])
+        rows, cols = p.sum(1), p.sum(0)
+        po, pe = p[0, 0] + p[1, 1], rows @ cols
+        if pe >= 1:
+            return np.nan, np.nan
+        k = (po - pe) / (1 - pe)
+        if kind == "cohen":
+            var = po * (1 - po) / (n * (1 - pe) ** 2)
+        else:
+            a = sum(p[i, i] * (1 - (rows[i] + cols[i]) * (1 - k)) ** 2 for i in range(2))
+            b = (1 - k) ** 2 * (p[0, 1] * (cols[0] + rows[1]) ** 2 + p[1, 0] * (cols[1] + rows[0]) ** 2)
+            var = (a + b - (k - pe * (1 - k)) ** 2) / (n * (1 - pe) ** 2)
+        half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(max(var, 0.0))
+        return max(-1.0, k - half), min(1.0, k + half)
+
+    return run
+
+
+def rogan_gladen_design(p_calibration: float, p_run: float, sensitivity: float, specificity: float,
+                        n_run: int = 200) -> Design:
+    """n calibration labels (human pass rate ``p_calibration``, the judge's sensitivity and specificity as in
+    :func:`calibration_design`) and a separate run of ``n_run`` fresh judged cases at human pass rate ``p_run``,
+    the judge erring there at the same rates; the truth is ``p_run`` (the run's population pass rate)."""
+
+    def draw(rng, n):
+        human = rng.random(n) < p_calibration
+        judge = np.where(human, rng.random(n) < sensitivity, rng.random(n) >= specificity)
+        truth_run = rng.random(n_run) < p_run
+        run = np.where(truth_run, rng.random(n_run) < sensitivity, rng.random(n_run) >= specificity)
+        ids = [f"c{i}" for i in range(n)]
+        return {"human": pd.Series(np.where(human, "PASS", "FAIL"), index=ids),
+                "judge": pd.Series(np.where(judge, "PASS", "FAIL"), index=ids),
+                "run": pd.Series(np.where(run, "PASS", "FAIL"), index=[f"r{i}" for i in range(n_run)]), "truth": p_run}
+
+    return Design(f"rogan-gladen(cal p={p_calibration},run p={p_run},se={sensitivity},sp={specificity},run={n_run})",
+                  f"calibrate on n labels at pass rate {p_calibration}, correct a separate run of {n_run} at "
+                  f"{p_run}; judge sensitivity {sensitivity}, specificity {specificity}", draw)
+
+
 def _corrected_pass_rate(sample, level):
-    """Calibrate on the n labelled cases, correct a fresh run of 200 verdicts; truth: the run population's rate."""
+    """Calibrate on the n labelled cases, correct the separate run; truth: the run population's rate."""
     from evalkit import calibrate
 
-    sample["truth"] = sample["p_pass"]
-    rng = np.random.default_rng(abs(hash(tuple(sample["human"].to_numpy()[:20]))) % 2**32)
-    human = rng.random(200) < sample["p_pass"]
-    run = np.where(human, rng.random(200) < sample["sensitivity"], rng.random(200) >= sample["specificity"])
-    report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level)
     try:
-        row = calibrate.corrected_pass_rate(pd.Series(np.where(run, "PASS", "FAIL")), report, confidence_level=level,
-                                            n_resamples=1000, rng=0).iloc[0]
+        report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level)
+        row = calibrate.corrected_pass_rate(sample["run"], report, confidence_level=level).iloc[0]
     except ValueError:  # a calibration set without both labels: refused
         return np.nan, np.nan
     return row["ci_low"], row["ci_high"]
+
+
+def _bootstrap_corrected(sample, level):
+    """Comparison only (no longer offered): the percentile bootstrap of the run and the calibration cells that
+    corrected_pass_rate gave before (1,000 resamples)."""
+    human, judge = (sample["human"] == "PASS").to_numpy(), (sample["judge"] == "PASS").to_numpy()
+    cells = np.array([(human & judge).sum(), (human & ~judge).sum(), (~human & ~judge).sum(), (~human & judge).sum()])
+    if cells[:2].sum() == 0 or cells[2:].sum() == 0:
+        return np.nan, np.nan
+    run = (sample["run"] == "PASS").to_numpy()
+    se, sp = cells[0] / cells[:2].sum(), cells[2] / cells[2:].sum()
+    if se + sp - 1 <= 0:
+        return np.nan, np.nan
+    rng = np.random.default_rng(0)
+    obs = rng.binomial(len(run), run.mean(), size=1000) / len(run)
+    star = rng.multinomial(cells.sum(), cells / cells.sum(), size=1000).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se_s, sp_s = star[:, 0] / star[:, :2].sum(1), star[:, 2] / star[:, 2:].sum(1)
+        boot = (obs + sp_s - 1) / (se_s + sp_s - 1)
+    boot = boot[np.isfinite(boot) & (se_s + sp_s - 1 > 0)]
+    low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return float(np.clip(low, 0, 1)), float(np.clip(high, 0, 1))
+
+
+def clustered_calibration_design(size: int = 4, icc: float = 0.3, p_pass: float = 0.85, sensitivity: float = 0.9,
+                                 specificity: float = 0.7) -> Design:
+    """n labelled claims in items of ``size``: each item's pass probability is Beta with mean ``p_pass`` and intraclass
+    correlation ``icc``, and its judge's sensitivity and specificity vary by item (Beta, mean as given), so both the
+    labels and the judge's errors cluster. Truths: the population rates and kappa of a claim."""
+    po = p_pass * sensitivity + (1 - p_pass) * specificity
+    judge_pass = p_pass * sensitivity + (1 - p_pass) * (1 - specificity)
+    pe = p_pass * judge_pass + (1 - p_pass) * (1 - judge_pass)
+    truths = {"agreement": po, "fail_recall": specificity, "false_flag_rate": 1 - sensitivity,
+              "kappa": (po - pe) / (1 - pe)}
+
+    def beta(rng, mean, k):
+        c = (1 - icc) / icc
+        return rng.beta(mean * c, (1 - mean) * c, k)
+
+    def draw(rng, n):
+        items = max(1, n // size)
+        p, se, sp = beta(rng, p_pass, items), beta(rng, sensitivity, items), beta(rng, specificity, items)
+        human = rng.random((items, size)) < p[:, None]
+        judge = np.where(human, rng.random((items, size)) < se[:, None], rng.random((items, size)) >= sp[:, None])
+        ids = [f"c{i}" for i in range(items * size)]
+        return {"human": pd.Series(np.where(human.ravel(), "PASS", "FAIL"), index=ids),
+                "judge": pd.Series(np.where(judge.ravel(), "PASS", "FAIL"), index=ids),
+                "cluster": pd.Series(np.repeat(np.arange(items), size), index=ids), "truths": truths, "truth": np.nan}
+
+    return Design(f"clustered-calibration(size={size},icc={icc},p={p_pass},se={sensitivity},sp={specificity})",
+                  f"claims in items of {size}, labels and judge errors clustered (icc {icc}), pass rate {p_pass}", draw)
+
+
+def _calibrate_clustered(metric: str):
+    def run(sample, level):
+        from evalkit import calibrate
+
+        sample["truth"] = sample["truths"][metric]
+        report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level, cluster=sample["cluster"])
+        row = report.table.loc[metric]
+        return row["ci_low"], row["ci_high"]
+
+    return run
 
 
 def drift_design(p: float = 0.8) -> Design:
@@ -546,7 +650,64 @@ def stream_design(p: float = 0.9) -> Design:
                   "<= 0.1 (or at n)", draw)
 
 
+def segments_design(k: int = 6, null: float = 0.9, away: float = 0.7, n_away: int = 2, agree: float = 0.85,
+                    per_segment: int = 150) -> Design:
+    """k segments of ``per_segment`` PASS/FAIL cases, pass rate ``null`` in all but ``n_away`` (``away`` there), a judge
+    agreeing with the human on a share ``agree``; n labels drawn at random over all cases. The truth is each
+    segment's population rate; a selective procedure tests each against ``null``."""
+    rates = np.array([away] * n_away + [null] * (k - n_away))
+
+    def draw(rng, n):
+        seg = np.repeat(np.arange(k), per_segment)
+        human = rng.random(seg.size) < rates[seg]
+        judge = np.where(rng.random(seg.size) < agree, human, ~human)
+        ids = pd.Index([f"c{i}" for i in range(seg.size)])
+        picks = rng.choice(seg.size, n, replace=False)
+        return {"judge": pd.Series(judge.astype(float), index=ids), "human": pd.Series(human[picks].astype(float),
+                index=ids[picks]), "segment": pd.Series(seg, index=ids, name="segment"), "truth": rates, "null": null}
+
+    return Design(f"segments(k={k},null={null},away={away}x{n_away})", f"{k} segments of PASS/FAIL cases at pass rate "
+                  f"{null}, {n_away} of them at {away}; judge agreeing on {agree:.0%}; n labels over all", draw)
+
+
+def per_system_null_design() -> Design:
+    """Notebook 04's per-system design, each system tested against the mean relevance of all 1,600 summaries."""
+    base = per_system_design()
+
+    def draw(rng, n):
+        sample = base.draw(rng, n)
+        sample["segment"], sample["null"] = sample["system"], float(_summeval()["relevance"].mean())
+        return sample
+
+    return Design("summeval-relevance-16-systems-vs-mean", "SummEval relevance, n of 1,600 labelled at random; each "
+                  "system tested against the mean of all 1,600", draw, data="summeval")
+
+
+def _selective(adjust="bh", method="ppi++", interval="auto"):
+    """FCR entries: the selected segments' intervals (BH or BY against sample["null"]), in segment order."""
+
+    def run(sample, level):
+        from evalkit import infer
+
+        table = infer.mean(sample["judge"], sample["human"], by=sample["segment"], adjust=adjust, null=sample["null"],
+                           method=method, interval=interval, confidence_level=level, bounds=sample.get("bounds"))
+        table = table.set_index(table.columns[0]).sort_index()
+        return table["ci_low"].to_numpy(), table["ci_high"].to_numpy(), table["selected"].to_numpy(dtype=bool)
+
+    return run
+
+
 SUMMEVAL_DESIGNS = tuple(summeval_design(d) for d in SUMMEVAL_JUDGES)
+#: Kappa at skewed prevalence and judges of several qualities (the fast suite runs the first three).
+KAPPA_DESIGNS = (calibration_design(0.9, 0.95, 0.6), calibration_design(0.9, 0.95, 0.9), calibration_design(0.95, 0.97, 0.7),
+                 calibration_design(0.8, 0.9, 0.7), calibration_design(0.9, 0.8, 0.5), calibration_design(0.7, 0.95, 0.95),
+                 calibration_design(0.5, 0.8, 0.8))
+ROGAN_GLADEN_DESIGNS = (rogan_gladen_design(0.9, 0.9, 0.95, 0.6), rogan_gladen_design(0.8, 0.95, 0.9, 0.7),
+                        rogan_gladen_design(0.8, 0.8, 0.9, 0.7), rogan_gladen_design(0.9, 0.9, 0.95, 0.9),
+                        rogan_gladen_design(0.5, 0.5, 0.8, 0.8), rogan_gladen_design(0.95, 0.95, 0.97, 0.7),
+                        rogan_gladen_design(0.9, 0.6, 0.9, 0.8), rogan_gladen_design(0.7, 0.7, 0.8, 0.5),
+                        rogan_gladen_design(0.9, 0.9, 0.95, 0.8, n_run=1000))
+CLUSTERED_CALIBRATION = (clustered_calibration_design(4, 0.3), clustered_calibration_design(8, 0.5, 0.9, 0.95, 0.6))
 RATE_DESIGNS = (bernoulli(0.5), bernoulli(0.9), bernoulli(0.97))
 
 ENTRIES += [
@@ -556,8 +717,10 @@ ENTRIES += [
           notes="finite-sample coverage; the test subset runs the two skewed SummEval dimensions and the synthetic one"),
     Entry("infer.mean", "method='ppi++', interval='betting' (all four SummEval dimensions)", "interval", _mean(),
           SUMMEVAL_DESIGNS + (pass_fail_design(),)),
-    Entry("infer.mean", "method='classical', interval='betting'", "interval", _mean("classical"),
+    Entry("infer.mean", "method='classical', interval='betting'", "interval", _mean("classical", "betting"),
           SUMMEVAL_DESIGNS + (skewed_ppi_design(), pass_fail_design())),
+    Entry("infer.mean", "method='classical', interval='auto' on 0/1 labels (Clopper-Pearson)", "interval",
+          _mean("classical"), (pass_fail_design(0.9), pass_fail_design(0.97, 0.9), pass_fail_design(0.5, 0.8))),
     Entry("infer.mean", "method='ppi++', interval='clt' (ppi_py)", "interval", _mean("ppi++", "clt"),
           SUMMEVAL_DESIGNS + (skewed_ppi_design(), pass_fail_design())),
     Entry("infer.mean", "method='classical', interval='clt'", "interval", _mean("classical", "clt"),
@@ -569,20 +732,32 @@ ENTRIES += [
     Entry("infer.mean", "finite_population=True (betting, without replacement)", "interval", _mean_finite,
           (summeval_design("consistency", finite=True), summeval_design("relevance", finite=True))),
     Entry("infer.mean", "cluster= (default: cluster-robust t, G - 1 df)", "interval", _mean_clustered(),
-          (clustered_design(4, 0.3), clustered_design(8, 0.5)), default=True, sizes=(40, 80, 120, 200, 400),
-          test_sizes=(240,), notes="fewer than 30 clusters: refused (NaN)"),
+          (clustered_design(4, 0.3), clustered_design(8, 0.5), clustered_design(4, 0.3, 0.95)), default=True,
+          sizes=(40, 80, 120, 200, 400),
+          test_sizes=(400,), notes="fewer than 50 clusters: refused (NaN)"),
     Entry("infer.mean", "cluster=, interval='clt'", "interval", _mean_clustered("clt"),
           (clustered_design(4, 0.3), clustered_design(8, 0.5)), sizes=(40, 80, 120, 200, 400)),
     Entry("infer.mean", "by=system, adjust='bonferroni' (default betting): 16 hold together", "interval",
-          _per_system(), (per_system_design(),), default=True, sizes=(200,), test_sizes=()),
+          _per_system(), (per_system_design(),), default=True, sizes=(200,), test_sizes=(200,), test_reps=200,
+          notes="the fast suite runs 200 rounds (3 MC s.e. = 0.046); the benchmark 1,000"),
+    Entry("infer.mean", "by=, adjust='bh', null= (default betting): false coverage-statement rate", "fcr",
+          _selective(), (segments_design(), per_system_null_design()), default=True, sizes=(120, 300, 600),
+          test_sizes=(300,), test_reps=150, notes="FCR <= alpha (Benjamini & Yekutieli 2005): the selected segments' "
+          "intervals at 1 - R alpha / m; the fast suite runs 150 samples of each design"),
+    Entry("infer.mean", "by=, adjust='by', null= (default betting)", "fcr", _selective("by"),
+          (segments_design(), per_system_null_design()), sizes=(120, 300, 600)),
+    Entry("infer.mean", "by=, adjust='bh', null=, method='classical' (Clopper-Pearson)", "fcr",
+          _selective(method="classical"), (segments_design(), segments_design(12, 0.9, 0.75, 6)), sizes=(120, 300, 600)),
+    Entry("infer.mean", "by=, adjust='bh', null=, interval='clt'", "fcr", _selective(interval="clt"),
+          (segments_design(), segments_design(12, 0.9, 0.75, 6)), sizes=(120, 300, 600)),
     Entry("infer.mean", "by=system, adjust='bonferroni', interval='clt'", "interval", _per_system("clt"),
           (per_system_design(),), sizes=(200, 480)),
     Entry("infer.difference", "interval='betting' (default)", "interval", _difference(),
-          (paired_design(0.0), paired_design(0.3)), default=True, test_sizes=(),
-          notes="about 0.2 s a call: measured by bench_coverage only"),
+          (paired_design(0.0), paired_design(0.3)), default=True, test_sizes=(50,), test_reps=200,
+          notes="the fast suite runs 200 samples (each call also finds the p-value)"),
     Entry("infer.difference", "interval='clt'", "interval", _difference("clt"), (paired_design(0.0), paired_design(0.3))),
     Entry("infer.difference", "p_val, interval='betting' (default), no difference", "test", _difference(kind="test"),
-          (paired_design(0.0),), default=True, test_sizes=(), notes="measured by bench_coverage only"),
+          (paired_design(0.0),), default=True, test_sizes=(50,), test_reps=300),
     Entry("infer.difference", "p_val, interval='clt', no difference", "test", _difference("clt", "test"),
           (paired_design(0.0),)),
     Entry("infer.pass_rate", "method='ppi++', interval='betting' (default)", "interval", _infer_pass_rate(),
@@ -594,7 +769,8 @@ ENTRIES += [
     Entry("infer.confidence_sequence", "comparison: the fixed-n clt interval read after every label, same rule",
           "interval", _sequence(peek=True), (stream_design(0.9), stream_design(0.7)), sizes=(100, 200, 400)),
     Entry("judge.pass_rate", "cluster='item' (cluster-robust t)", "interval", _judge_pass_rate_with(clustered=True),
-          (clustered_design(4, 0.3), clustered_design(8, 0.5)), sizes=(40, 80, 120, 200, 400)),
+          (clustered_design(4, 0.3), clustered_design(8, 0.5), clustered_design(4, 0.3, 0.95)),
+          sizes=(40, 80, 120, 200, 400)),
     Entry("judge.pass_rate", "interval='wilson'", "interval", _judge_pass_rate_with("wilson"), RATE_DESIGNS),
     Entry("calibrate.calibrate", "agreement, Clopper-Pearson (default)", "interval", _calibrate_metric("agreement"),
           (calibration_design(), calibration_design(0.9, 0.95, 0.6)), default=True),
@@ -604,11 +780,28 @@ ENTRIES += [
           (calibration_design(), calibration_design(0.9, 0.95, 0.6))),
     Entry("calibrate.calibrate", "agreement, interval='wilson'", "interval", _calibrate_metric("agreement", "wilson"),
           (calibration_design(), calibration_design(0.9, 0.95, 0.6))),
-    Entry("calibrate.calibrate", "kappa (large-sample normal)", "interval", _calibrate_metric("kappa"),
-          (calibration_design(), calibration_design(0.9, 0.95, 0.6))),
-    Entry("calibrate.corrected_pass_rate", "bootstrap percentile (default), fresh run of 200", "interval",
-          _corrected_pass_rate, (calibration_design(), calibration_design(0.9, 0.95, 0.6)), default=True,
-          test_sizes=(100,)),
+    Entry("calibrate.calibrate", "kappa, Clopper-Pearson fiducial (default)", "interval", _calibrate_metric("kappa"),
+          KAPPA_DESIGNS[:3], default=True, test_sizes=(50,), notes="pass rates 0.9-0.95"),
+    Entry("calibrate.calibrate", "kappa, Clopper-Pearson fiducial (default), more judges", "interval",
+          _calibrate_metric("kappa"), KAPPA_DESIGNS[3:]),
+    Entry("calibrate.calibrate", "kappa, large-sample, Fleiss-Cohen-Everitt variance (comparison, not offered)",
+          "interval", _kappa_large_sample("fce"), KAPPA_DESIGNS),
+    Entry("calibrate.calibrate", "kappa, large-sample, Cohen's 1960 variance (the interval before)", "interval",
+          _kappa_large_sample("cohen"), KAPPA_DESIGNS),
+    Entry("calibrate.calibrate", "cluster=, agreement (cluster-robust t)", "interval",
+          _calibrate_clustered("agreement"), CLUSTERED_CALIBRATION, default=True, sizes=(40, 80, 120, 200, 400),
+          test_sizes=(400,), notes="fewer than 50 clusters: refused (NaN)"),
+    Entry("calibrate.calibrate", "cluster=, fail_recall (cluster-robust t)", "interval",
+          _calibrate_clustered("fail_recall"), CLUSTERED_CALIBRATION, sizes=(40, 80, 120, 200, 400)),
+    Entry("calibrate.calibrate", "cluster=, kappa (cluster-robust delta method)", "interval",
+          _calibrate_clustered("kappa"), CLUSTERED_CALIBRATION, sizes=(40, 80, 120, 200, 400)),
+    Entry("calibrate.corrected_pass_rate", "Clopper-Pearson fiducial (default), calibration disjoint from the run",
+          "interval", _corrected_pass_rate, ROGAN_GLADEN_DESIGNS[:2], default=True, test_sizes=(100,), test_reps=300,
+          notes="refused (NaN) where the calibration cannot rule out sensitivity + specificity <= 1"),
+    Entry("calibrate.corrected_pass_rate", "Clopper-Pearson fiducial (default), more designs", "interval",
+          _corrected_pass_rate, ROGAN_GLADEN_DESIGNS[2:]),
+    Entry("calibrate.corrected_pass_rate", "percentile bootstrap (the interval before; comparison)", "interval",
+          _bootstrap_corrected, ROGAN_GLADEN_DESIGNS),
     Entry("calibrate.agreement_drift", "first of 4 bins, Clopper-Pearson (default)", "interval", _drift(),
           (drift_design(0.8), drift_design(0.95)), default=True, test_sizes=(100,)),
     Entry("calibrate.agreement_drift", "p_trend (Spearman), no drift", "test", _drift("test"),
@@ -623,8 +816,6 @@ EXEMPT.update({
                                  "checks by simulation that the planned n gives the half-width and the coverage",
     "infer.labels_needed": "a plan, not an interval: tests/test_infer.py::test_planned_labels_deliver_the_half_width",
 })
-PENDING -= {"infer.mean", "infer.difference", "infer.pass_rate", "infer.expected_half_width", "infer.labels_needed",
-            "calibrate.calibrate", "calibrate.corrected_pass_rate", "calibrate.agreement_drift"}
 
 
 # ------------------------------------------------------------------------------------------- compare
@@ -1261,10 +1452,6 @@ ENTRIES += [
     Entry("widgets.Labeller", "comparison: fixed-n Clopper-Pearson, stopped when the lower end clears the truth",
           "interval", _fixed_n_peeked(rule="bar"), (stream_design(0.9), stream_design(0.7)), sizes=LABELLER_SIZES),
 ]
-PENDING -= {"agreement.krippendorff_alpha", "agreement.icc", "agreement.fleiss_kappa", "agreement.human_ceiling",
-            "agreement.alternative_annotator_test", "correlate.correlate", "correlate.compare_metrics",
-            "correlate.paired_bootstrap_tcva_paper", "density.length_bias", "retrieval.compare_conditions",
-            "retrieval.coverage"}
 
 
 # ===================================================================================================
@@ -2250,15 +2437,15 @@ class Measurement:
     n: int
     reps: int
     nominal: float
-    rate: float  # coverage (intervals) or size (tests), over the samples with a number
-    mc_se: float  # Monte Carlo standard error of ``rate`` at the nominal value
+    rate: float  # coverage (intervals), size (tests) or false coverage-statement rate (fcr), over the samples with a number
+    mc_se: float  # Monte Carlo standard error of ``rate`` at the nominal value (fcr: of the measured rate)
     refused: float  # share of samples where the function gave NaN (declined, with its warning)
     width: float = np.nan  # mean width of the printed intervals (NaN for tests and simultaneous sets)
     extra: dict = field(default_factory=dict)
 
     @property
     def holds(self) -> bool:
-        """Coverage >= nominal - 3 MC s.e. (intervals); size <= alpha + 3 MC s.e. (tests)."""
+        """Coverage >= nominal - 3 MC s.e. (intervals); size, or false coverage-statement rate, <= alpha + 3 MC s.e."""
         if self.kind == "interval":
             return self.rate >= self.nominal - 3 * self.mc_se
         return self.rate <= self.nominal + 3 * self.mc_se  # for a test, nominal is alpha
@@ -2272,7 +2459,15 @@ def measure(entry: Entry, design: Design, n: int, *, reps: int, seed: int = 0) -
         sample = design.draw(rng, n)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a refusal warns; it is counted below by its NaN
-            out = entry.run(sample, entry.level if entry.kind == "interval" else 1 - entry.level)
+            out = entry.run(sample, 1 - entry.level if entry.kind == "test" else entry.level)
+        if entry.kind == "fcr":  # the share of the selected intervals that miss (0 when none is selected)
+            low, high, chosen = (np.asarray(v) for v in out)
+            chosen = chosen.astype(bool)
+            truth = np.asarray(sample["truth"], dtype=float)
+            miss = chosen & ~((low <= truth) & (truth <= high))
+            hits.append(miss.sum() / max(int(chosen.sum()), 1))
+            widths.extend((high - low)[chosen].tolist())
+            continue
         if entry.kind == "interval":
             low, high = (np.asarray(v, dtype=float) for v in out)
             if np.isnan(low).any() or np.isnan(high).any():
@@ -2290,11 +2485,12 @@ def measure(entry: Entry, design: Design, n: int, *, reps: int, seed: int = 0) -
             hits.append(p <= 1 - entry.level)
     counted = len(hits)
     q = entry.level if entry.kind == "interval" else 1 - entry.level
+    se = np.sqrt(q * (1 - q) / counted) if counted else np.nan
+    if entry.kind == "fcr" and counted > 1:  # a mean of shares, not of 0/1 outcomes
+        se = float(np.std(hits, ddof=1) / np.sqrt(counted))
     return Measurement(
         function=entry.function, variant=entry.variant, kind=entry.kind, design=design.name, n=n, reps=reps,
-        nominal=entry.level if entry.kind == "interval" else 1 - entry.level,
-        rate=float(np.mean(hits)) if counted else np.nan,
-        mc_se=float(np.sqrt(q * (1 - q) / counted)) if counted else np.nan,
+        nominal=q, rate=float(np.mean(hits)) if counted else np.nan, mc_se=float(se),
         refused=refused / reps, width=float(np.mean(widths)) if widths else np.nan,
     )
 

@@ -274,7 +274,8 @@ def test_pass_rate_counts_the_rubric_pass_levels_as_judge_pass_rate_does(rng):
 # -------------------------------------------------------------------------------------------- budgets
 def test_expected_half_width_by_hand(rng):
     scores, human, _ = synthetic(rng, n_cases=2000, n_labelled=80, noise=0.5)
-    curve = infer.expected_half_width(scores, human, n_labelled=[80, 400], confidence_level=0.9).set_index(["n_labelled", "method"])
+    curve = infer.expected_half_width(scores, human, n_labelled=[80, 400], confidence_level=0.9,
+                                      interval="clt").set_index(["n_labelled", "method"])
     y, yhat, _ = split(scores, human)
     vy, cyh, vj = y.var(), np.cov(y, yhat, ddof=0)[0, 1], scores.to_numpy().var()
     z = stats.norm.ppf(0.95)
@@ -287,18 +288,47 @@ def test_expected_half_width_by_hand(rng):
         assert curve.loc[(n, "classical"), "half_width"] == pytest.approx(z * np.sqrt(vy / n), rel=1e-12)
     # at the pilot's own size the plan is close to the interval mean() reports on the pilot
     actual = infer.mean(scores, human, interval="clt").iloc[0]
-    planned = infer.expected_half_width(scores, human, n_labelled=80).iloc[0]["half_width"]
+    planned = infer.expected_half_width(scores, human, n_labelled=80, interval="clt").iloc[0]["half_width"]
     assert planned == pytest.approx((actual["ci_high"] - actual["ci_low"]) / 2, rel=0.1)
+    # t: the same standard error with Student's quantile on n - 1 degrees of freedom
+    t_plan = infer.expected_half_width(scores, human, n_labelled=[80], interval="t").set_index("method")["half_width"]
+    z_plan = infer.expected_half_width(scores, human, n_labelled=[80], interval="clt").set_index("method")["half_width"]
+    np.testing.assert_allclose(t_plan / z_plan, stats.t.ppf(0.975, 79) / stats.norm.ppf(0.975), rtol=1e-12)
+
+
+def test_default_plan_at_the_pilot_size_is_the_interval_mean_prints(rng):
+    """The default plan simulates mean()'s default interval: at the pilot's own size every draw is the pilot (in
+    random orders, which the betting interval depends on), so the planned half-width is close to half the width
+    mean() reports on it, and equal to it for classical on 0/1 labels (Clopper-Pearson, which the order does not
+    move)."""
+    scores, human, _ = synthetic(rng, n_cases=800, n_labelled=60)
+    actual = infer.mean(scores, human, method=["ppi++", "classical"]).set_index("method")
+    plan = infer.expected_half_width(scores, human, n_labelled=[60]).set_index("method")
+    np.testing.assert_allclose(plan["half_width"], (actual["ci_high"] - actual["ci_low"]) / 2, rtol=0.15)
+    assert (plan["interval"] == "betting").all()
+    verdicts, labels, _ = synthetic(rng, n_cases=800, n_labelled=60, binary=True)
+    actual = infer.mean(verdicts, labels, method=["ppi++", "classical"]).set_index("method")
+    plan = infer.expected_half_width(verdicts, labels, n_labelled=[60]).set_index("method")
+    half = (actual["ci_high"] - actual["ci_low"]) / 2
+    assert plan.loc["classical", "half_width"] == pytest.approx(half["classical"], rel=1e-9)
+    assert plan.loc["ppi++", "half_width"] == pytest.approx(half["ppi++"], rel=0.15)
+    assert plan.loc["classical", "interval"] == actual.loc["classical", "interval"] == "clopper-pearson"
+    # the planned half-width falls as labels are added, and is 0 with every case labelled for the finite estimand
+    curve = infer.expected_half_width(scores, human, n_labelled=[60, 200, 400, 800], finite_population=True,
+                                      n_draws=50).set_index(["method", "n_labelled"])["half_width"]
+    for method in ("ppi++", "classical"):
+        assert np.all(np.diff(curve[method].to_numpy()) < 0) and curve[(method, 800)] == 0
 
 
 def test_labels_needed_is_the_smallest_count_that_reaches_the_target(rng):
     scores, human, _ = synthetic(rng, n_cases=5000, n_labelled=60, noise=0.5)
-    table = infer.labels_needed(scores, human, half_width=0.08).set_index("method")
+    table = infer.labels_needed(scores, human, half_width=0.08, interval="clt").set_index("method")
     y, _, _ = split(scores, human)
     z = stats.norm.ppf(0.975)
     assert table.loc["classical", "labels_needed"] == int(np.ceil(z**2 * y.var() / 0.08**2))
     n = int(table.loc["ppi++", "labels_needed"])
-    curve = infer.expected_half_width(scores, human, n_labelled=[n - 1, n]).set_index(["n_labelled", "method"])["half_width"]
+    curve = infer.expected_half_width(scores, human, n_labelled=[n - 1, n], interval="clt").set_index(
+        ["n_labelled", "method"])["half_width"]
     assert curve[(n, "ppi++")] <= 0.08 < curve[(n - 1, "ppi++")]
     assert n < table.loc["classical", "labels_needed"]
     assert (table["n_cases"] == 5000).all()
@@ -315,11 +345,17 @@ def test_labels_needed_unreachable_and_bad_input(rng):
         infer.expected_half_width(scores, human, n_labelled=[1, 50])
     with pytest.raises(ValueError, match="at least 2 labels"):
         infer.labels_needed(scores, human.iloc[:1], half_width=0.1)
+    with pytest.raises(ValueError, match="`interval` must be one of"):
+        infer.labels_needed(scores, human, half_width=0.1, interval="wilson")
+    with pytest.raises(ValueError, match="`n_draws` must be in"):
+        infer.expected_half_width(scores, human, n_labelled=[50], n_draws=0)
+    with pytest.raises(ValueError, match="`bounds` must have low < high"):
+        infer.expected_half_width(scores, human, n_labelled=[50], bounds=(5, 1))
 
 
 def test_label_budget_plot(rng):
     scores, human, _ = synthetic(rng, n_cases=2000, n_labelled=50)
-    curve = infer.expected_half_width(scores, human, n_labelled=np.arange(20, 1000, 20))
+    curve = infer.expected_half_width(scores, human, n_labelled=np.arange(20, 1000, 20), interval="clt")
     fig, ax = plt.subplots()
     out = plots.label_budget(curve, half_width=0.1, ax=ax)
     assert out is ax
@@ -471,6 +507,44 @@ def test_types_options_and_no_mutation(rng):
         infer.mean(scores, human, by=["x", "y"])
     with pytest.raises(ValueError, match="`simulate` needs a human label for every judged case"):
         infer.simulate(scores, human, n_labelled=10)
+    with pytest.raises(ValueError, match="`null` selects segments for adjust='bh' or 'by'"):
+        infer.mean(scores, human, by=pd.Series("x", index=scores.index), adjust="holm", null=3.0)
+    with pytest.raises(TypeError, match="`null` must be a number"):
+        infer.mean(scores, human, by=pd.Series("x", index=scores.index), adjust="bh", null="3")
+
+
+def test_fcr_intervals_for_the_segments_bh_selects():
+    """adjust="bh" with null: each segment's p-value inverts its interval (for 0/1 labels and classical, the exact
+    binomial test's), BH selects on them, and only the R selected get an interval, at 1 - R alpha / m (Benjamini &
+    Yekutieli 2005); BY selects with its own step-up and divides that error rate by 1 + 1/2 + ... + 1/m."""
+    from evalkit._stats import adjust_p_values, clopper_pearson
+
+    rng = np.random.default_rng(9)
+    seg = np.repeat(np.arange(8), 100)
+    rates = np.array([0.6, 0.65, 0.7, 0.9, 0.9, 0.9, 0.9, 0.9])
+    human_all = (rng.random(800) < rates[seg]).astype(float)
+    ids = pd.Index([f"c{i}" for i in range(800)])
+    scores = pd.Series(np.where(rng.random(800) < 0.85, human_all, 1 - human_all), index=ids)
+    labelled = rng.choice(800, 320, replace=False)
+    human = pd.Series(human_all[labelled], index=ids[labelled])
+    by = pd.Series(seg, index=ids, name="segment")
+    for adjust, harmonic in (("bh", 1.0), ("by", sum(1 / i for i in range(1, 9)))):
+        table = infer.mean(scores, human, by=by, adjust=adjust, null=0.9, method="classical").set_index("segment")
+        k = human.groupby(seg[labelled]).sum().to_numpy()
+        n = human.groupby(seg[labelled]).size().to_numpy()
+        exact = np.minimum(1, 2 * np.minimum(stats.binom.cdf(k, n, 0.9), stats.binom.sf(k - 1, n, 0.9)))
+        np.testing.assert_allclose(table["p_val"], exact, atol=2e-5)
+        chosen = adjust_p_values(table["p_val"].to_numpy(), adjust) <= 0.05
+        assert (table["selected"].to_numpy() == chosen).all() and 0 < chosen.sum() < 8
+        level = 1 - chosen.sum() * 0.05 / (8 * harmonic)
+        assert table.attrs["selected_confidence_level"]["classical"] == pytest.approx(level)
+        low, high = clopper_pearson(k[chosen], n[chosen], level)
+        np.testing.assert_allclose(table.loc[chosen, "ci_low"], low, rtol=1e-12)
+        np.testing.assert_allclose(table.loc[chosen, "ci_high"], high, rtol=1e-12)
+        assert table.loc[~chosen, "ci_low"].isna().all() and table.loc[~chosen, "note"].str.startswith("not selected").all()
+        assert ((table.loc[chosen, "ci_low"] > 0.9) | (table.loc[chosen, "ci_high"] < 0.9)).all()
+    # without null every segment is reported: BH's level is the marginal one
+    assert infer.mean(scores, human, by=by, adjust="bh").attrs["confidence_level"] == 0.95
 
 
 def test_verdicts_and_booleans_are_scores(rng):
@@ -626,16 +700,27 @@ def test_confidence_sequence_bad_input():
 
 
 def test_planned_labels_deliver_the_half_width():
-    """labels_needed's plan, checked by simulation: at the planned n the clt interval's mean half-width is near the
-    target and its coverage near 95% (pilot estimates: the plan is itself an estimate)."""
+    """labels_needed's plan, checked by simulation on the fully labelled cases: at the planned n the default
+    (betting) interval's median half-width is at the target (within the pilot's own error: a pilot of 300 here),
+    and the large-sample plan gives the clt interval's half-width."""
     rng = np.random.default_rng(2)
-    ids = pd.Index([f"c{i}" for i in range(4000)])
-    truth = rng.normal(3, 1, 4000)
-    scores = pd.Series(truth + rng.normal(0, 0.6, 4000), index=ids)
-    plan = infer.labels_needed(scores, pd.Series(truth[:60], index=ids[:60]), half_width=0.08).set_index("method")
+    ids = pd.Index([f"c{i}" for i in range(3000)])
+    truth = rng.normal(3, 1, 3000).clip(0, 6)
+    scores = pd.Series(truth + rng.normal(0, 0.6, 3000), index=ids)
+    pilot = pd.Series(truth[:300], index=ids[:300])
+    human = pd.Series(truth, index=ids)
+    plan = infer.labels_needed(scores, pilot, half_width=0.08, bounds=(0, 6)).set_index("method")
+    for method in ("ppi++", "classical"):
+        n = int(plan.loc[method, "labels_needed"])
+        assert n > 300  # the plan rests on labels imputed from the pilot
+        sim = infer.simulate(scores, human, n_labelled=n, n_draws=300, method=method, interval="betting", bounds=(0, 6),
+                             rng=3).iloc[0]
+        assert 0.9 * 0.08 <= sim["median_width"] / 2 <= 1.05 * 0.08, (method, n, sim["median_width"] / 2)
+        assert sim["coverage"] >= 0.95
+    plan = infer.labels_needed(scores, pilot, half_width=0.08, interval="clt").set_index("method")
     n = int(plan.loc["ppi++", "labels_needed"])
-    sim = infer.simulate(scores, pd.Series(truth, index=ids), n_labelled=n, n_draws=1000, method="ppi++", rng=3).iloc[0]
-    assert abs(sim["width"] / 2 - 0.08) < 0.012 and sim["coverage"] >= 0.93
+    sim = infer.simulate(scores, human, n_labelled=n, n_draws=1000, method="ppi++", rng=3).iloc[0]
+    assert abs(sim["width"] / 2 - 0.08) < 0.008 and sim["coverage"] >= 0.93
 
 
 def test_confidence_sequence_with_the_judge_warns_of_nothing_it_does_not_show():
@@ -647,3 +732,51 @@ def test_confidence_sequence_with_the_judge_warns_of_nothing_it_does_not_show():
     human = pd.Series(gen.random(40) < 0.8, index=ids)
     cs = infer.confidence_sequence(human, judge)
     assert len(cs) == 40 and cs["method"].eq("ppi++").all() and cs["half_width"].iloc[-1] == 0
+
+
+def test_ppi_betting_blocks_by_hand_and_widths():
+    """The population betting interval of PPI: each label's rectified value plus the mean of its own block of
+    unlabelled scores (in ppi_betting's fixed order), as one betting interval on [a - r, b + r]; with weight 0 it is
+    the humans-only betting interval. PPI++'s weights make it about as narrow as the humans-only interval with a
+    useless judge and much narrower with a good one."""
+    from evalkit import _stats
+
+    rng = np.random.default_rng(6)
+    y = rng.choice([1.0, 2, 3, 4, 5], 40, p=[0.05, 0.05, 0.1, 0.3, 0.5])
+    yhat = np.clip(y + rng.normal(0, 0.7, 40), 1, 5)
+    rest = np.clip(rng.choice([1.0, 2, 3, 4, 5], 130, p=[0.05, 0.05, 0.1, 0.3, 0.5]) + rng.normal(0, 0.7, 130), 1, 5)
+    jb = (min(yhat.min(), rest.min()), max(yhat.max(), rest.max()))
+    shuffled = rest[np.random.default_rng(130).permutation(130)]
+    edges = np.linspace(0, 130, 41).round().astype(int)
+    blocks = np.array([shuffled[a:b].mean() for a, b in zip(edges[:-1], edges[1:], strict=True)])
+    r = jb[1] - jb[0]
+    expected = _stats.betting_interval(y - yhat + blocks, 1 - r, 5 + r, confidence_level=0.9, theta_range=(1, 5))
+    got = _stats.ppi_betting(y, yhat, rest, weight=1.0, bounds=(1, 5), judge_bounds=jb, confidence_level=0.9)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+    classical = _stats.ppi_betting(y, yhat, rest, weight=0.0, bounds=(1, 5), judge_bounds=jb, confidence_level=0.9)
+    np.testing.assert_allclose(classical, _stats.betting_interval(y, 1, 5, confidence_level=0.9, theta_range=(1, 5)),
+                               atol=1e-12)
+    # widths, over 40 label sets of 200 from 3,000 cases
+    for noise, most in ((0.3, 0.85), (5.0, 1.03)):
+        truth = rng.normal(3, 0.8, 3000).clip(1, 5)
+        judge_scores = truth + rng.normal(0, noise, 3000)
+        picks = np.argsort(rng.random((40, 3000)), axis=1)
+        lab, others = picks[:, :200], picks[:, 200:]
+        bounds = (float(judge_scores.min()), float(judge_scores.max()))
+        widths = [np.mean(np.subtract(*_stats.ppi_betting(truth[lab], judge_scores[lab], judge_scores[others], weight=w,
+                                                          bounds=(1, 5), judge_bounds=bounds, confidence_level=0.95)[::-1]))
+                  for w in ("tuned", 0.0)]
+        assert widths[0] <= most * widths[1], (noise, widths)
+
+
+def test_width_weights_in_a_loop_equal_all_at_once(monkeypatch):
+    from evalkit import _stats
+
+    rng = np.random.default_rng(7)
+    y = rng.random((30, 120))
+    g = y + rng.normal(0, 0.3, (30, 120))
+    kwargs = dict(judge_var=np.full(30, 0.1), horizon=120, alpha=0.05, bounds=(0, 1), spread=np.full(30, 1.5))
+    at_once = _stats._width_weights(y, g, **kwargs)
+    monkeypatch.setattr(_stats, "WEIGHT_GRID_AT_ONCE", 0)
+    np.testing.assert_array_equal(_stats._width_weights(y, g, **kwargs), at_once)
+    assert (at_once[:, :3] == 0).all() and 0 < at_once[:, 3:].mean() < 1
