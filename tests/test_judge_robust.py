@@ -255,7 +255,9 @@ def test_three_level_rubric_end_to_end(tmp_path):
     assert diff["human"].tolist() == ["BAD", "BAD", "GOOD"] and diff["judge"].tolist() == ["GOOD", "GOOD", "BAD"]
     run = res.assign(verdict=pd.Categorical(["GOOD"] * 3 + ["OK"] * 2 + ["BAD"] * 3, categories=LEVELS3.levels))
     run.attrs = res.attrs
-    row = calibrate.corrected_pass_rate(run, report, rng=0).iloc[0]
+    with pytest.warns(EvalkitWarning, match="4 human PASS, 4 human FAIL.*cannot rule out a judge no better than chance"):
+        row = calibrate.corrected_pass_rate(run, report, rng=0).iloc[0]
+    assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])  # 8 labels cannot back any interval here
     se, sp = 3 / 4, 2 / 4  # judge pass among human pass (c0 c1 c5 c7), judge fail among human fail (c2 c3 c4 c6)
     assert (row["sensitivity"], row["specificity"]) == (se, sp)
     assert row["observed"] == 5 / 8 and row["corrected"] == pytest.approx((5 / 8 + sp - 1) / (se + sp - 1))
