@@ -244,7 +244,7 @@ def _several_runs(seed=0, n=60):
 @pytest.mark.parametrize(("adjust", "reference"), [("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh"),
                                                    ("by", "fdr_by")])
 def test_against_baseline_adjusted_p_values_equal_statsmodels(adjust, reference):
-    from statsmodels.stats.multitest import multipletests
+    multipletests = pytest.importorskip("statsmodels.stats.multitest", reason="the reference is statsmodels, from the 'test' extra").multipletests
 
     table = compare.against_baseline(_several_runs(), baseline="v1", run="version", by="segment", adjust=adjust)
     assert len(table) == 6 and table.attrs["adjust"] == adjust and table.attrs["comparisons"] == 6

@@ -175,7 +175,7 @@ def test_compare_metrics_williams_uses_the_three_correlations(rated):
 
 
 def test_compare_metrics_against_several_columns_adjusts_the_family(rated):
-    from statsmodels.stats.multitest import multipletests
+    multipletests = pytest.importorskip("statsmodels.stats.multitest", reason="the reference is statsmodels, from the 'test' extra").multipletests
 
     scores, human, _ = rated
     others = scores[[0.1, 0.5]].assign(noise=scores[0.5] + np.random.default_rng(3).normal(0, 2, 80))

@@ -141,7 +141,7 @@ def test_compare_conditions_warnings_and_ties():
 
 
 def test_compare_conditions_family_is_adjusted_like_statsmodels(corpus):
-    from statsmodels.stats.multitest import multipletests
+    multipletests = pytest.importorskip("statsmodels.stats.multitest", reason="the reference is statsmodels, from the 'test' extra").multipletests
 
     runs = pd.concat([retrieval.search(corpus["documents"], corpus["queries"], condition=c, k=10, fd=corpus["fd"], **emb(corpus))
                       for c in ("cosine", "bm25", "hybrid")])
