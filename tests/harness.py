@@ -1627,6 +1627,17 @@ def _correlate_p(sample, alpha, *, method="spearman"):
 
 
 # ---- summary and system level: n is the number of groups (documents, systems)
+def _draw_documents(rng, n, docs, *, null: bool, truth):
+    """n documents drawn with replacement, their items stacked with the document as ``by`` (shuffled within it if null)."""
+    xs, ys, by = [], [], []
+    for k, d in enumerate(rng.integers(0, len(docs), n)):
+        x, y = docs[d]
+        if null:
+            y = y[rng.permutation(len(y))]
+        xs.append(x), ys.append(y), by.append(np.full(len(x), k))
+    return {"x": np.concatenate(xs), "y": np.concatenate(ys), "by": np.concatenate(by), "truth": 0.0 if null else truth()}
+
+
 def _summary_design(method: str, *, null: bool = False) -> Design:
     """SummEval by source document: n documents drawn from the 100, each with its 16 system summaries."""
 
@@ -1641,16 +1652,7 @@ def _summary_design(method: str, *, null: bool = False) -> Design:
         return float(np.mean(values))
 
     def draw(rng, n):
-        docs = groups()
-        picked = rng.integers(0, len(docs), n)
-        xs, ys, by = [], [], []
-        for k, d in enumerate(picked):
-            x, y = docs[d]
-            if null:
-                y = y[rng.permutation(len(y))]
-            xs.append(x), ys.append(y), by.append(np.full(len(x), k))
-        return {"x": np.concatenate(xs), "y": np.concatenate(ys), "by": np.concatenate(by),
-                "truth": 0.0 if null else truth()}
+        return _draw_documents(rng, n, groups(), null=null, truth=truth)
 
     return Design(f"summeval-by-document{'-null' if null else ''}-{method}",
                   "SummEval: n source documents with their 16 summaries, CTC consistency vs experts"
@@ -1678,15 +1680,7 @@ def _synthetic_summary_design(method: str, *, null: bool = False) -> Design:
         return float(np.mean(values))
 
     def draw(rng, n):
-        docs = _synthetic_groups()
-        xs, ys, by = [], [], []
-        for k, d in enumerate(rng.integers(0, len(docs), n)):
-            x, y = docs[d]
-            if null:
-                y = y[rng.permutation(len(y))]
-            xs.append(x), ys.append(y), by.append(np.full(len(x), k))
-        return {"x": np.concatenate(xs), "y": np.concatenate(ys), "by": np.concatenate(by),
-                "truth": 0.0 if null else truth()}
+        return _draw_documents(rng, n, _synthetic_groups(), null=null, truth=truth)
 
     return Design(f"synthetic-documents{'-null' if null else ''}-{method}",
                   "documents of 4-12 items, within-document correlation varying around 0.35, 1-5 ratings"
