@@ -1530,8 +1530,10 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
         n, big_n = np.full(n_draws, float(size)), np.full(n_draws, float(total - size))
         sy, sh, syy, shh, syh = mask @ y, mask @ h, mask @ (y * y), mask @ (h * h), mask @ (y * h)
         my, mh, mu = sy / n, sh / n, (tot["h"] - sh) / big_n
-        m = {"n": n, "N": big_n, "my": my + cy, "mh": mh + ch, "mu": mu + ch, "vy": syy / n - my**2,
-             "vh": shh / n - mh**2, "cyh": syh / n - my * mh, "vu": (tot["hh"] - shh) / big_n - mu**2}
+        # one-pass variances: rounding can take them a hair below 0 when one score dwarfs the rest; they are >= 0
+        m = {"n": n, "N": big_n, "my": my + cy, "mh": mh + ch, "mu": mu + ch, "vy": np.maximum(syy / n - my**2, 0.0),
+             "vh": np.maximum(shh / n - mh**2, 0.0), "cyh": syh / n - my * mh,
+             "vu": np.maximum((tot["hh"] - shh) / big_n - mu**2, 0.0)}
         if interval == "betting":  # the labels of each draw in mean()'s order: by case, then the fixed permutation
             ordered = np.sort(picks, axis=1)[:, _betting_order(size)]
             keep = np.ones((n_draws, total), dtype=bool)

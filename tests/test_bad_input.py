@@ -683,14 +683,7 @@ NOT_GENERATED = {
 # default budget meets it). Where it does, the generated test of that name may fail (a non-strict xfail); a defect
 # met only by a longer search (EVALKIT_BAD_INPUT_EXAMPLES) leaves it strict. Each call below is a strict xfail, so
 # that fixing the defect fails its entry (move it to FOUND then) and the list only shrinks.
-KNOWN = {
-    "infer.simulate": (
-        "scores of 1e12 beside small ones: the variance of the estimates cancels below 0, and the root of it is NaN "
-        "(numpy's 'invalid value encountered in sqrt', no EvalkitWarning)",
-        partial(infer.simulate, pd.Series([3.0, 0.0, 4.0, 1e12, 2.0], index=list("chdbe")),
-                pd.Series([-1e12, 1e-300, 5.0, 3.0, 5.0], index=list("chdbe")), n_labelled=2, n_draws=20, rng=0),
-        False),
-}
+KNOWN: dict = {}
 
 
 def _decisions(**columns):
@@ -713,6 +706,10 @@ _CALLS = pd.DataFrame({"cached": [False], "error": [None], "prompt_tokens": [10]
 # Defects the generated test found, fixed: (name, the defect, a call that showed it, the outcome it has now). Each
 # call is checked as the generated calls are and must end in that outcome, so that none comes back.
 FOUND = [
+    ("infer.simulate", "scores of 1e12 beside small ones: one-pass variances rounded below 0 and their root was NaN "
+     "(numpy's 'invalid value encountered in sqrt', no EvalkitWarning)",
+     partial(infer.simulate, pd.Series([3.0, 0.0, 4.0, 1e12, 2.0], index=list("chdbe")),
+             pd.Series([-1e12, 1e-300, 5.0, 3.0, 5.0], index=list("chdbe")), n_labelled=2, n_draws=20, rng=0), "value"),
     ("agreement.icc", "constant ratings gave NaN ICCs (0/0) with numpy RuntimeWarnings and no EvalkitWarning",
      partial(agreement.icc, _GRID), "warning"),
     ("agreement.icc", "exact agreement gave ICC intervals of inf / inf (NaN) and an infinite F without a warning",
