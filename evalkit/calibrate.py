@@ -21,7 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
-from evalkit._stats import binomial_interval, cluster_variance, cp_fiducial_interval
+from evalkit._stats import binomial_interval, cluster_betting_interval, cluster_variance, cp_fiducial_interval
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -234,9 +234,16 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
     (1, 2, 0.667, 0.667)
     """
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
-    check_option(interval, ["clopper-pearson", "wilson"], "interval")
+    check_option(interval, ["clopper-pearson", "wilson", "t"], "interval")
+    if interval == "t" and cluster is None:
+        raise ValueError("`interval='t'` is the cluster-robust t interval, for `cluster=`; without clusters use "
+                         "'clopper-pearson' or 'wilson'.")
+    if interval == "wilson" and cluster is not None:
+        raise ValueError("`interval='wilson'` treats the cases as independent; with `cluster=` the rates get the betting "
+                         "interval over whole clusters (the default, interval='clopper-pearson') or the cluster-robust "
+                         "t (interval='t').")
     pairs, excluded = _pairs(judge, human, pass_levels)
-    groups = None if cluster is None else _clusters(cluster, judge, pairs.index)
+    groups, bound = (None, None) if cluster is None else _clusters(cluster, judge, pairs.index)
     h_fail, j_fail = ~pairs["human"].to_numpy(), ~pairs["judge"].to_numpy()
     n = len(pairs)
     tp = int((h_fail & j_fail).sum())
@@ -258,7 +265,7 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
             row["ci_low"], row["ci_high"] = binomial_interval(k, d, confidence_level, interval)
             row["interval"] = interval
         else:
-            row.update(_cluster_rate(hit[among].astype(float), groups[among], confidence_level))
+            row.update(_cluster_rate(hit[among].astype(float), groups[among], confidence_level, interval, bound))
             few += [metric] if row["note"] else []
         rows[metric] = row
     row = {"value": kappa, "numerator": pd.NA, "denominator": n, "note": ""}
@@ -291,8 +298,9 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
 MIN_CLUSTERS = 50
 
 
-def _clusters(cluster, judge, cases: pd.Index) -> np.ndarray:
-    """Cluster codes of the aligned cases, from a column of the results table or a Series by case id."""
+def _clusters(cluster, judge, cases: pd.Index) -> tuple[np.ndarray, int]:
+    """Cluster codes of the aligned cases, from a column of the results table or a Series by case id, and the
+    largest cluster size among every case given."""
     if isinstance(cluster, str):
         if not isinstance(judge, pd.DataFrame):
             raise TypeError(f"`cluster={cluster!r}` names a column, which needs `judge` to be a results table; with a "
@@ -309,14 +317,31 @@ def _clusters(cluster, judge, cases: pd.Index) -> np.ndarray:
     if aligned.isna().any():
         raise ValueError(f"`cluster` has no cluster for {int(aligned.isna().sum())} labelled case(s), e.g. "
                          f"{cases[aligned.isna().to_numpy()][0]!r}; give every case a cluster id.")
-    return pd.factorize(aligned.to_numpy())[0]
+    # the largest cluster among every case given (labelled or not): the betting interval's bound on a cluster
+    bound = int(max(ids.dropna().value_counts().max(), pd.Series(aligned.to_numpy()).value_counts().max()))
+    try:  # codes in the order of the cluster ids, so the betting order does not follow the order labels came in
+        codes = pd.factorize(aligned.to_numpy(), sort=True)[0]
+    except TypeError:  # ids of mixed types
+        codes = pd.factorize(aligned.astype(str).to_numpy(), sort=True)[0]
+    return codes, bound
 
 
-def _cluster_rate(hits: np.ndarray, groups: np.ndarray, confidence_level: float) -> dict:
-    """Cluster-robust t interval of a rate over the cases given (clipped to [0, 1]); a note below MIN_CLUSTERS."""
+def _cluster_rate(hits: np.ndarray, groups: np.ndarray, confidence_level: float, interval: str = "clopper-pearson",
+                  bound: int | None = None) -> dict:
+    """A rate's interval with clusters: the betting interval over whole clusters (``bound``: the largest cluster
+    size), or with ``interval="t"`` the cluster-robust t (clipped to [0, 1]; a note below MIN_CLUSTERS)."""
     n = len(hits)
-    row = {"ci_low": np.nan, "ci_high": np.nan, "interval": "cluster-t", "note": "", "n_clusters": len(np.unique(groups))}
+    row = {"ci_low": np.nan, "ci_high": np.nan, "interval": "cluster-t" if interval == "t" else "cluster-betting",
+           "note": "", "n_clusters": len(np.unique(groups))}
     if n == 0:
+        return row
+    if interval != "t":
+        inverse = np.unique(groups, return_inverse=True)[1].ravel()
+        totals, sizes = np.bincount(inverse, weights=hits), np.bincount(inverse).astype(float)
+        order = np.random.default_rng(len(totals)).permutation(len(totals))  # a fixed order of the clusters
+        low, high = cluster_betting_interval(totals[order], sizes[order], 0.0, 1.0, bound=bound,
+                                             confidence_level=confidence_level)
+        row["ci_low"], row["ci_high"] = float(low), float(high)
         return row
     rate = float(hits.mean())
     var, g = cluster_variance((hits - rate) / n, groups)
