@@ -656,7 +656,8 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         ``"clt"``: the normal interval of ``ppi_py`` (population variances); ``"t"``: the same standard error
         with Student's t on n - 1 degrees of freedom. Both are large-sample intervals that run short on bounded,
         skewed labels at 20-100 labels (see the coverage harness), and are not given (NaN, a note and a
-        warning) below ``MIN_LARGE_SAMPLE`` labels. With ``cluster``, ``"auto"`` is the cluster-robust t.
+        warning) below ``MIN_LARGE_SAMPLE`` labels. With ``cluster``, ``"auto"`` and ``"betting"`` are the
+        betting interval over whole clusters, and ``"t"`` and ``"clt"`` the cluster-robust intervals (see ``cluster``).
     confidence_level : float, default 0.95
     by : Series or sequence, optional
         Segment names (e.g. the system), a Series indexed by case id or a sequence as long as ``judge``: one
@@ -680,10 +681,20 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         ``null``; ``selected`` says which segments the procedure picked, and only those get an interval.
     cluster : Series or sequence, optional
         Cluster ids (claims of one item, runs of one case, turns of one conversation), a Series indexed by case
-        id or a sequence as long as ``judge``: cluster-robust standard errors (the sandwich with statsmodels'
-        G / (G - 1) factor; for ``"classical"`` equal to ``sm.OLS(y, 1).fit(cov_type="cluster")``), for PPI the
-        cluster-robust form of its variance (labelled and unlabelled cases of one cluster together), and t on
-        G - 1 degrees of freedom. Fewer than ``MIN_CLUSTERS`` (50) clusters: no interval (NaN, a note, a warning).
+        id or a sequence as long as ``judge``, covering every case, labelled or not; the labelled clusters are a
+        random sample of clusters. The default (``"auto"`` or ``"betting"``) is the betting interval over whole
+        clusters: cluster g's label total T_g and label count m_g satisfy E[T_g - theta m_g] = 0 for the per-case
+        mean theta, and each cluster, in a fixed pseudo-random order, bets on ``(T_g - theta m_g) / M`` (M the
+        largest cluster among all the cases given, so fixed before any label is seen), with the hedged bets of
+        ``"betting"`` truncated so that the capital stays non-negative whatever m_g is: at least
+        ``confidence_level`` coverage at every number of clusters (few clusters give a wide interval; with every
+        cluster of size 1 it is the ``"betting"`` interval). It is given for ``"classical"`` and ``"judge"``; PPI
+        and PPI++ get none with clusters (NaN, a note and a warning), since their rectifier over whole clusters
+        is not built here. ``"t"``: the cluster-robust t (the sandwich with statsmodels' G / (G - 1) factor; for
+        ``"classical"`` equal to ``sm.OLS(y, 1).fit(cov_type="cluster")``; for PPI the cluster-robust form of its
+        variance, labelled and unlabelled cases of one cluster together) on G - 1 degrees of freedom, not given
+        below ``MIN_CLUSTERS`` (50) clusters; it runs short on skewed 0/1 labels even at 100 clusters (the
+        coverage harness measures 0.92 at a pass rate of 0.95); ``"clt"`` likewise with the normal.
     bounds : (float, float), optional
         The ends of the labels' scale, e.g. ``(1, 5)``, which the betting interval relies on. Default: (0, 1)
         for 0/1 labels and scores, else the smallest and largest value among the labels and judge scores; give
@@ -714,7 +725,7 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
     ------
     ValueError
         Labels for cases the judge did not score, missing values under ``nan_policy="raise"``, fewer than 2
-        labels in all, labels outside ``bounds``, or ``interval="betting"`` with ``cluster``.
+        labels in all, labels outside ``bounds``, or ``cluster`` with ``finite_population=True``.
 
     Examples
     --------
@@ -730,6 +741,14 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
     0      ppi++     3.007   2.848    3.231  0.937  betting
     1  classical     3.100   2.781    3.380  0.000  betting
     2      judge     3.424   3.349    3.497    NaN  betting
+
+    The same labels as 30 whole items of 5 claims each (``cluster``): the interval is over items.
+
+    >>> items = pd.Series(np.arange(2000) // 5, index=judge.index)
+    >>> by_item = infer.mean(judge, human, method="classical", cluster=items, bounds=(1, 5))
+    >>> by_item[["method", "estimate", "ci_low", "ci_high", "n_clusters", "interval"]].round(3)
+          method  estimate  ci_low  ci_high  n_clusters         interval
+    0  classical       3.1   2.733    3.388          30  cluster-betting
     """
     methods = _methods(method)
     confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
