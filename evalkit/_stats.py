@@ -167,15 +167,22 @@ def cluster_variance(contributions, groups) -> tuple[float, int]:
 BET_TRUNCATION = 0.9
 
 
-def _bets(u, alpha: float, horizon):
+def _bets(u, alpha: float, horizon, weight=None):
     """Predictable plug-in bets (Waudby-Smith & Ramdas 2024, eqs. 26-27): from the first t-1 values of ``u`` in [0, 1].
 
     ``horizon`` is the planned number of observations for a fixed-n interval (bets sized for n), or None for a
-    confidence sequence (bets shrinking like 1 / sqrt(t log t)).
+    confidence sequence (bets shrinking like 1 / sqrt(t log t)). ``weight`` (clusters, :func:`cluster_betting_interval`):
+    the share ``m_t / M`` of the largest cluster that step t's total ``u_t`` is over; the running mean is then the
+    ratio ``sum u / sum weight`` and the variance that of ``u_t - mean * weight_t`` (with weight 1, the plain form).
     """
     t = np.arange(1, u.shape[-1] + 1, dtype=float)
-    mu = (0.5 + np.cumsum(u, axis=-1)) / (t + 1)
-    var = (0.25 + np.cumsum((u - mu) ** 2, axis=-1)) / (t + 1)
+    if weight is None:
+        mu = (0.5 + np.cumsum(u, axis=-1)) / (t + 1)
+        centred = u - mu
+    else:
+        mu = (0.5 + np.cumsum(u, axis=-1)) / (1 + np.cumsum(weight, axis=-1))
+        centred = u - mu * weight
+    var = (0.25 + np.cumsum(centred ** 2, axis=-1)) / (t + 1)
     prev = np.concatenate([np.full(u.shape[:-1] + (1,), 0.25), var[..., :-1]], axis=-1)
     scale = horizon if horizon is not None else t * np.log1p(t)
     return np.sqrt(2 * np.log(2 / alpha) / (scale * prev))
@@ -235,12 +242,18 @@ def betting_interval(z, lo, hi, *, slope=1.0, offset=0.0, offset_upper=None, con
         shift = offset if side > 0 else offset_upper
         return _log_capital(theta, z, lo, hi, slope, shift, bets, side).max(axis=-1) >= threshold
 
+    return _invert(rejects, z.shape[:-1], theta_range, tol, null)
+
+
+def _invert(rejects, shape, theta_range, tol: float, null):
+    """The interval of the thetas neither bettor rejects (``rejects(theta, side)``, monotone in theta), by bisection
+    to ``tol``; with ``null``, ``(below, above)``: whether the interval leaves that value on each side."""
     if null is not None:
-        at = np.full(z.shape[:-1], float(null))
+        at = np.full(shape, float(null))
         return (at < theta_range[0]) | rejects(at, +1), (at > theta_range[1]) | rejects(at, -1)
     ends = []
     for side in (+1, -1):
-        a, b = np.full(z.shape[:-1], float(theta_range[0])), np.full(z.shape[:-1], float(theta_range[1]))
+        a, b = np.full(shape, float(theta_range[0])), np.full(shape, float(theta_range[1]))
         edge = a if side > 0 else b
         keep = ~rejects(edge, side)  # the range's own end is not excluded
         while np.max(np.where(keep, 0.0, b - a), initial=0.0) > tol:
@@ -249,6 +262,57 @@ def betting_interval(z, lo, hi, *, slope=1.0, offset=0.0, offset_upper=None, con
             a, b = (np.where(r, mid, a), np.where(r, b, mid)) if side > 0 else (np.where(r, a, mid), np.where(r, mid, b))
         ends.append(np.where(keep, edge, b if side > 0 else a))
     return ends[0], ends[1]
+
+
+def cluster_betting_interval(totals, sizes, lo: float, hi: float, *, bound: float, confidence_level: float,
+                             theta_range=None, tol: float = 1e-10, null=None):
+    """Betting confidence interval for the per-case mean theta when whole clusters of cases are drawn at random.
+
+    Cluster t holds ``sizes[t]`` cases (of the rate or mean in question; 0 is allowed) whose values, each in
+    [lo, hi], sum to ``totals[t]``; clusters are independent draws, so ``E[T_t - theta m_t] = 0`` for the
+    per-case mean ``theta = E[T] / E[m]`` (the ratio the pooled mean estimates), whatever the dependence within
+    a cluster. On the [0, 1] scale (``u = (value - lo) / (hi - lo)``) each step bets on
+    ``d_t = (U_t - theta' m_t) / M`` with ``M = bound``, the largest cluster size possible (fixed before any value
+    is seen, e.g. the largest cluster among every case given), so that ``d_t`` lies in ``[-theta', 1 - theta']``:
+    the hedged capital of :func:`betting_interval` (two bettors at half the error rate each, Waudby-Smith &
+    Ramdas, JRSS-B 2024), with predictable bets truncated at ``BET_TRUNCATION / theta'`` (upper bettor) and
+    ``BET_TRUNCATION / (1 - theta')`` (lower), which keeps every factor ``1 +- bet * d_t`` positive whatever
+    ``m_t`` turns out to be. The product is then a test martingale and by Ville's inequality the interval holds
+    with probability at least ``confidence_level`` at every number of clusters. The bets are the plug-in ones of
+    :func:`_bets` on the ratio's running residuals. With every size 1 (and ``bound`` 1) this is
+    :func:`betting_interval` of the values, operation for operation.
+
+    The clusters are taken in the order given (the caller fixes one, e.g. a seeded shuffle). ``totals`` and
+    ``sizes`` have shape (..., G); returns ``(low, high)`` of shape (...), or with ``null``, ``(below, above)``.
+    """
+    totals, sizes = _broadcast(totals, sizes)
+    lo, hi, bound = float(lo), float(hi), float(bound)
+    if np.any(sizes > bound):
+        raise ValueError(f"a cluster holds {int(sizes.max())} cases, more than the bound {bound:g}.")
+    theta_range = (lo, hi) if theta_range is None else theta_range
+    width = hi - lo
+    alpha = 1 - confidence_level
+    unit_totals = ((totals - lo * sizes) / width if width > 0 else np.zeros(totals.shape))
+    share = sizes / bound
+    u = np.clip(unit_totals / bound, 0.0, share)
+    bets = _bets(u, alpha, totals.shape[-1], weight=share)
+    threshold = np.log(2 / alpha)
+
+    def rejects(theta, side):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            centre = (theta[..., None] - lo) / width if width > 0 else np.full(theta.shape + (1,), 0.5)
+            d = (unit_totals - centre * sizes) / bound
+            if side > 0:
+                factor = 1 + np.minimum(bets, BET_TRUNCATION / centre) * d
+                impossible = centre < 0
+            else:
+                factor = 1 - np.minimum(bets, BET_TRUNCATION / (1 - centre)) * d
+                impossible = centre > 1
+            steps = np.log(np.maximum(factor, 0.0))
+        steps = np.where(impossible, np.inf, steps)
+        return np.cumsum(steps, axis=-1).max(axis=-1) >= threshold
+
+    return _invert(rejects, totals.shape[:-1], theta_range, tol, null)
 
 
 def betting_sequence(z, lo, hi, *, slope=1.0, offset=0.0, offset_upper=None, confidence_level: float, theta_range,

@@ -202,7 +202,8 @@ EXEMPT = {
 # rates is a saw-tooth in (n, p), so an interval whose average is nominal dips below it somewhere (Wilson: 0.933
 # at p = 0.5 and 0.934 at p = 0.97, n = 50, 2,000 draws); hence Clopper-Pearson for rates and betting intervals
 # (finite-sample, Waudby-Smith & Ramdas 2024) for bounded means and PPI. Large-sample intervals (clt, t, the
-# cluster-robust t) are registered beside them for comparison, and not given below 30 labels or clusters.
+# cluster-robust t) are registered beside them for comparison, and not given below 30 labels or 50 clusters; with
+# clusters, the default is the betting interval over whole clusters (finite-sample too).
 
 SUMMEVAL_JUDGES = {"consistency": "CTC_D_CNNDM_Consistency", "fluency": "CTC_D_CNNDM_Consistency",
                    "relevance": "CTC_E_RoBERTa_Relevance", "coherence": "bart_score_cnn_src_hypo"}
@@ -574,12 +575,13 @@ def clustered_calibration_design(size: int = 4, icc: float = 0.3, p_pass: float 
                   f"claims in items of {size}, labels and judge errors clustered (icc {icc}), pass rate {p_pass}", draw)
 
 
-def _calibrate_clustered(metric: str):
+def _calibrate_clustered(metric: str, interval: str = "clopper-pearson"):
     def run(sample, level):
         from evalkit import calibrate
 
         sample["truth"] = sample["truths"][metric]
-        report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level, cluster=sample["cluster"])
+        report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level, cluster=sample["cluster"],
+                                     interval=interval)
         row = report.table.loc[metric]
         return row["ci_low"], row["ci_high"]
 
@@ -708,6 +710,7 @@ ROGAN_GLADEN_DESIGNS = (rogan_gladen_design(0.9, 0.9, 0.95, 0.6), rogan_gladen_d
                         rogan_gladen_design(0.9, 0.6, 0.9, 0.8), rogan_gladen_design(0.7, 0.7, 0.8, 0.5),
                         rogan_gladen_design(0.9, 0.9, 0.95, 0.8, n_run=1000))
 CLUSTERED_CALIBRATION = (clustered_calibration_design(4, 0.3), clustered_calibration_design(8, 0.5, 0.9, 0.95, 0.6))
+CLUSTERED = (clustered_design(4, 0.3), clustered_design(8, 0.5), clustered_design(4, 0.3, 0.95))
 RATE_DESIGNS = (bernoulli(0.5), bernoulli(0.9), bernoulli(0.97))
 
 ENTRIES += [
@@ -731,10 +734,11 @@ ENTRIES += [
           (summeval_design("consistency"), summeval_design("fluency"), skewed_ppi_design())),
     Entry("infer.mean", "finite_population=True (betting, without replacement)", "interval", _mean_finite,
           (summeval_design("consistency", finite=True), summeval_design("relevance", finite=True))),
-    Entry("infer.mean", "cluster= (default: cluster-robust t, G - 1 df)", "interval", _mean_clustered(),
-          (clustered_design(4, 0.3), clustered_design(8, 0.5), clustered_design(4, 0.3, 0.95)), default=True,
-          sizes=(40, 80, 120, 200, 400),
-          test_sizes=(400,), notes="fewer than 50 clusters: refused (NaN)"),
+    Entry("infer.mean", "cluster= (default: betting over whole clusters)", "interval", _mean_clustered(),
+          CLUSTERED, default=True, sizes=(20, 50, 100, 200, 400), test_sizes=(40, 400),
+          notes="finite-sample: holds at any number of clusters (5 clusters of 4 at n = 20 give a wide interval)"),
+    Entry("infer.mean", "cluster=, interval='t' (cluster-robust t, G - 1 df)", "interval", _mean_clustered("t"),
+          CLUSTERED, sizes=(40, 80, 120, 200, 400), notes="fewer than 50 clusters: refused (NaN)"),
     Entry("infer.mean", "cluster=, interval='clt'", "interval", _mean_clustered("clt"),
           (clustered_design(4, 0.3), clustered_design(8, 0.5)), sizes=(40, 80, 120, 200, 400)),
     Entry("infer.mean", "by=system, adjust='bonferroni' (default betting): 16 hold together", "interval",
@@ -788,11 +792,18 @@ ENTRIES += [
           "interval", _kappa_large_sample("fce"), KAPPA_DESIGNS),
     Entry("calibrate.calibrate", "kappa, large-sample, Cohen's 1960 variance (the interval before)", "interval",
           _kappa_large_sample("cohen"), KAPPA_DESIGNS),
-    Entry("calibrate.calibrate", "cluster=, agreement (cluster-robust t)", "interval",
-          _calibrate_clustered("agreement"), CLUSTERED_CALIBRATION, default=True, sizes=(40, 80, 120, 200, 400),
-          test_sizes=(400,), notes="fewer than 50 clusters: refused (NaN)"),
-    Entry("calibrate.calibrate", "cluster=, fail_recall (cluster-robust t)", "interval",
-          _calibrate_clustered("fail_recall"), CLUSTERED_CALIBRATION, sizes=(40, 80, 120, 200, 400)),
+    Entry("calibrate.calibrate", "cluster=, agreement (default: betting over whole clusters)", "interval",
+          _calibrate_clustered("agreement"), CLUSTERED_CALIBRATION, default=True, sizes=(20, 50, 100, 200, 400),
+          test_sizes=(40, 400), notes="finite-sample: holds at any number of clusters"),
+    Entry("calibrate.calibrate", "cluster=, fail_recall (default: betting over whole clusters)", "interval",
+          _calibrate_clustered("fail_recall"), CLUSTERED_CALIBRATION, sizes=(20, 50, 100, 200, 400)),
+    Entry("calibrate.calibrate", "cluster=, false_flag_rate (default: betting over whole clusters)", "interval",
+          _calibrate_clustered("false_flag_rate"), CLUSTERED_CALIBRATION, sizes=(20, 50, 100, 200, 400)),
+    Entry("calibrate.calibrate", "cluster=, agreement, interval='t' (cluster-robust t)", "interval",
+          _calibrate_clustered("agreement", "t"), CLUSTERED_CALIBRATION, sizes=(40, 80, 120, 200, 400),
+          notes="fewer than 50 clusters: refused (NaN)"),
+    Entry("calibrate.calibrate", "cluster=, fail_recall, interval='t' (cluster-robust t)", "interval",
+          _calibrate_clustered("fail_recall", "t"), CLUSTERED_CALIBRATION, sizes=(40, 80, 120, 200, 400)),
     Entry("calibrate.calibrate", "cluster=, kappa (cluster-robust delta method)", "interval",
           _calibrate_clustered("kappa"), CLUSTERED_CALIBRATION, sizes=(40, 80, 120, 200, 400)),
     Entry("calibrate.corrected_pass_rate", "Clopper-Pearson fiducial (default), calibration disjoint from the run",

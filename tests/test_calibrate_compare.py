@@ -278,7 +278,8 @@ def test_cp_fiducial_is_clopper_pearson_for_one_rate_and_holds_for_rogan_gladen(
 
 def test_kappa_interval_by_the_rates_and_clusters():
     """Kappa from (pass rate, sensitivity, specificity) is Cohen's kappa; its interval holds the estimate, is named,
-    and is missing (with a note) without both human labels; with clusters every rate gets the cluster-robust t."""
+    and is missing (with a note) without both human labels; with clusters and interval='t' every rate gets the
+    cluster-robust t."""
     from evalkit.calibrate import _kappa_from_rates
 
     rng = np.random.default_rng(3)
@@ -296,7 +297,7 @@ def test_kappa_interval_by_the_rates_and_clusters():
     judge = pd.Series(np.where((human == "PASS") == (rng.random(600) < 0.9), "PASS", "FAIL"))
     h, j = (human == "PASS").to_numpy(), (judge == "PASS").to_numpy()
     groups = pd.Series(np.arange(600) // 2)
-    clustered = calibrate.calibrate(judge, human, cluster=groups).table
+    clustered = calibrate.calibrate(judge, human, cluster=groups, interval="t").table
     assert (clustered["interval"] == "cluster-t").all() and clustered.loc["agreement", "n_clusters"] == 300
     sm = pytest.importorskip("statsmodels.api", reason="the reference needs statsmodels (the 'test' extra)")
     for metric, hit, among in (("agreement", h == j, np.ones(600, bool)), ("fail_recall", ~j, ~h)):
@@ -305,12 +306,45 @@ def test_kappa_interval_by_the_rates_and_clusters():
         np.testing.assert_allclose(clustered.loc[metric, ["ci_low", "ci_high"]].to_numpy(dtype=float),
                                    np.clip(fit.conf_int(0.05)[0], 0, 1), atol=1e-10)
     with pytest.warns(EvalkitWarning, match="fewer than 50 clusters"):
-        few = calibrate.calibrate(judge, human, cluster=pd.Series(np.arange(600) // 50)).table
+        few = calibrate.calibrate(judge, human, cluster=pd.Series(np.arange(600) // 50), interval="t").table
     assert few["ci_low"].isna().all() and few["note"].str.contains("clusters < 50").all()
     with pytest.raises(ValueError, match="no cluster for"):
         calibrate.calibrate(judge, human, cluster=groups.iloc[:500])
     with pytest.raises(TypeError, match="names a column"):
         calibrate.calibrate(judge, human, cluster="sample_id")
+
+
+def test_clustered_rates_default_to_the_betting_interval_over_whole_clusters():
+    """With clusters the rates' default is the betting interval over whole clusters: with every case its own
+    cluster, the unclustered betting interval of the hits (in the same fixed order); at 12 clusters, where the
+    cluster-robust t is refused, an interval all the same; Wilson (independent cases) is refused with clusters."""
+    from evalkit._stats import betting_interval
+
+    rng = np.random.default_rng(5)
+    human = pd.Series(np.where(rng.random(200) < 0.8, "PASS", "FAIL"), index=[f"k{i:03d}" for i in range(200)])
+    judge = pd.Series(np.where((human == "PASS") == (rng.random(200) < 0.85), "PASS", "FAIL"), index=human.index)
+    table = calibrate.calibrate(judge, human, cluster=pd.Series(np.arange(200), index=human.index)).table
+    h, j = (human == "PASS").to_numpy(), (judge == "PASS").to_numpy()
+    for metric, hit, among in (("agreement", h == j, np.ones(200, bool)), ("fail_recall", ~j, ~h),
+                               ("false_flag_rate", ~j, h)):
+        x = hit[among].astype(float)
+        order = np.random.default_rng(len(x)).permutation(len(x))
+        expected = betting_interval(x[order], 0.0, 1.0, confidence_level=0.95, theta_range=(0, 1))
+        np.testing.assert_allclose(table.loc[metric, ["ci_low", "ci_high"]].to_numpy(dtype=float),
+                                   np.array(expected, dtype=float), rtol=0, atol=1e-9)
+    assert (table.loc[["agreement", "fail_recall"], "interval"] == "cluster-betting").all()
+    with pytest.warns(EvalkitWarning, match=r"fewer than 50 clusters for \['kappa'\]"):  # kappa's is large-sample
+        few = calibrate.calibrate(judge, human, cluster=pd.Series(np.arange(200) // 17, index=human.index)).table
+    row = few.loc["agreement"]
+    assert row["n_clusters"] == 12 and row["ci_low"] < row["value"] < row["ci_high"] and row["note"] == ""
+    with pytest.warns(EvalkitWarning, match="kappa"):
+        reordered = calibrate.calibrate(judge.iloc[::-1], human.iloc[::-1],
+                                        cluster=pd.Series(np.arange(200) // 17, index=human.index)).table
+    assert reordered.loc["agreement", "ci_low"] == row["ci_low"]
+    with pytest.raises(ValueError, match="interval='wilson'"):
+        calibrate.calibrate(judge, human, cluster=pd.Series(np.arange(200), index=human.index), interval="wilson")
+    with pytest.raises(ValueError, match="interval='t'"):
+        calibrate.calibrate(judge, human, interval="t")
 
 
 def test_kappa_cluster_variance_is_fleiss_cohen_everitt_with_singleton_clusters():

@@ -636,11 +636,103 @@ def test_classical_cluster_interval_equals_statsmodels():
     y = rng.integers(1, 6, 600).astype(float)
     judge_scores = pd.Series(y + rng.normal(0, 1, 600), index=ids)
     labelled = ids[:240]
-    row = infer.mean(judge_scores, pd.Series(y[:240], index=labelled), method="classical", cluster=groups).iloc[0]
+    row = infer.mean(judge_scores, pd.Series(y[:240], index=labelled), method="classical", cluster=groups,
+                     interval="t").iloc[0]
     fit = sm.OLS(y[:240], np.ones(240)).fit(cov_type="cluster", cov_kwds={"groups": groups[labelled].to_numpy()}, use_t=True)
     low, high = fit.conf_int(0.05)[0]
     np.testing.assert_allclose([row["ci_low"], row["ci_high"]], [low, high], rtol=0, atol=1e-10)
     assert row["interval"] == "cluster-t" and row["n_clusters"] == 60
+
+
+def _slow_cluster_capital(totals, sizes, bound, theta, level, side, trunc=0.9):
+    """Independent recipe for one bettor of the betting interval over whole clusters on [0, 1] data: a plain
+    loop, the bet sized from the earlier clusters' ratio residuals, truncated at c / theta (or c / (1 - theta))."""
+    g, alpha = len(totals), 1 - level
+    cap, s_u, s_w, ss, var = 1.0, 0.0, 0.0, 0.25, 0.25
+    for t in range(g):
+        lam = np.sqrt(2 * np.log(2 / alpha) / (g * var))
+        d = (totals[t] - theta * sizes[t]) / bound
+        if side > 0:
+            cap *= 1 + min(lam, trunc / theta) * d
+        else:
+            cap *= 1 - min(lam, trunc / (1 - theta)) * d
+        if cap >= 2 / alpha:
+            return True
+        u, w = totals[t] / bound, sizes[t] / bound
+        s_u, s_w = s_u + u, s_w + w
+        mu = (0.5 + s_u) / (1 + s_w)
+        ss += (u - mu * w) ** 2
+        var = ss / (t + 2)
+    return False
+
+
+def test_cluster_betting_interval_matches_an_independent_loop():
+    """Clusters of uneven sizes (some cases of the rate, some none): each end is where the plain-loop bettor
+    stops rejecting, and with every cluster of size 1 the interval is the unclustered betting interval."""
+    from evalkit._stats import betting_interval, cluster_betting_interval
+
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(0, 6, 40).astype(float)
+    totals = rng.binomial(sizes.astype(int), rng.beta(4, 1, 40)).astype(float)
+    low, high = cluster_betting_interval(totals, sizes, 0.0, 1.0, bound=5, confidence_level=0.9)
+    for end, side in ((float(low), +1), (float(high), -1)):
+        inside = end + (1e-6 if side > 0 else -1e-6)
+        outside = end - (1e-6 if side > 0 else -1e-6)
+        assert not _slow_cluster_capital(totals, sizes, 5, inside, 0.9, side)
+        assert _slow_cluster_capital(totals, sizes, 5, outside, 0.9, side)
+    assert 0 < low < totals.sum() / sizes.sum() < high < 1
+    for lo, hi, x in ((0, 1, (rng.random(60) < 0.9).astype(float)), (1, 5, rng.integers(1, 6, 35).astype(float)),
+                      (-2, 3, rng.uniform(-2, 3, 120))):
+        plain = betting_interval(x, lo, hi, confidence_level=0.95, theta_range=(lo, hi))
+        clustered = cluster_betting_interval(x, np.ones_like(x), lo, hi, bound=1, confidence_level=0.95)
+        np.testing.assert_allclose(np.array(clustered, dtype=float), np.array(plain, dtype=float), rtol=0, atol=1e-9)
+        for null in (float(plain[0]) - 0.01, float(plain[1]) + 0.01, float(x.mean())):
+            assert (tuple(map(bool, cluster_betting_interval(x, np.ones_like(x), lo, hi, bound=1, confidence_level=0.95,
+                                                            null=null)))
+                    == tuple(map(bool, betting_interval(x, lo, hi, confidence_level=0.95, theta_range=(lo, hi), null=null))))
+    with pytest.raises(ValueError, match="more than the bound"):
+        cluster_betting_interval(totals, sizes, 0.0, 1.0, bound=4, confidence_level=0.9)
+
+
+def test_cluster_default_is_the_betting_interval_over_whole_clusters():
+    """With ``cluster=`` the default is the betting interval over clusters: with every case its own cluster it
+    equals the unclustered betting interval of infer.mean; it does not depend on the order labels come in; PPI gets
+    no default interval (NaN, a note, a warning) and the cluster-robust t stays available as interval='t'."""
+    rng = np.random.default_rng(8)
+    ids = pd.Index([f"c{i}" for i in range(600)])
+    y = rng.integers(1, 6, 600).astype(float)
+    judge_scores = pd.Series(y + rng.normal(0, 1, 600), index=ids)
+    human = pd.Series(y[:90], index=ids[:90])
+    singletons = pd.Series(np.arange(600), index=ids)
+    one = infer.mean(judge_scores, human, method="classical", cluster=singletons, bounds=(1, 5)).iloc[0]
+    plain = infer.mean(judge_scores, human, method="classical", interval="betting", bounds=(1, 5)).iloc[0]
+    np.testing.assert_allclose([one["ci_low"], one["ci_high"]], [plain["ci_low"], plain["ci_high"]], rtol=0, atol=1e-9)
+    assert one["interval"] == "cluster-betting" and one["n_clusters"] == 90
+    groups = pd.Series(np.repeat(np.arange(150), 4), index=ids)
+    row = infer.mean(judge_scores, human, method="classical", cluster=groups, bounds=(1, 5)).iloc[0]
+    shuffled = human.sample(frac=1.0, random_state=3)
+    again = infer.mean(judge_scores, shuffled, method="classical", cluster=groups, bounds=(1, 5)).iloc[0]
+    assert (row["ci_low"], row["ci_high"]) == (again["ci_low"], again["ci_high"])
+    assert row["ci_low"] < row["estimate"] < row["ci_high"] and row["n_clusters"] == 23
+    # 23 clusters: the cluster-robust t is refused there, the betting interval is not
+    with pytest.warns(EvalkitWarning, match="need at least"):
+        t_row = infer.mean(judge_scores, human, method="classical", cluster=groups, interval="t").iloc[0]
+    assert np.isnan(t_row["ci_low"]) and "23 clusters < 50" in t_row["note"]
+    with pytest.warns(EvalkitWarning, match="interval='t' gives the large-sample"):
+        table = infer.mean(judge_scores, human, method=["ppi++", "classical", "judge"], cluster=groups, bounds=(1, 5))
+    ppi, classical, judge_row = (table.iloc[i] for i in range(3))
+    assert np.isnan(ppi["ci_low"]) and "no finite-sample interval for PPI" in ppi["note"] and np.isfinite(ppi["estimate"])
+    assert classical["ci_low"] == row["ci_low"] and judge_row["n_clusters"] == 150
+    assert judge_row["ci_low"] < judge_scores.mean() < judge_row["ci_high"]
+    # a one-sided alternative gives one end of the 1 - 2 alpha interval
+    diff = infer.difference(judge_scores, judge_scores * 0 + 3, human, human * 0 + 3, method="classical",
+                            cluster=groups, bounds=(1, 5))
+    assert diff["interval"].iat[0] == "cluster-betting" and 0 <= diff["p_val"].iat[0] <= 1
+    greater = infer.difference(judge_scores, judge_scores * 0 + 3, human, human * 0 + 3, method="classical",
+                               cluster=groups, bounds=(1, 5), alternative="greater", confidence_level=0.95)
+    two = infer.difference(judge_scores, judge_scores * 0 + 3, human, human * 0 + 3, method="classical",
+                           cluster=groups, bounds=(1, 5), confidence_level=0.9)
+    assert greater["ci_low"].iat[0] == pytest.approx(two["ci_low"].iat[0], abs=1e-9) and greater["ci_high"].iat[0] == np.inf
 
 
 def test_clopper_pearson_equals_scipy():
