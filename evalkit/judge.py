@@ -21,7 +21,7 @@ import pandas as pd
 from evalkit import models as _models
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._io import read_json_lines, write_atomic
-from evalkit._stats import binomial_interval, cluster_variance
+from evalkit._stats import binomial_interval, cluster_betting_interval, cluster_variance
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_option, check_unique_column
 from evalkit._version import __version__
 
@@ -384,16 +384,20 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
         :func:`evalkit.checks.run_checks` output (index ``case_id``, column ``all_passed``): an output
         that fails a code check fails, whatever the judge said.
     confidence_level : float, default 0.95
-    interval : {"clopper-pearson", "wilson"}, default "clopper-pearson"
+    interval : {"clopper-pearson", "wilson", "t"}, default "clopper-pearson"
         Clopper-Pearson's exact interval covers at least ``confidence_level`` at every n and pass rate (the
         coverage harness's rule for a default). Wilson's is narrower but its coverage dips below the level
-        at some (n, p): 0.933 at p = 0.5 and 0.934 at p = 0.97 with n = 50, over 2,000 draws.
+        at some (n, p): 0.933 at p = 0.5 and 0.934 at p = 0.97 with n = 50, over 2,000 draws. With
+        ``cluster``, the default is the betting interval over whole clusters and ``"t"`` the cluster-robust t
+        (``"wilson"`` is refused there).
     cluster : str, optional
         A column of ``results`` naming clusters of cases that are not independent (epochs of one case, the
-        claims of one item): the rate then gets the cluster-robust interval (the sandwich with G / (G - 1), t on
-        G - 1 degrees of freedom, clipped to [0, 1]), as :func:`evalkit.infer.mean` computes it. With fewer than
-        50 clusters no interval is given (NaN and a warning): the coverage harness measures it at 0.91-0.92 with
-        30 clusters of skewed PASS/FAIL claims.
+        claims of one item). The rate then gets the betting interval over whole clusters, as
+        :func:`evalkit.calibrate.calibrate` gives its rates with ``cluster=``: it holds at every number of
+        clusters (a cluster's size is bounded by the largest cluster in ``results``). ``interval="t"`` gives the
+        cluster-robust t instead (the sandwich with G / (G - 1), t on G - 1 degrees of freedom, clipped to
+        [0, 1]), not given below 50 clusters (NaN and a warning); the coverage harness measures it at 0.90-0.93
+        with 50-100 clusters of skewed PASS/FAIL claims.
     unparseable_alert : float, default 0.05
         Warn when the unparseable rate exceeds this.
     baseline : DataFrame, optional
@@ -430,9 +434,15 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
     check_number(unparseable_alert, "unparseable_alert", low=0.0, high=1.0)
     check_number(max_jump, "max_jump", low=0.0, high=1.0)
-    check_option(interval, ["clopper-pearson", "wilson"], "interval")
+    check_option(interval, ["clopper-pearson", "wilson", "t"], "interval")
     if cluster is not None:
         check_columns(results, [cluster], "results")
+        if interval == "wilson":
+            raise ValueError("`interval='wilson'` is for independent cases; with `cluster=` use the default (the betting "
+                             "interval over whole clusters) or interval='t' (the cluster-robust t).")
+    elif interval == "t":
+        raise ValueError("`interval='t'` is the cluster-robust t and needs `cluster=`; without clusters use "
+                         "'clopper-pearson' (the default) or 'wilson'.")
     check_failed = pd.Series(False, index=results.index)
     if checks is not None:
         check_columns(checks, ["all_passed"], "checks")
@@ -463,8 +473,9 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
             method = interval
         else:
             low, high, extra["n_clusters"] = _cluster_rate(passed.to_numpy(dtype=float), judged[cluster].to_numpy(),
-                                                           confidence_level, key)
-            method = "cluster-t"
+                                                           confidence_level, key, interval=interval,
+                                                           bound=int(group[cluster].value_counts().max()))
+            method = "cluster-t" if interval == "t" else "cluster-betting"
         rows.append({"rubric": key[0], "rubric_version": key[1], "model": key[2], "n": len(group), "n_judged": n_judged,
                      "n_pass": n_pass, "pass_rate": n_pass / n_judged if n_judged else np.nan, "ci_low": low,
                      "ci_high": high, "interval": method, **extra, "n_unparseable": n_unparseable,
@@ -479,11 +490,23 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     return pd.DataFrame(rows)
 
 
-def _cluster_rate(passed: np.ndarray, groups: np.ndarray, confidence_level: float, key) -> tuple[float, float, int]:
-    """Cluster-robust t interval of a rate (clipped to [0, 1]); NaN with a warning below 50 clusters."""
+def _cluster_rate(passed: np.ndarray, groups: np.ndarray, confidence_level: float, key, *, interval: str,
+                  bound: int) -> tuple[float, float, int]:
+    """A rate's interval over clusters: the betting interval over whole clusters (``bound``: the largest cluster
+    size), or with ``interval="t"`` the cluster-robust t (clipped to [0, 1]; NaN with a warning below 50 clusters)."""
     n = len(passed)
     if n == 0:
         return np.nan, np.nan, 0
+    if interval != "t":
+        try:  # codes in the order of the cluster ids, so the betting order does not follow the order of the rows
+            codes = pd.factorize(groups, sort=True)[0]
+        except TypeError:  # ids of mixed types
+            codes = pd.factorize(groups.astype(str), sort=True)[0]
+        totals, sizes = np.bincount(codes, weights=passed), np.bincount(codes).astype(float)
+        order = np.random.default_rng(len(totals)).permutation(len(totals))  # a fixed order of the clusters
+        low, high = cluster_betting_interval(totals[order], sizes[order], 0.0, 1.0, bound=bound,
+                                             confidence_level=confidence_level)
+        return float(low), float(high), len(totals)
     rate = float(passed.mean())
     var, g = cluster_variance((passed - rate) / n, groups)
     if g < 50:

@@ -231,3 +231,37 @@ def test_pass_rate_counts_unparseable_checks_and_errors():
     assert both["n_pass"].tolist() == [1, 1] and both["rubric_version"].tolist()[1] == "v2"
     with pytest.raises(ValueError, match="no row for case"):
         judge.pass_rate(res, checks=code.iloc[:2], unparseable_alert=0.5)
+
+
+def test_pass_rate_with_clusters_bets_over_whole_clusters_and_t_equals_statsmodels():
+    """With cluster=, the default is the betting interval over whole clusters: with every cluster a single case it is
+    the betting interval of the 0/1 verdicts in the same fixed order; interval="t" is statsmodels' cluster OLS."""
+    import numpy as np
+
+    from evalkit._stats import betting_interval
+
+    gen = np.random.default_rng(4)
+    n = 240
+    passed = gen.random(n) < 0.85
+    results = pd.DataFrame({"case_id": [f"c{i:03d}" for i in range(n)], "rubric": "r", "rubric_version": "v1",
+                            "model": "m", "verdict": np.where(passed, "PASS", "FAIL"), "parsed": True, "error": None,
+                            "item": np.arange(n) // 4, "alone": np.arange(n)})
+    alone = judge.pass_rate(results, cluster="alone").iloc[0]
+    order = np.random.default_rng(n).permutation(n)
+    expected = betting_interval(passed[order].astype(float), 0.0, 1.0, confidence_level=0.95, theta_range=(0.0, 1.0))
+    assert alone["interval"] == "cluster-betting" and alone["n_clusters"] == n
+    np.testing.assert_allclose([alone["ci_low"], alone["ci_high"]], expected, atol=1e-9)
+    grouped = judge.pass_rate(results, cluster="item").iloc[0]
+    assert grouped["n_clusters"] == 60 and grouped["ci_low"] < grouped["pass_rate"] < grouped["ci_high"]
+    shuffled = judge.pass_rate(results.sample(frac=1, random_state=1), cluster="item").iloc[0]
+    assert (shuffled["ci_low"], shuffled["ci_high"]) == (grouped["ci_low"], grouped["ci_high"])  # not the row order
+    sm = pytest.importorskip("statsmodels.api", reason="the reference is statsmodels, from the 'test' extra")
+    t = judge.pass_rate(results, cluster="item", interval="t").iloc[0]
+    fit = sm.OLS(passed.astype(float), np.ones(n)).fit(cov_type="cluster", cov_kwds={"groups": results["item"]},
+                                                      use_t=True)
+    assert t["interval"] == "cluster-t"
+    np.testing.assert_allclose([t["ci_low"], t["ci_high"]], np.clip(fit.conf_int(0.05)[0], 0, 1), atol=1e-10)
+    with pytest.raises(ValueError, match="`interval='wilson'` is for independent cases"):
+        judge.pass_rate(results, cluster="item", interval="wilson")
+    with pytest.raises(ValueError, match="`interval='t'` is the cluster-robust t and needs `cluster=`"):
+        judge.pass_rate(results, interval="t")
