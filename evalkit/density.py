@@ -609,7 +609,10 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         if method == "spearman":  # Spearman's rho is Pearson's r of the mid-ranks
             x, y = stats.rankdata(x), stats.rankdata(y)
         note = _PEARSON_NOTE if method == "pearson" else ""
-        if ci_method == "fisher":
+        if ci_method == "fisher" and len(x) == 3:  # the variance of z has n - 3 = 0 in its denominator
+            low, high, name, note = np.nan, np.nan, "none", ""
+            lost.append(f"{column!r} (3 documents)")
+        elif ci_method == "fisher":
             half = z_value(confidence_level) * np.sqrt(z_variance_factor(method, r, len(x)) / (len(x) - 3))
             z = np.arctanh(r)
             low, high = float(np.tanh(z - half)), float(np.tanh(z + half))
@@ -635,7 +638,10 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
     if undefined:
         warnings.warn(f"the length correlation is undefined (NaN) for {', '.join(undefined)}: it needs 3 or more "
                       "documents whose lengths and densities both vary.", EvalkitWarning, stacklevel=2)
-    if lost:
+    if lost and ci_method == "fisher":
+        warnings.warn(f"the Fisher-z interval is NaN for {', '.join(lost)}: it needs 4 or more documents.", EvalkitWarning,
+                      stacklevel=2)
+    elif lost:
         warnings.warn(f"the studentized bootstrap interval is NaN for {', '.join(lost)}: some resample of the documents "
                       "has a constant side (too few documents, or lengths or densities that rarely vary); "
                       "ci_method='fisher' gives the normal-theory interval.", EvalkitWarning, stacklevel=2)
