@@ -515,11 +515,12 @@ def _pearson_z_of_sums(sums: np.ndarray) -> np.ndarray:
 
 #: A note and a warning for the intervals measured not to hold (the coverage harness, ``python
 #: benchmarks/bench_coverage.py --function density.length_bias``).
-_PEARSON_NOTE = ("Pearson's r on skewed, heavy-tailed lengths and densities: no interval measured holds (at 50 documents "
-                 "of log-normal length the studentized one covered 0.91, the Fisher one less, where 0.95 is claimed); "
-                 "method='spearman' holds")
+_PEARSON_NOTE = ("Pearson's r on skewed, heavy-tailed lengths and densities: no interval measured holds (the studentized "
+                 "one covered 0.91-0.93 at 20 to 100 documents of log-normal length, the Fisher one 0.90-0.92 on the "
+                 "demo corpus, where 0.95 is claimed); method='spearman' holds")
 _TIES_NOTE = ("{share:.0%} of the documents share one {side} value: the Bonett-Wright variance assumes few ties (with "
-              "15% of fd_raw at 0 it covered 0.93 where 0.95 is claimed); ci_method='studentized' holds there")
+              "15% of fd_raw at 0 it covered 0.92 at 100 documents where 0.95 is claimed); ci_method='studentized' "
+              "holds there")
 
 
 def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: str = "spearman",
@@ -549,12 +550,13 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         ``f = 1 + rho**2 / 2`` for Spearman. Coverage of the 95% intervals, resampling the demo corpus,
         HealthFC passages and log-normal lengths with heavy-tailed densities (with and without 15% or 30%
         of documents at ``fd_raw = 0``), at 20 to 200 documents (the coverage harness: ``python
-        benchmarks/bench_coverage.py --function density.length_bias``): Spearman studentized 0.93-0.96,
-        everywhere within Monte Carlo error of 0.95; Spearman Fisher 0.94-0.96 without ties, 0.93 with many
-        ``fd_raw = 0``; Pearson studentized down to 0.91 and Pearson Fisher down to 0.86 on log-normal
-        lengths. An interval known not to hold says so in ``ci_note``, with an
-        :class:`~evalkit.EvalkitWarning`: every Pearson interval, and a Spearman Fisher interval where 10% or
-        more of the documents share one length or one density.
+        benchmarks/bench_coverage.py --function density.length_bias``, 1000 samples a cell): Spearman
+        studentized 0.93-0.96, everywhere within Monte Carlo error of 0.95; Spearman Fisher 0.94-0.97
+        without ties, down to 0.92 with 15% of ``fd_raw = 0``; Pearson studentized down to 0.91 on log-normal
+        lengths and Pearson Fisher 0.90-0.92 on the demo corpus (0.98-1.00 on log-normal lengths: too wide).
+        An interval known not to hold says so in ``ci_note``, with an :class:`~evalkit.EvalkitWarning`:
+        every Pearson interval, and a Spearman Fisher interval where 10% or more of the documents share one
+        length or one density.
     n_resamples : int, default 1000
         For the studentized interval; 0 skips the interval.
     rng : None, int or numpy.random.Generator
@@ -564,7 +566,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
     DataFrame
         Indexed by measure: ``n, r, ci_low, ci_high, ci_method, ci_note, p_val, method`` over the documents
         with both values: ``r`` is the coefficient ``method`` names, ``p_val`` its two-sided p-value of no
-        correlation from scipy (Spearman: the t approximation, whose size measured 0.04-0.06 at 0.05 on the
+        correlation from scipy (Spearman: the t approximation, whose size measured 0.04-0.07 at 0.05 on the
         designs above, ties included), ``ci_note`` empty unless the interval is known not to hold. A
         corrected FD* should show no significant length correlation. With fewer than 3 such documents, or a
         constant side, the row is NaN with an :class:`~evalkit.EvalkitWarning`.
