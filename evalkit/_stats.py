@@ -905,3 +905,18 @@ def bca_over_items(of_sums, per_item: np.ndarray, n_resamples: int, confidence_l
                               confidence_level=confidence_level, rng=rng, batch=max(1, 2_000_000 // n))
     low, high = res.confidence_interval
     return (float(low), float(high)) if np.ndim(low) == 0 else (np.asarray(low), np.asarray(high))
+
+
+def z_variance_factor(method: str, r: float, n: int) -> float:
+    """How much larger than Pearson's ``1 / (n - 3)`` the variance of a coefficient's Fisher z is.
+
+    Spearman: ``1 + r**2 / 2`` (Bonett & Wright 2000); Kendall: ``0.437 (n - 3) / (n - 4)`` (Fieller, Hartley
+    & Pearson 1957); Pearson: 1. Williams' test and Zou's interval assume Pearson's variance; applied to
+    Spearman's coefficient unchanged they reject up to 7.6% of the time at 0.05 and cover 0.92 where 0.95
+    is claimed (the coverage harness, ``correlate.compare_metrics``).
+    """
+    if method == "spearman":
+        return 1.0 + r**2 / 2
+    if method == "kendall":
+        return 0.437 * (n - 3) / (n - 4)
+    return 1.0

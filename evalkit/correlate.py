@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from evalkit import tcva as _tcva
-from evalkit._stats import ADJUSTMENTS, adjust_p_values, z_value
+from evalkit._stats import ADJUSTMENTS, adjust_p_values, z_value, z_variance_factor
 from evalkit._validation import (
     EvalkitWarning,
     as_frame,
@@ -677,7 +677,7 @@ def _zou_ci(r12: float, r13: float, r23: float, n: int, confidence_level: float,
     """Zou (2007) confidence interval for r12 - r13 (overlapping dependent correlations).
 
     Built from one Fisher-z interval per correlation (Zou's method takes any interval for each);
-    ``factors`` multiply their normal-theory variance ``1 / (n - 3)`` (see :func:`_z_variance_factor`).
+    ``factors`` multiply their normal-theory variance ``1 / (n - 3)`` (see :func:`evalkit._stats.z_variance_factor`).
     """
     z = z_value(confidence_level)
     h1, h2 = (z * np.sqrt(f / (n - 3)) for f in factors)
@@ -688,21 +688,6 @@ def _zou_ci(r12: float, r13: float, r23: float, n: int, confidence_level: float,
     low = d - np.sqrt((r12 - l1) ** 2 + (u2 - r13) ** 2 - 2 * c * (r12 - l1) * (u2 - r13))
     high = d + np.sqrt((u1 - r12) ** 2 + (r13 - l2) ** 2 - 2 * c * (u1 - r12) * (r13 - l2))
     return float(low), float(high)
-
-
-def _z_variance_factor(method: str, r: float, n: int) -> float:
-    """How much larger than Pearson's ``1 / (n - 3)`` the variance of a coefficient's Fisher z is.
-
-    Spearman: ``1 + r**2 / 2`` (Bonett & Wright 2000); Kendall: ``0.437 (n - 3) / (n - 4)`` (Fieller, Hartley
-    & Pearson 1957); Pearson: 1. Williams' test and Zou's interval assume Pearson's variance; applied to
-    Spearman's coefficient unchanged they reject up to 7.6% of the time at 0.05 and cover 0.92 where 0.95
-    is claimed (the coverage harness, ``correlate.compare_metrics``).
-    """
-    if method == "spearman":
-        return 1.0 + r**2 / 2
-    if method == "kendall":
-        return 0.437 * (n - 3) / (n - 4)
-    return 1.0
 
 
 COMPARE_METHODS = {
@@ -849,10 +834,10 @@ def _compare_two(a, b, human, method, test, confidence_level, n_resamples, rng) 
         statistic = p = low = high = np.nan
     elif test == "williams":
         statistic, _ = _williams(r_a, r_b, r_ab, n)
-        statistic /= np.sqrt(_z_variance_factor(method, (r_a + r_b) / 2, n))
+        statistic /= np.sqrt(z_variance_factor(method, (r_a + r_b) / 2, n))
         p = float(2 * stats.t.sf(abs(statistic), n - 3))
         low, high = _zou_ci(r_a, r_b, r_ab, n, confidence_level,
-                            factors=(_z_variance_factor(method, r_a, n), _z_variance_factor(method, r_b, n)))
+                            factors=(z_variance_factor(method, r_a, n), z_variance_factor(method, r_b, n)))
     else:
         pair = _resampled_corr(np.vstack([x, y]), h, method)
 

@@ -243,13 +243,13 @@ def calibration_rates(report, *, ax=None, **kwargs):
 
 
 def length_bias(table: pd.DataFrame, *, ax=None, **kwargs):
-    """FD_raw against document length, coloured by length bin, with Pearson r before and after correction.
+    """FD_raw against document length, coloured by length bin, with Spearman's rho before and after correction.
 
     Parameters
     ----------
     table : DataFrame
         :func:`evalkit.density.fd_star` output. The correlations are :func:`evalkit.density.length_bias`'s,
-        with its warning where one is undefined (shown as ``r = nan``).
+        with its warning where one is undefined (shown as ``rho = nan``).
     ax : matplotlib Axes, optional
     **kwargs
         Passed to ``ax.scatter``.
@@ -275,10 +275,10 @@ def length_bias(table: pd.DataFrame, *, ax=None, **kwargs):
     kwargs.setdefault("alpha", 0.6)
     for name, group in table.groupby("length_bin", observed=True, sort=True):
         ax.scatter(group["n_tokens"], group["fd_raw"], label=_plain(name), **kwargs)
-    bias = _bias(table)
+    bias = _bias(table, n_resamples=0)  # the coefficients and p-values only
     before, after = bias.loc["fd_raw"], bias.loc["fd_star"]
-    ax.set_title(f"length vs FD: r = {before['r']:.2f} (p = {before['p_val']:.2g}) raw; "
-                 f"r = {after['r']:.2f} (p = {after['p_val']:.2g}) FD*", fontsize="medium")
+    ax.set_title(f"length vs FD: Spearman rho = {before['r']:.2f} (p = {before['p_val']:.2g}) raw; "
+                 f"rho = {after['r']:.2f} (p = {after['p_val']:.2g}) FD*", fontsize="medium")
     ax.set_xlabel("tokens")
     ax.set_ylabel("FD_raw (sum of prob_fact per token)")
     ax.legend(title="length bin", fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

@@ -1583,10 +1583,10 @@ class FDBinExplorer(_StaticFallback, widgets.VBox):
         except ValueError as exc:
             self.summary.value = f"<b>cannot bin:</b> {html.escape(str(exc))}"
             return
-        bias = _density.length_bias(self.table)
+        bias = _density.length_bias(self.table, n_resamples=0)  # the coefficients and p-values only
         spread = _density.tier_spread(self.table).iloc[0]
-        self.summary.value = (f"length vs FD: r = {bias.loc['fd_raw', 'r']:.3f} (p = {bias.loc['fd_raw', 'p_val']:.2g}) raw, "
-                              f"r = {bias.loc['fd_star', 'r']:.3f} (p = {bias.loc['fd_star', 'p_val']:.2g}) FD*; "
+        self.summary.value = (f"length vs FD: Spearman rho = {bias.loc['fd_raw', 'r']:.3f} "
+                              f"(p = {bias.loc['fd_raw', 'p_val']:.2g}) raw, rho = {bias.loc['fd_star', 'r']:.3f} (p = {bias.loc['fd_star', 'p_val']:.2g}) FD*; "
                               f"tier spread {spread['spread']:.3f} ({'collapsed' if spread['collapsed'] else 'kept'})")
         fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
         _plots.length_bias(self.table, ax=axes[0])

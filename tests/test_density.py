@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -37,22 +39,26 @@ def test_within_bin_z_has_mean_0_and_std_1(corpus):
 
 
 def test_length_bias_removed_on_demo(corpus):
-    bias = density.length_bias(density.fd_star(corpus["claims"], corpus["documents"]))
+    table = density.fd_star(corpus["claims"], corpus["documents"])
+    bias = density.length_bias(table, rng=0)
     assert bias.loc["fd_raw", "r"] < -0.5 and bias.loc["fd_raw", "p_val"] < 1e-10
     assert bias.loc["fd_star", "p_val"] > 0.05
-    table = density.fd_star(corpus["claims"], corpus["documents"])
-    assert bias.loc["fd_raw", "r"] == pytest.approx(stats.pearsonr(table["n_tokens"], table["fd_raw"]).statistic)
+    for column in ("fd_raw", "fd_star"):
+        ref = stats.spearmanr(table["n_tokens"], table[column])
+        assert bias.loc[column, "r"] == pytest.approx(ref.statistic, abs=1e-12)
+        assert bias.loc[column, "p_val"] == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+    assert (bias["method"] == "spearman").all() and (bias["ci_note"] == "").all()
+    assert list(bias.columns) == ["n", "r", "ci_low", "ci_high", "ci_method", "ci_note", "p_val", "method"]
 
 
-def test_length_bias_intervals_equal_scipy_and_a_brute_force_bootstrap_t(rng):
-    n = 25
+def _skewed_table(rng, n=25):
     length = np.round(np.exp(rng.normal(5, 0.7, n)))
-    table = pd.DataFrame({"n_tokens": length, "fd_raw": np.exp(-0.3 * np.log(length) + 0.5 * rng.normal(size=n))})
-    fisher = density.length_bias(table, columns=("fd_raw",), ci_method="fisher").loc["fd_raw"]
-    ci = stats.pearsonr(table["n_tokens"], table["fd_raw"]).confidence_interval(0.95)
-    assert (fisher["ci_low"], fisher["ci_high"]) == (ci.low, ci.high) and fisher["ci_method"] == "Fisher z (normal theory)"
-    out = density.length_bias(table, columns=("fd_raw",), n_resamples=80, rng=6).loc["fd_raw"]
-    x, y = table["n_tokens"].to_numpy(), table["fd_raw"].to_numpy()
+    return pd.DataFrame({"n_tokens": length, "fd_raw": np.exp(-0.3 * np.log(length) + 0.5 * rng.normal(size=n))})
+
+
+def _brute_force_bootstrap_t(x, y, n_resamples, seed, level=0.95):
+    """Bootstrap-t on Fisher z of Pearson's r of (x, y), jackknife standard errors, the documented draws."""
+    n = len(x)
 
     def z(rows):
         return np.arctanh(stats.pearsonr(x[rows], y[rows]).statistic)
@@ -63,14 +69,62 @@ def test_length_bias_intervals_equal_scipy_and_a_brute_force_bootstrap_t(rng):
 
     everything = np.arange(n)
     theta, se = z(everything), jackknife_se(everything)
-    idx = np.random.default_rng(6).integers(0, n, (80, n), dtype=np.int32)  # the documented resample draws
+    idx = np.random.default_rng(seed).integers(0, n, (n_resamples, n), dtype=np.int32)  # the documented resample draws
     t = np.array([(z(i) - theta) / jackknife_se(i) for i in idx])
-    q_low, q_high = np.quantile(t, [0.025, 0.975])
-    assert out["ci_low"] == pytest.approx(np.tanh(theta - q_high * se), abs=1e-9)
-    assert out["ci_high"] == pytest.approx(np.tanh(theta - q_low * se), abs=1e-9)
+    q_low, q_high = np.quantile(t, [(1 - level) / 2, (1 + level) / 2])
+    return np.tanh(theta - q_high * se), np.tanh(theta - q_low * se)
+
+
+def test_length_bias_pearson_intervals_equal_scipy_and_a_brute_force_bootstrap_t(rng):
+    table = _skewed_table(rng)
+    with pytest.warns(EvalkitWarning, match="may cover less than claimed.*method='spearman' holds"):
+        fisher = density.length_bias(table, columns=("fd_raw",), method="pearson", ci_method="fisher").loc["fd_raw"]
+    ref = stats.pearsonr(table["n_tokens"], table["fd_raw"])
+    ci = ref.confidence_interval(0.95)
+    assert fisher["ci_low"] == pytest.approx(ci.low, abs=1e-12) and fisher["ci_high"] == pytest.approx(ci.high, abs=1e-12)
+    assert fisher["ci_method"] == "Fisher z (normal theory)" and "Pearson's r" in fisher["ci_note"]
+    assert fisher["r"] == pytest.approx(ref.statistic, abs=1e-12) and fisher["p_val"] == pytest.approx(ref.pvalue, rel=1e-9)
+    with pytest.warns(EvalkitWarning, match="may cover less than claimed"):
+        out = density.length_bias(table, columns=("fd_raw",), method="pearson", n_resamples=80, rng=6).loc["fd_raw"]
+    low, high = _brute_force_bootstrap_t(table["n_tokens"].to_numpy(), table["fd_raw"].to_numpy(), 80, 6)
+    assert out["ci_low"] == pytest.approx(low, abs=1e-9) and out["ci_high"] == pytest.approx(high, abs=1e-9)
     assert out["ci_method"] == "studentized bootstrap on Fisher z" and out["p_val"] == fisher["p_val"]
     with pytest.raises(ValueError, match="`ci_method` must be one of"):
         density.length_bias(table, ci_method="bca", columns=("fd_raw",))
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        density.length_bias(table, method="kendall", columns=("fd_raw",))
+
+
+def test_length_bias_spearman_intervals_by_hand_and_a_brute_force_bootstrap_t(rng):
+    table = _skewed_table(rng, n=30)
+    x, y = table["n_tokens"].to_numpy(), table["fd_raw"].to_numpy()
+    ref = stats.spearmanr(x, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no note: the default holds
+        fisher = density.length_bias(table, columns=("fd_raw",), ci_method="fisher", confidence_level=0.9).loc["fd_raw"]
+        out = density.length_bias(table, columns=("fd_raw",), n_resamples=80, rng=6).loc["fd_raw"]
+    # Bonett & Wright (2000): Fisher's z of rho with variance (1 + rho^2 / 2) / (n - 3)
+    rho, n = ref.statistic, len(x)
+    half = stats.norm.ppf(0.95) * np.sqrt((1 + rho**2 / 2) / (n - 3))
+    assert fisher["ci_low"] == pytest.approx(np.tanh(np.arctanh(rho) - half), abs=1e-12)
+    assert fisher["ci_high"] == pytest.approx(np.tanh(np.arctanh(rho) + half), abs=1e-12)
+    assert fisher["ci_method"] == "Fisher z, Bonett-Wright variance" and fisher["ci_note"] == ""
+    assert fisher["r"] == pytest.approx(rho, abs=1e-12) and fisher["p_val"] == pytest.approx(ref.pvalue, rel=1e-9)
+    # the studentized interval is the bootstrap-t of Pearson's r of the sample's mid-ranks
+    low, high = _brute_force_bootstrap_t(stats.rankdata(x), stats.rankdata(y), 80, 6)
+    assert out["ci_low"] == pytest.approx(low, abs=1e-9) and out["ci_high"] == pytest.approx(high, abs=1e-9)
+    assert out["ci_low"] < rho < out["ci_high"] and out["ci_method"] == "studentized bootstrap on Fisher z"
+
+
+def test_length_bias_fisher_interval_notes_many_ties(rng):
+    table = _skewed_table(rng, n=40)
+    table.loc[table.index[:8], "fd_raw"] = 0.0  # 20% of the documents without a claim
+    with pytest.warns(EvalkitWarning, match="'fd_raw' may cover less than claimed.*20% of the documents share one density"):
+        fisher = density.length_bias(table, columns=("fd_raw",), ci_method="fisher").loc["fd_raw"]
+    assert "ci_method='studentized' holds there" in fisher["ci_note"] and np.isfinite(fisher["ci_low"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert density.length_bias(table, columns=("fd_raw",), rng=0).loc["fd_raw", "ci_note"] == ""
 
 
 def test_tier_spread_survives_on_demo(corpus):

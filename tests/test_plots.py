@@ -82,7 +82,7 @@ def test_density_plots():
     ax = plots.length_bias(table, ax=axes[0])
     assert len(ax.collections) == 3
     assert sum(len(c.get_offsets()) for c in ax.collections) == len(table)
-    assert "r = -0.65" in ax.get_title()
+    assert "Spearman rho = -0.60" in ax.get_title()  # scipy.stats.spearmanr of n_tokens and fd_raw
     ax = plots.fd_by_bin(table, ax=axes[1])
     assert len([p for p in ax.patches]) == 9  # 3 bins x 3 tiers
     assert [t.get_text() for t in ax.get_legend().get_texts()] == sorted(table["source"].unique())
