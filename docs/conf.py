@@ -71,5 +71,6 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["evalkit.css"]  # local, like every asset: the build needs no network
 html_show_sourcelink = False
