@@ -106,3 +106,9 @@ def test_docs_build_offline_with_no_warning_and_no_broken_link(tmp_path):
     assert not fetched, f"pages load from the network: {fetched[:10]}"
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "mathjax" in index.lower() and "cdn.jsdelivr" not in index
+    # A notebook that draws shows its figures, whatever MPLBACKEND the build ran under (Agg in the test suite and CI)
+    blank = [nb.name for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
+             if re.search(r"\b(plots|plt)\.", nb.read_text(encoding="utf-8"))
+             and not any(tag == "img" and "_images/" in link
+                         for tag, link in parsed[(out / "gallery" / f"{nb.stem}.html").resolve()].links)]
+    assert not blank, f"gallery pages without a figure although their notebooks draw: {blank}"
