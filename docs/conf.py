@@ -6,6 +6,7 @@ its assets, intersphinx is off (no inventory to fetch), and widget pages use the
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -39,6 +40,9 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-n
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]
 templates_path = ["_templates"]
 
+# The notebooks' kernels inherit this process's environment, where MPLBACKEND=Agg (the test suite's, CI's) would
+# draw every figure nowhere: give them the inline backend, as `evalkit report` gives its kernels.
+os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
 nb_execution_mode = "force"
 nb_execution_timeout = 1200
 nb_execution_raise_on_error = True
@@ -71,5 +75,7 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["evalkit.css"]  # local, like every asset: the build needs no network
 html_show_sourcelink = False
+html_sidebars = {"getting_started": [], "schemas": [], "changelog": []}  # single pages: no empty section navigation

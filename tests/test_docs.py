@@ -81,7 +81,8 @@ def test_docs_build_offline_with_no_warning_and_no_broken_link(tmp_path):
     # Sphinx's own messages ("file:line: WARNING: ..."); the kernels' transport notice is not one of them
     warnings = [line for line in build.stderr.splitlines() if "WARNING:" in line or "ERROR:" in line]
     assert build.returncode == 0 and not warnings, "\n".join(warnings) or build.stderr[-3000:]
-    pages = sorted(out.rglob("*.html"))
+    # the pages; not the theme's assets (pydata-sphinx-theme ships a Jinja macro file, _static/webpack-macros.html)
+    pages = sorted(page for page in out.rglob("*.html") if "_static" not in page.relative_to(out).parts)
     parsed = {}
     for page in pages:
         parser = _Links()
@@ -106,3 +107,9 @@ def test_docs_build_offline_with_no_warning_and_no_broken_link(tmp_path):
     assert not fetched, f"pages load from the network: {fetched[:10]}"
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "mathjax" in index.lower() and "cdn.jsdelivr" not in index
+    # A notebook that draws shows its figures, whatever MPLBACKEND the build ran under (Agg in the test suite and CI)
+    blank = [nb.name for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
+             if re.search(r"\b(plots|plt)\.", nb.read_text(encoding="utf-8"))
+             and not any(tag == "img" and "_images/" in link
+                         for tag, link in parsed[(out / "gallery" / f"{nb.stem}.html").resolve()].links)]
+    assert not blank, f"gallery pages without a figure although their notebooks draw: {blank}"
