@@ -2,7 +2,7 @@
 
 A judge (an LLM verdict, a TCVA score, any automatic metric) scores every case; humans label a random
 subset. Prediction-powered inference (Angelopoulos et al., Science 2023) estimates the humans' mean over
-all cases as
+all cases as::
 
     theta(lam) = lam * mean(judge on the unlabelled cases) + mean(human - lam * judge on the labelled cases)
 
