@@ -197,6 +197,8 @@ def test_typing_a_note_writes_nothing_and_the_next_label_carries_it(lab, shot, p
     rows = read_rows(path, 1)
     assert [(r["case_id"], r["label"], r["note"]) for r in rows] == [("c1", "FAIL", text)]
     page.wait_for_selector("text=1 / 3", timeout=30_000)
+    # the cleared box reaches the page in its own widget message, possibly after the counter: wait for it
+    page.wait_for_function("() => document.querySelector('.evalkit-labeller textarea').value === ''", timeout=10_000)
     assert page.locator(".evalkit-labeller textarea").input_value() == ""
     # Keys in the case area still act with the pointer off the widget (the focus holds them), and never
     # reach JupyterLab: b goes back, no cell inserted.
