@@ -496,7 +496,8 @@ def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_r
         agreement, two-way mixed consistency; single rater and mean of k raters), columns
         ``icc, ci_low, ci_high, ci_method, ci_note, F, df1, df2, p_val, n_items, n_annotators``. ``p_val`` is
         the F test of no item effect (ICC = 0); ``ci_note`` is empty unless the interval's method is known not
-        to hold for these ratings. Where a mean square is zero (constant ratings, annotators who agree exactly,
+        to hold, or was measured short of its level, on ratings like these (the F intervals of ICC2 on coarse
+        ratings; the bootstrap on coarse ratings, 0.92-0.94 at 95% on some 1-5 scales). Where a mean square is zero (constant ratings, annotators who agree exactly,
         items rated alike) the quantities that divide by it are undefined: NaN (an infinite ``F`` where there
         is no error variance), with an :class:`~evalkit.EvalkitWarning`.
 
@@ -591,8 +592,13 @@ def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_r
                                       "of 1-5 ratings piled at the top, in the coverage harness)")
         warnings.warn(f"the ratings take {len(np.unique(x))} distinct values: the F intervals of {' and '.join(f_rows)} "
                       "assume normal ratings and cover less than claimed on a coarse scale; no interval measured "
-                      "holds there (see icc's ci_method). ICC1 and ICC3 have bootstrap intervals that do.",
-                      EvalkitWarning, stacklevel=2)
+                      "holds there (see icc's ci_method). The bootstrap intervals of ICC1 and ICC3 come closer but run "
+                      "a little short on some coarse scales too (see their ci_note).", EvalkitWarning, stacklevel=2)
+    boot_rows = [form for form in ICC_FORMS if out.loc[form, "ci_method"] == CI_METHODS["studentized"]]
+    if coarse and boot_rows:
+        out.loc[boot_rows, "ci_note"] = ("studentized bootstrap on coarse ratings: covered 0.92-0.94 for 95% at 50 items "
+                                         "on some 1-5 scales in the coverage harness (USR Overall: 0.936 for ICC1 over "
+                                         "3,500 draws; 1-5 ratings piled at the top: 0.92-0.93 for ICC3k)")
     out["n_items"], out["n_annotators"] = n, k
     return out.astype({"df1": np.int64, "df2": np.int64})
 

@@ -319,7 +319,9 @@ def test_icc_auto_bootstraps_icc1_and_icc3_and_warns_for_icc2_on_coarse_ratings(
     pd.testing.assert_frame_equal(auto.loc[kept, ["ci_low", "ci_high", "ci_method"]],
                                   f_based.loc[kept, ["ci_low", "ci_high", "ci_method"]])
     assert (auto.loc[kept, "ci_note"].str.startswith("F interval on coarse ratings")).all()
-    assert (auto.loc[bootstrapped, "ci_note"] == "").all() and (boot["ci_note"] == "").all()
+    # the bootstrap ran a little short on some coarse scales in the coverage harness: its rows say so
+    for table, rows in ((auto, bootstrapped), (boot, bootstrapped + kept)):
+        assert table.loc[rows, "ci_note"].str.startswith("studentized bootstrap on coarse ratings: covered 0.92-0.94").all()
     smooth = long_from_coders(rng.normal(size=(1, 40)).repeat(3, axis=0) + rng.normal(size=(3, 40)))
     with warnings.catch_warnings():
         warnings.simplefilter("error", EvalkitWarning)  # continuous ratings: no warning
