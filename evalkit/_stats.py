@@ -315,6 +315,19 @@ def cluster_betting_interval(totals, sizes, lo: float, hi: float, *, bound: floa
     return _invert(rejects, totals.shape[:-1], theta_range, tol, null)
 
 
+
+def cluster_rate_interval(hits, groups, *, bound: float, confidence_level: float) -> tuple[float, float, int]:
+    """The betting interval over whole clusters (:func:`cluster_betting_interval`) of a 0/1 rate, and the number of
+    clusters: ``hits[i]`` is case i's 0/1 value, ``groups[i]`` its cluster code. The clusters are taken in a fixed
+    seeded order of their sorted codes, so the interval does not depend on the order of the cases."""
+    inverse = np.unique(np.asarray(groups), return_inverse=True)[1].ravel()
+    totals = np.bincount(inverse, weights=np.asarray(hits, dtype=float))
+    sizes = np.bincount(inverse).astype(float)
+    order = np.random.default_rng(len(totals)).permutation(len(totals))  # a fixed order of the clusters
+    low, high = cluster_betting_interval(totals[order], sizes[order], 0.0, 1.0, bound=bound,
+                                         confidence_level=confidence_level)
+    return float(low), float(high), len(totals)
+
 def betting_sequence(z, lo, hi, *, slope=1.0, offset=0.0, offset_upper=None, confidence_level: float, theta_range,
                      grid: int = 2000):
     """Betting confidence sequence: the interval for theta after every step, valid at all steps at once.

@@ -21,7 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
-from evalkit._stats import binomial_interval, cluster_betting_interval, cluster_variance, cp_fiducial_interval
+from evalkit._stats import binomial_interval, cluster_rate_interval, cluster_variance, cp_fiducial_interval
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -341,12 +341,8 @@ def _cluster_rate(hits: np.ndarray, groups: np.ndarray, confidence_level: float,
     if n == 0:
         return row
     if interval != "t":
-        inverse = np.unique(groups, return_inverse=True)[1].ravel()
-        totals, sizes = np.bincount(inverse, weights=hits), np.bincount(inverse).astype(float)
-        order = np.random.default_rng(len(totals)).permutation(len(totals))  # a fixed order of the clusters
-        low, high = cluster_betting_interval(totals[order], sizes[order], 0.0, 1.0, bound=bound,
-                                             confidence_level=confidence_level)
-        row["ci_low"], row["ci_high"] = float(low), float(high)
+        row["ci_low"], row["ci_high"], _ = cluster_rate_interval(hits, groups, bound=bound,
+                                                                 confidence_level=confidence_level)
         return row
     rate = float(hits.mean())
     var, g = cluster_variance((hits - rate) / n, groups)

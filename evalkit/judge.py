@@ -21,7 +21,7 @@ import pandas as pd
 from evalkit import models as _models
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._io import read_json_lines, write_atomic
-from evalkit._stats import binomial_interval, cluster_betting_interval, cluster_variance
+from evalkit._stats import binomial_interval, cluster_rate_interval, cluster_variance
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_option, check_unique_column
 from evalkit._version import __version__
 
@@ -502,11 +502,7 @@ def _cluster_rate(passed: np.ndarray, groups: np.ndarray, confidence_level: floa
             codes = pd.factorize(groups, sort=True)[0]
         except TypeError:  # ids of mixed types
             codes = pd.factorize(groups.astype(str), sort=True)[0]
-        totals, sizes = np.bincount(codes, weights=passed), np.bincount(codes).astype(float)
-        order = np.random.default_rng(len(totals)).permutation(len(totals))  # a fixed order of the clusters
-        low, high = cluster_betting_interval(totals[order], sizes[order], 0.0, 1.0, bound=bound,
-                                             confidence_level=confidence_level)
-        return float(low), float(high), len(totals)
+        return cluster_rate_interval(passed, codes, bound=bound, confidence_level=confidence_level)
     rate = float(passed.mean())
     var, g = cluster_variance((passed - rate) / n, groups)
     if g < 50:
