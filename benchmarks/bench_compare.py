@@ -115,7 +115,7 @@ def main(argv=None) -> int:
     simulated = {name: [] for name in kernels}
     exact = {name: [] for name in kernels}
     widths = {name: [] for name in kernels}
-    for (pass_a, flip, difference), design in zip(harness.PAIRED_PASS_SETTINGS, harness.PAIRED_PASS_GRID, strict=True):
+    for (pass_a, flip, difference), design in zip(harness.compare.PAIRED_PASS_SETTINGS, harness.compare.PAIRED_PASS_GRID, strict=True):
         p10, p01 = (flip - difference) / 2, (flip + difference) / 2
         cells = np.clip([pass_a - p10, p10, p01, 1 - pass_a - p01], 0, None)  # the harness design's law, as counts
         cells = cells / cells.sum()
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
     ok = True
     for difference, discordant, power in PLANS:
         row = compare.cases_needed(difference, discordant=discordant, power=power).iloc[0]
-        sim, se = harness.simulated_mcnemar_power(int(row["n"]), difference, discordant, 0.05, reps=args.power_reps, rng=rng)
+        sim, se = harness.compare.simulated_mcnemar_power(int(row["n"]), difference, discordant, 0.05, reps=args.power_reps, rng=rng)
         good = power - 2 * se <= sim <= power + 0.05
         ok &= good
         print(f"{'cases_needed':22} {difference:10.3f} {discordant:10.3f} {power:6.2f} {int(row['n']):6d} "
@@ -154,7 +154,7 @@ def main(argv=None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             difference = compare.detectable_difference(n, discordant=discordant, power=power).iloc[0]["difference"]
-        sim, se = harness.simulated_mcnemar_power(n, difference, discordant, 0.05, reps=args.power_reps, rng=rng)
+        sim, se = harness.compare.simulated_mcnemar_power(n, difference, discordant, 0.05, reps=args.power_reps, rng=rng)
         good = power - 2 * se <= sim <= power + 0.05
         ok &= good
         print(f"{'detectable_difference':22} {difference:10.4f} {discordant:10.3f} {power:6.2f} {n:6d} {power:7.4f} "

@@ -31,8 +31,8 @@ def designs():
     rng = np.random.default_rng(0)
     out = []
     if (harness.SHARED_DATA / "summeval").is_dir():
-        table = harness._summeval()
-        for dimension, metric in harness.SUMMEVAL_JUDGES.items():
+        table = harness.infer._summeval()
+        for dimension, metric in harness.infer.SUMMEVAL_JUDGES.items():
             m = table[metric]
             judge = 1 + 4 * (m - m.min()) / (m.max() - m.min())
             out.append((f"summeval-{dimension}", judge, table[dimension], (1, 5), 0.1, 50))

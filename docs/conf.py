@@ -29,12 +29,18 @@ extensions = [
     "myst_nb",
 ]
 
-# --- the gallery: the notebooks of notebooks/, copied in at every build and executed on the demo data
+# --- the gallery: the notebooks of notebooks/, copied in at every build and executed on the demo data. With
+# EVALKIT_DOCS_NOTEBOOKS naming a folder of those notebooks already executed (evalkit.report.run_notebook with
+# save_notebook=True, as the test suite runs them), the build renders their outputs instead of running them again.
 GALLERY = HERE / "gallery"
+EXECUTED = os.environ.get("EVALKIT_DOCS_NOTEBOOKS")
 for stale in GALLERY.glob("*.ipynb"):
     stale.unlink()
 for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-    shutil.copy2(notebook, GALLERY / notebook.name)
+    source = Path(EXECUTED) / notebook.name if EXECUTED else notebook
+    if not source.is_file():
+        raise FileNotFoundError(f"EVALKIT_DOCS_NOTEBOOKS={EXECUTED!r} lacks the executed {notebook.name}")
+    shutil.copy2(source, GALLERY / notebook.name)
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]
@@ -43,7 +49,7 @@ templates_path = ["_templates"]
 # The notebooks' kernels inherit this process's environment, where MPLBACKEND=Agg (the test suite's, CI's) would
 # draw every figure nowhere: give them the inline backend, as `evalkit report` gives its kernels.
 os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-nb_execution_mode = "force"
+nb_execution_mode = "off" if EXECUTED else "force"
 nb_execution_timeout = 1200
 nb_execution_raise_on_error = True
 nb_execution_in_temp = True  # notebook 00 writes a labels file: keep it out of the source tree

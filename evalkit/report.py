@@ -45,6 +45,7 @@ class NotebookResult:
     error: str | None = None
     cell: int | None = None  # execution count of the failing cell: the page shows it as In [cell]
     title: str = ""
+    executed: Path | None = None  # the executed notebook, when run_notebook(save_notebook=True) wrote it
 
     @property
     def ok(self) -> bool:
@@ -181,8 +182,13 @@ def _kernel_manager(kernel_name: str, stderr_path: Path):
     return km
 
 
-def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name: str = "python3") -> NotebookResult:
+def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name: str = "python3",
+                 save_notebook: bool = False) -> NotebookResult:
     """Execute one notebook in its own folder and write ``<name>.html`` into ``out_dir`` (also on failure).
+
+    ``save_notebook=True`` also writes the executed notebook, with its outputs (widgets as their static snapshots,
+    no widget state), as ``<name>.ipynb`` into ``out_dir`` (``NotebookResult.executed``): a documentation build can
+    render it without running it again.
 
     Examples
     --------
@@ -235,9 +241,13 @@ def run_notebook(path, out_dir, *, params=None, timeout: int = 1200, kernel_name
     status = "ok" if error is None else f"FAILED in cell In [{cell}]: {error}"
     body = body.replace("<head>", f'<head>\n<meta name="evalkit-status" content="{html.escape(status)}">', 1)
     out.write_text(body, encoding="utf-8")
+    executed = None
+    if save_notebook:
+        executed = Path(out_dir) / f"{path.stem}.ipynb"
+        nbformat.write(nb, executed)
     title = next((re.sub(r"\\(.)", r"\1", line.lstrip("#").strip()) for c in nb.cells if c.cell_type == "markdown"
                   for line in c.source.splitlines() if line.startswith("#")), path.stem)  # markdown escapes removed
-    return NotebookResult(notebook=path, html=out, seconds=seconds, error=error, cell=cell, title=title)
+    return NotebookResult(notebook=path, html=out, seconds=seconds, error=error, cell=cell, title=title, executed=executed)
 
 
 def _execute(client, **kwargs) -> None:

@@ -694,13 +694,12 @@ def test_alternative_annotator_test_bad_input(rng):
 
 
 @pytest.mark.slow
-def test_notebook_runs_on_the_real_data(tmp_path):
+def test_notebook_runs_on_the_real_data(notebook_run, tmp_path):
     report = pytest.importorskip("evalkit.report", reason="notebook runs need the 'report' extra")
-    pytest.importorskip("nbclient", reason="notebook runs need the 'report' extra")
-    params = {"USR_DIR": str(shared_dataset("usr")), "TCVA_DIR": str(shared_dataset("tcva")),
-              "LLMBAR_DIR": str(shared_dataset("llmbar")), "N_RESAMPLES": 200}
+    for name in ("usr", "tcva", "llmbar"):
+        shared_dataset(name)
     path = ROOT / "notebooks" / "05_human_ceiling.ipynb"
-    result = report.run_notebook(path, tmp_path, params=params)
+    result = notebook_run(path)  # the session's one run of the notebook, with every real data set present
     assert result.ok, f"failed in cell {result.cell}: {result.error}"
     rendered = re.findall(r"jp-RenderedMarkdown jp-OutputArea-output[^>]*>(.*?)</div>", result.html.read_text(), re.S)
     assert any("TCVA fails" in text or "TCVA passes" in text for text in rendered)

@@ -13,7 +13,8 @@ Anything else (another exception, a NaN or inf that nothing explains, a bad opti
 fails. Every public function is either generated here (``GENERATED``) or listed in ``NOT_GENERATED`` with why (and
 named with its test in test_public_api's registry); a new public function missing from both fails
 :func:`test_every_public_function_is_here`.
-Runs are deterministic (``derandomize``, no example database) and budgeted (``max_examples`` per function);
+Runs are deterministic (``derandomize``, no example database) and budgeted (``max_examples`` per function: the budgets
+below with ``--run-slow``, as CI runs, ``FAST_TIER_EXAMPLES`` in the fast tier);
 ``EVALKIT_BAD_INPUT_EXAMPLES=500 pytest tests/test_bad_input.py`` searches longer, on demand.
 """
 
@@ -954,17 +955,21 @@ def test_every_public_function_is_here():
     assert not missing, f"not generated and with no named test in test_public_api.ELSEWHERE: {missing}"
 
 
+#: Examples per function in the fast tier (the README's ``pytest``); ``--run-slow`` (CI) draws the budgets above.
+FAST_TIER_EXAMPLES = 8
 EXAMPLES = {"select_temperature": 10, "human_ceiling": 10, "length_bias": 10, "simulate": 10, "search": 10,
             "lsa_embeddings": 10, "alternative_annotator_test": 15}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=False, reason=KNOWN[n][0]))
                                   if n in KNOWN and KNOWN[n][2] else n for n in sorted(GENERATED)])
-def test_generated_bad_input(name):
+def test_generated_bad_input(name, full_tier):
     if name == "pairwise.length_bias":
         pytest.importorskip("statsmodels.api", reason='length_bias needs the \'stats\' extra: pip install "evalkit[stats]"')
     spec = GENERATED[name]
     budget = int(os.environ.get("EVALKIT_BAD_INPUT_EXAMPLES", 0)) or EXAMPLES.get(name.split(".")[1], 25)
+    if not full_tier and "EVALKIT_BAD_INPUT_EXAMPLES" not in os.environ:
+        budget = min(budget, FAST_TIER_EXAMPLES)
 
     # No shrinking: a failure reports the example as drawn, and the run stays within its budget.
     @settings(max_examples=budget, derandomize=True, database=None, deadline=None, print_blob=False,

@@ -248,6 +248,7 @@ def test_adjust_p_values_equals_statsmodels_and_checks_its_input():
         compare.adjust_p_values([0.1, 0.2])
 
 
+@pytest.mark.slow  # a simulation of many label draws: the slow tier
 def test_cp_fiducial_is_clopper_pearson_for_one_rate_and_holds_for_rogan_gladen():
     """With one rate the fiducial interval is Clopper-Pearson's; for the corrected rate its coverage, over 400
     calibrations of 60 labels and runs of 200, stays at the level where the percentile bootstrap fell short."""

@@ -175,11 +175,11 @@ def test_planners_reach_the_power_by_simulation():
     rng = np.random.default_rng(20261201)
     for difference, discordant, power in [(0.05, 0.1, 0.8), (0.1, 0.2, 0.8), (0.03, 0.05, 0.9)]:
         row = compare.cases_needed(difference, discordant=discordant, power=power).iloc[0]
-        sim, se = harness.simulated_mcnemar_power(int(row["n"]), difference, discordant, 0.05, reps=2000, rng=rng)
+        sim, se = harness.compare.simulated_mcnemar_power(int(row["n"]), difference, discordant, 0.05, reps=2000, rng=rng)
         assert power - 2 * se <= sim <= power + 0.05, (difference, discordant, row["n"], sim)
     for n, discordant, power in [(100, 0.1, 0.8), (50, 0.2, 0.8), (200, 0.05, 0.9)]:
         difference = compare.detectable_difference(n, discordant=discordant, power=power).iloc[0]["difference"]
-        sim, se = harness.simulated_mcnemar_power(n, difference, discordant, 0.05, reps=2000, rng=rng)
+        sim, se = harness.compare.simulated_mcnemar_power(n, difference, discordant, 0.05, reps=2000, rng=rng)
         assert power - 2 * se <= sim <= power + 0.05, (n, discordant, difference, sim)
 
 

@@ -1,9 +1,8 @@
-"""Every interval and p-value evalkit reports is in the coverage harness, and every default holds.
+"""Every interval and p-value evalkit reports is in the coverage harness, and the harness catches what fails.
 
-The fast subset here: each default entry on each available design at its ``test_sizes``, a fixed seed and
-enough repetitions that 3 Monte Carlo standard errors stay near 0.03 at 95% (an entry's ``test_reps`` lowers
-that for the heaviest, which the benchmark measures in full). The whole table, at every size,
-is ``python benchmarks/bench_coverage.py``.
+Whether each default holds is checked area by area, in ``tests/test_coverage_<area>.py`` (one cell per default entry
+in the fast tier, the rest with ``--run-slow``); the whole table, at every size, is
+``python benchmarks/bench_coverage.py``.
 """
 
 import importlib
@@ -15,7 +14,7 @@ import pytest
 import evalkit
 from tests import harness
 
-FAST_REPS = 500
+FAST_REPS = harness.FAST_REPS
 
 
 def _inferential_public_functions() -> set[str]:
@@ -62,27 +61,6 @@ def test_every_registered_function_has_a_default():
     assert functions == with_default, f"no default entry: {sorted(functions - with_default)}"
 
 
-@pytest.mark.parametrize(
-    ("entry", "design", "n"),
-    [pytest.param(e, d, n, id=f"{e.function}[{e.variant}]-{d.name}-n{n}",
-                  marks=[pytest.mark.slow] if e.slow or d.slow or d.data is not None else [])
-     for e in harness.ENTRIES if e.default for d in e.designs for n in e.test_sizes],
-)
-def test_default_holds(entry, design, n):
-    if not entry.available():
-        pytest.skip(f"{entry.function} needs {entry.requires[0]}, from the '{entry.requires[1]}' extra: "
-                    f"pip install \"evalkit[{entry.requires[1]}]\"")
-    if not design.available():
-        pytest.skip(f"real data set {design.data!r} not found under {harness.SHARED_DATA} (CI provides ../shared/data)")
-    m = harness.measure(entry, design, n, reps=entry.test_reps or FAST_REPS, seed=20261201)
-    assert m.refused < 1, f"{entry.key} refused every sample of {design.name} at n={n}"
-    what = f"{entry.key} on {design.name} at n={n}: {'coverage' if m.kind == 'interval' else 'size'} {m.rate:.3f}"
-    if entry.invalid:  # a published method reproduced as is: its documented failure must be real
-        assert not m.holds, f"{what} holds, but the entry says it does not ({entry.invalid}); update the docs"
-        return
-    assert m.holds, f"{what} against nominal {m.nominal} (MC s.e. {m.mc_se:.3f}, refused {m.refused:.2f})"
-
-
 def test_measure_detects_an_interval_that_does_not_hold():
     """The harness itself: a Wald interval for p = 0.97 at n = 20 undercovers and is caught."""
     from evalkit._stats import normal_interval
@@ -110,3 +88,12 @@ def test_measure_detects_a_test_that_rejects_too_often():
     entry = harness.Entry("x.wald_test", "test", "test", wald, (harness.bernoulli(0.97),))
     m = harness.measure(entry, entry.designs[0], 20, reps=FAST_REPS, seed=1)
     assert m.nominal == pytest.approx(0.05) and not m.holds and m.rate > 0.3
+
+
+def test_every_area_with_defaults_has_its_test_file():
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    missing = [area for area in harness.AREAS if harness.default_cells(area)
+               and not (here / f"test_coverage_{area}.py").is_file()]
+    assert not missing, f"areas of tests/harness/ whose defaults no test file checks: {missing}"

@@ -59,6 +59,7 @@ def test_release_loader_small_file(tmp_path):
     assert items.loc["summeval_doc-1_3", ["document", "system"]].tolist() == ["doc-1", "3"]
 
 
+@pytest.mark.slow
 def test_load_summeval_real_release():
     table = datasets.load_summeval(shared_dataset("summeval"))
     assert table.shape[0] == 1600 and table.index.is_unique and table["system"].nunique() == 16

@@ -2,6 +2,7 @@
 
 import html.parser
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -74,10 +75,15 @@ class _Links(html.parser.HTMLParser):
 @pytest.mark.slow
 @needs("sphinx", "docs")
 @needs("myst_nb", "docs")
-def test_docs_build_offline_with_no_warning_and_no_broken_link(tmp_path):
+def test_docs_build_offline_with_no_warning_and_no_broken_link(tmp_path, notebook_run):
+    # The gallery renders the notebooks as the session executed them (each notebook runs once per test session).
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        result = notebook_run(notebook)
+        assert result.ok, f"{notebook.name} failed in cell {result.cell}: {result.error}"
     out = tmp_path / "html"
+    env = {**os.environ, "EVALKIT_DOCS_NOTEBOOKS": str(notebook_run.folder)}
     build = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-b", "html", str(DOCS),
-                            str(out)], capture_output=True, text=True, cwd=ROOT)
+                            str(out)], capture_output=True, text=True, cwd=ROOT, env=env)
     # Sphinx's own messages ("file:line: WARNING: ..."); the kernels' transport notice is not one of them
     warnings = [line for line in build.stderr.splitlines() if "WARNING:" in line or "ERROR:" in line]
     assert build.returncode == 0 and not warnings, "\n".join(warnings) or build.stderr[-3000:]

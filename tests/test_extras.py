@@ -14,13 +14,14 @@ import re
 import subprocess
 import sys
 import tomllib
-import zipfile
 from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SHARED_DATA
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.base  # CI runs these in the base install too: what they check differs without the extras
 
 PACKAGE = ROOT / "evalkit"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -263,34 +264,14 @@ def test_report_extra_brings_what_the_bundled_notebooks_import():
 
 
 @pytest.mark.slow
-def test_wheel_with_the_report_extra_builds_every_page(tmp_path):
+def test_wheel_with_the_report_extra_builds_every_page(demo_report):
     """From a wheel, in a fresh virtual environment outside the source tree: every bundled notebook becomes a page."""
-    # It builds its own environment, so it runs once: in the full install (the base install's step would repeat it).
-    pytest.importorskip("nbclient", reason='runs where the \'report\' extra is installed: pip install "evalkit[report]"')
-    def run(*args, **kwargs):
-        done = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
-        assert done.returncode == 0, f"{' '.join(map(str, args[:4]))} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        return done
-
-    run(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--quiet", "-w", tmp_path / "dist")
-    wheel = next((tmp_path / "dist").glob("evalkit-*.whl"))
-    with zipfile.ZipFile(wheel) as archive:
-        bundled = sorted(Path(n).stem for n in archive.namelist() if re.fullmatch(r"evalkit/_notebooks/[^/]+\.ipynb", n))
-    assert bundled == sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
-    base = getattr(sys, "_base_executable", sys.executable)  # a venv made from the interpreter, not from this venv
-    run(base, "-m", "venv", tmp_path / "venv")
-    python = tmp_path / "venv" / "bin" / "python"
-    run(python, "-m", "pip", "install", "--quiet", f"{wheel}[report]")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["MPLBACKEND"] = "Agg"
-    params = ["--param", f"LLMBAR_DIR={SHARED_DATA / 'llmbar'}"] if (SHARED_DATA / "llmbar").is_dir() else []
-    (tmp_path / "elsewhere").mkdir()
-    done = run(tmp_path / "venv" / "bin" / "evalkit", "report", "--out", tmp_path / "out", *params,
-               cwd=tmp_path / "elsewhere", env=env)
-    where = run(python, "-c", "import evalkit; print(evalkit.__file__)", cwd=tmp_path / "elsewhere", env=env).stdout
-    assert str(tmp_path / "venv") in where and str(ROOT) not in where  # the installed copy ran, not the source
-    pages = sorted(p.stem for p in (tmp_path / "out").glob("*.html") if p.name != "index.html")
-    assert pages == bundled, done.stdout
-    assert "FAILED" not in done.stdout and "failed" not in done.stderr, done.stdout + done.stderr
-    index = (tmp_path / "out" / "index.html").read_text()
-    assert all(f"{name}.html" in index for name in bundled)
+    assert demo_report.bundled == sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert demo_report.returncode == 0, demo_report.stdout[-3000:] + demo_report.stderr[-3000:]
+    where = demo_report.evalkit_file
+    assert "venv" in where and str(ROOT) not in where  # the installed copy ran, not the source
+    pages = sorted(p.stem for p in demo_report.out.glob("*.html") if p.name != "index.html")
+    assert pages == demo_report.bundled, demo_report.stdout
+    assert "FAILED" not in demo_report.stdout and "failed" not in demo_report.stderr, demo_report.stdout + demo_report.stderr
+    index = (demo_report.out / "index.html").read_text()
+    assert all(f"{name}.html" in index for name in demo_report.bundled)

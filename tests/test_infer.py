@@ -78,6 +78,7 @@ def test_judge_method_is_the_plain_mean_of_every_score(rng):
 
 # ------------------------------------------------------------------------------------------- coverage
 @pytest.mark.parametrize("bias", [0.0, 0.8])
+@pytest.mark.slow  # a simulation of many label draws: the slow tier
 def test_monte_carlo_coverage_with_an_honest_and_a_biased_judge(bias):
     """Fresh data each draw (truth known: the population mean 3.0): PPI, PPI++, classical hold 95%; judge-only does not."""
     hits = {m: 0 for m in infer.METHODS}
@@ -752,6 +753,7 @@ def test_finite_population_half_width_is_zero_with_every_case_labelled(rng):
     assert (curve[curve["n_labelled"] == 60]["half_width"] == 0).all()
 
 
+@pytest.mark.slow  # a simulation of many label draws: the slow tier
 def test_stopping_when_narrow_keeps_the_sequence_level_where_the_fixed_n_interval_does_not():
     """Stop the first time the half-width is <= 0.1 (at most 300 labels, pass rate 0.9): the confidence sequence at
     that moment holds at least 95% of the time; the fixed-n clt interval read after every label and stopped the
@@ -791,6 +793,7 @@ def test_confidence_sequence_bad_input():
     assert recall["n_used"].tolist() == [0, 1, 1] and recall["estimate"].iloc[1] == 1.0
 
 
+@pytest.mark.slow  # a simulation of many label draws: the slow tier
 def test_planned_labels_deliver_the_half_width():
     """labels_needed's plan, checked by simulation on the fully labelled cases: at the planned n the default
     (betting) interval's median half-width is at the target (within the pilot's own error: a pilot of 300 here),

@@ -1,17 +1,12 @@
 """Every notebook in notebooks/ is committed without outputs and executes top to bottom (as `evalkit report` runs it)."""
 
-from pathlib import Path
-
 import pytest
 
 nbformat = pytest.importorskip("nbformat", reason='needs the \'report\' extra: pip install "evalkit[report]"')
 pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
 pytest.importorskip("ipywidgets", reason='the notebooks need the \'report\' extra: pip install "evalkit[report]"')
 
-from evalkit import report  # noqa: E402
-from tests.conftest import SHARED_DATA  # noqa: E402
-
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+from tests.conftest import NOTEBOOKS, real_data_params  # noqa: E402
 
 
 def test_there_are_notebooks():
@@ -30,19 +25,11 @@ def test_committed_without_outputs_and_parameterised(path):
     assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
 
 
-def real_data_params() -> dict:
-    """The notebooks' data-path parameters, pointed at ../shared/data where those data sets exist."""
-    paths = {"LLMBAR_DIR": SHARED_DATA / "llmbar", "TCVA_DIR": SHARED_DATA / "tcva",
-             "HEALTHFC_CSV": SHARED_DATA / "healthfc" / "Datensatz.csv", "SUMMEVAL_DIR": SHARED_DATA / "summeval",
-             "USR_DIR": SHARED_DATA / "usr", "ARENA_DIR": SHARED_DATA / "arena"}
-    return {name: str(path) for name, path in paths.items() if path.exists()}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_executes(path, tmp_path):
+def test_notebook_executes(path, notebook_run):
     params = real_data_params()
-    result = report.run_notebook(path, tmp_path, params=params)  # each takes the ones it declares
+    result = notebook_run(path)  # with each real data set present; each notebook takes the ones it declares
     assert result.ok, f"{path.name} failed in cell {result.cell}: {result.error}"
     assert result.html.exists() and result.html.stat().st_size > 10_000
     assert not (path.parent / "labels").exists(), "report mode must not write labels into the repository"

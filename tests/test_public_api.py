@@ -14,6 +14,8 @@ import evalkit
 from evalkit import calibrate, compare, correlate, datasets, density, judge, models, plots, retrieval, tcva, verdicts
 from tests._extras import needs
 
+pytestmark = pytest.mark.base  # CI runs these in the base install too: what they check differs without the extras
+
 HUMAN = pd.Series([1.0, 2.0], index=["a", "b"])
 
 # Public functions taking a claim-verdict table first, called with `table` in that place.

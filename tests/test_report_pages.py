@@ -1,5 +1,6 @@
-"""The report as a user without the real data sets builds it: pages that state only what they show, a mistyped
-data path that fails the run, and pages that request nothing from the network."""
+"""The report as a user without the real data sets builds it (``evalkit report`` from the installed wheel, the
+session's ``demo_report``): pages that state only what they show, a mistyped data path that fails the run, and pages
+that request nothing from the network."""
 
 import html
 import re
@@ -48,14 +49,13 @@ def clone(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def demo_report(clone):
-    result = run_report("--out", "report", "--notebooks", "notebooks", cwd=clone)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return clone / "report"
+def demo_pages(demo_report):
+    assert demo_report.returncode == 0, demo_report.stdout + demo_report.stderr
+    return demo_report.out
 
 
-def test_pages_built_without_the_data_show_no_real_data_figure(demo_report):
-    pages = sorted(p for p in demo_report.glob("*.html") if p.name != "index.html")
+def test_pages_built_without_the_data_show_no_real_data_figure(demo_pages):
+    pages = sorted(p for p in demo_pages.glob("*.html") if p.name != "index.html")
     assert [p.stem for p in pages] == [p.stem for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
     texts = {p.name: page_text(p) for p in pages}
     for page in pages:  # a notebook that draws with evalkit.plots shows its figures
@@ -69,7 +69,7 @@ def test_pages_built_without_the_data_show_no_real_data_figure(demo_report):
     for parameter in DATA_PARAMETERS:
         assert f"This section is skipped: {parameter} is not set" in skipped
         assert f"--param {parameter}=" in skipped
-    index = (demo_report / "index.html").read_text()
+    index = (demo_pages / "index.html").read_text()
     assert all(f"href='{p.name}'" in index for p in pages) and index.count("<td>ok</td>") == len(pages)
 
 
@@ -84,7 +84,7 @@ def test_a_wrong_data_path_fails_the_report_naming_the_parameter(clone, tmp_path
 
 
 @pytest.mark.browser
-def test_pages_request_nothing_from_the_network(demo_report, tmp_path):
+def test_pages_request_nothing_from_the_network(demo_pages, tmp_path):
     playwright = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (the 'browser' extra)")
     if not Path(CHROMIUM).exists():
         pytest.skip("chromium is not installed (.ci/run installs Debian's chromium)")
@@ -105,7 +105,7 @@ def test_pages_request_nothing_from_the_network(demo_report, tmp_path):
         try:
             context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
             context.route("**/*", block)
-            for page_file in sorted(demo_report.glob("*.html")):
+            for page_file in sorted(demo_pages.glob("*.html")):
                 page = context.new_page()
                 page.goto(page_file.resolve().as_uri(), wait_until="load")
                 page.wait_for_timeout(300)

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.base  # CI runs these in the base install too: what they check differs without the extras
+
 PACKAGE = Path(__file__).resolve().parent.parent / "evalkit"
 MODULES = sorted(p for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
 

@@ -1,0 +1,223 @@
+"""Two runs on the same cases: compare.paired, compare.against_baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tests.harness.core import (
+    SKEWED_RATINGS,
+    Design,
+    Entry,
+)
+
+
+# Two runs on the same cases. Pass/fail pairs: each case passes run a with probability ``pass_a`` and flips
+# with probability ``flip``; ``difference = p_b - p_a`` (so p(pass a, fail b) = (flip - difference) / 2).
+def paired_pass(pass_a: float, flip: float, difference: float) -> Design:
+    """Paired pass/fail verdicts of two runs; the truth is the change in pass rate ``p_b - p_a``."""
+    p10, p01 = (flip - difference) / 2, (flip + difference) / 2
+    cells = np.array([pass_a - p10, p10, p01, 1 - pass_a - p01])  # pass-pass, pass-fail, fail-pass, fail-fail
+    if (cells < -1e-12).any():
+        raise ValueError(f"no paired design with pass rate {pass_a}, flip rate {flip} and difference {difference}")
+    cells = np.clip(cells, 0, None) / np.clip(cells, 0, None).sum()
+
+    def draw(rng, n):
+        cell = rng.choice(4, size=n, p=cells)
+        return {"a": cell <= 1, "b": (cell == 0) | (cell == 2), "truth": difference}
+
+    return Design(f"paired-pass(p_a={pass_a}, flip={flip}, diff={difference:+g})",
+                  f"pass rate {pass_a} in run a, {flip:.0%} of cases flip, p_b - p_a = {difference:+g}", draw)
+
+
+def paired_ratings(change: float, steps, step_probs, name: str, *, values=(1, 2, 3, 4, 5),
+                   probs=(0.01, 0.02, 0.04, 0.17, 0.76)) -> Design:
+    """1-5 ratings of run a piled at the top; with probability ``change`` run b moves by a step (clipped to
+    the scale). The truth, the exact mean of b - a, is summed over the joint distribution."""
+    values, probs = np.asarray(values, dtype=float), np.asarray(probs, dtype=float) / np.sum(probs)
+    steps, step_probs = np.asarray(steps, dtype=float), np.asarray(step_probs, dtype=float) / np.sum(step_probs)
+    moved = np.clip(values[:, None] + steps[None, :], values.min(), values.max()) - values[:, None]
+    truth = float(change * (probs @ moved @ step_probs))
+
+    def draw(rng, n):
+        a = rng.choice(values, size=n, p=probs)
+        step = rng.choice(steps, size=n, p=step_probs) * (rng.random(n) < change)
+        return {"a": a, "b": np.clip(a + step, values.min(), values.max()), "truth": truth, "bounds": (1.0, 5.0)}
+
+    return Design(name, f"1-5 ratings piled at the top; {change:.0%} of cases move by {steps.tolist()} "
+                        f"(probabilities {np.round(step_probs, 2).tolist()}); mean change {truth:+.4f}", draw)
+
+
+def paired_tcva(keep: float = 0.7) -> Design:
+    """TCVA-like scores in [0, 1]: run a ~ Beta(5, 1.5); run b keeps a's score with probability ``keep``, else
+    draws afresh from Beta(4, 2). The truth is ``(1 - keep) * (2/3 - 5/6.5)``."""
+    truth = (1 - keep) * (4 / 6 - 5 / 6.5)
+
+    def draw(rng, n):
+        a = rng.beta(5, 1.5, n)
+        b = np.where(rng.random(n) < keep, a, rng.beta(4, 2, n))
+        return {"a": a, "b": b, "truth": truth, "bounds": (0.0, 1.0)}
+
+    return Design(f"paired-tcva(keep={keep})", f"scores in [0, 1]; {1 - keep:.0%} of cases re-scored lower on "
+                                               f"average; mean change {truth:+.4f}", draw)
+
+
+def exchangeable_ratings(change: float) -> Design:
+    """Null for paired scores: with probability ``change`` run b is an independent draw from a's distribution,
+    else equal to a, so (a, b) is exchangeable within each case and the mean change is 0."""
+    base = SKEWED_RATINGS
+
+    def draw(rng, n):
+        a = base.draw(rng, n)["x"]
+        b = np.where(rng.random(n) < change, base.draw(rng, n)["x"], a)
+        return {"a": a, "b": b, "truth": 0.0, "bounds": (1.0, 5.0)}
+
+    return Design(f"exchangeable-ratings(change={change})", f"1-5 ratings; {change:.0%} of cases re-drawn from the "
+                                                            "same distribution (no change)", draw)
+
+
+def several_runs(pass_a: float, flip: float, differences, name: str) -> Design:
+    """A baseline and ``len(differences)`` runs on the same cases, each as :func:`paired_pass` against it."""
+    for difference in differences:
+        paired_pass(pass_a, flip, difference)  # refuses impossible cells
+
+    def draw(rng, n):
+        base = rng.random(n) < pass_a
+        frames, truth = [pd.DataFrame({"case_id": np.arange(n), "run": "base", "verdict": base})], []
+        for i, difference in enumerate(differences):
+            p10, p01 = (flip - difference) / 2, (flip + difference) / 2
+            u = rng.random(n)  # flip a pass with probability p10 / pass_a, a fail with p01 / (1 - pass_a)
+            other = np.where(base, u >= p10 / pass_a, u < p01 / (1 - pass_a))
+            frames.append(pd.DataFrame({"case_id": np.arange(n), "run": f"r{i}", "verdict": other}))
+            truth.append(difference)
+        return {"runs": pd.concat(frames, ignore_index=True), "truth": np.array(truth),
+                "null": np.array(differences) == 0}
+
+    return Design(name, f"a baseline at pass rate {pass_a} and {len(differences)} runs, {flip:.0%} flipping, "
+                        f"differences {list(differences)}", draw)
+
+
+def _pass_series(x):
+    return pd.Series(np.where(x, "PASS", "FAIL"))
+
+
+def _compare_rate(method=None):
+    def run(sample, level):
+        from evalkit import compare
+
+        res = compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"]), method=method,
+                             confidence_level=level)
+        return res.ci_low, res.ci_high
+
+    return run
+
+
+def _compare_mcnemar(sample, alpha):
+    from evalkit import compare
+
+    return compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"])).p_value
+
+
+def _compare_score(method=None, known_bounds=False):
+    def run(sample, level):
+        from evalkit import compare
+
+        res = compare.paired(pd.Series(sample["a"]), pd.Series(sample["b"]), method=method, confidence_level=level,
+                             bounds=sample["bounds"] if known_bounds else None, rng=0)
+        return res.ci_low, res.ci_high
+
+    return run
+
+
+def _compare_sign_flip(sample, alpha):
+    from evalkit import compare
+
+    return compare.paired(pd.Series(sample["a"]), pd.Series(sample["b"]), rng=0).p_value
+
+
+def _against_joint(adjust="holm"):
+    def run(sample, level):
+        from evalkit import compare
+
+        table = compare.against_baseline(sample["runs"], baseline="base", adjust=adjust, confidence_level=level)
+        return table["joint_low"].to_numpy(), table["joint_high"].to_numpy()
+
+    return run
+
+
+def _against_family(adjust="holm"):
+    """The smallest adjusted p-value among the true nulls: at or below alpha exactly when the table makes a
+    false claim, so its 'size' is the family-wise error rate (under the global null also the FDR)."""
+    def run(sample, alpha):
+        from evalkit import compare
+
+        table = compare.against_baseline(sample["runs"], baseline="base", adjust=adjust, confidence_level=1 - alpha)
+        return float(table["p_adjusted"].to_numpy()[sample["null"]].min())
+
+    return run
+
+
+def simulated_mcnemar_power(n: int, difference: float, discordant: float, alpha: float, *, reps: int,
+                            rng: np.random.Generator) -> tuple[float, float]:
+    """Empirical power of the exact McNemar test (``scipy.stats.binomtest`` on the flips) over ``reps`` paired
+    data sets of ``n`` cases drawn cell by cell, and its Monte Carlo standard error: the planners' check,
+    independent of the exact power sums they use."""
+    from scipy import stats
+
+    p10, p01 = (discordant - difference) / 2, (discordant + difference) / 2
+    counts = rng.multinomial(n, [p10, p01, 1 - p10 - p01], size=reps)[:, :2]
+    cache = {}
+    rejected = 0
+    for n10, n01 in map(tuple, counts):
+        key = (min(n10, n01), n10 + n01)
+        if key not in cache:
+            cache[key] = key[1] > 0 and stats.binomtest(key[0], key[1], 0.5).pvalue <= alpha
+        rejected += cache[key]
+    rate = rejected / reps
+    return rate, float(np.sqrt(rate * (1 - rate) / reps))
+
+
+#: Pass rates near 0.9 with 2-20% of cases flipping: the settings the paired interval must hold at.
+PAIRED_PASS_SETTINGS = tuple((0.9, flip, diff) for flip in (0.02, 0.05, 0.1, 0.2)
+                             for diff in (0.0, -flip / 2, *((flip / 2,) if flip <= 0.1 else ())))
+PAIRED_PASS_GRID = tuple(paired_pass(*setting) for setting in PAIRED_PASS_SETTINGS)
+_PAIRED_PASS_FAST = (paired_pass(0.9, 0.02, 0.0), paired_pass(0.9, 0.05, -0.025), paired_pass(0.9, 0.1, 0.05),
+                     paired_pass(0.9, 0.2, -0.1))
+PAIRED_SCORE_DESIGNS = (
+    paired_ratings(0.1, (-1, 1), (0.7, 0.3), "paired-ratings(10% move, mostly down)"),
+    paired_ratings(0.05, (-1, 1), (0.5, 0.5), "paired-ratings(5% move, either way)"),
+    paired_ratings(0.3, (-2, -1, 1), (0.2, 0.5, 0.3), "paired-ratings(30% move)"),
+    paired_tcva(0.7),
+)
+_PAIR_SIZES = (20, 30, 50, 100, 200)
+
+ENTRIES = [
+    Entry("compare.paired", "pass-rate difference, Newcombe method 10 (default)", "interval", _compare_rate(),
+          _PAIRED_PASS_FAST, default=True, sizes=_PAIR_SIZES,
+          notes="the whole grid (PAIRED_PASS_GRID) at n = 30-200: python benchmarks/bench_compare.py"),
+    Entry("compare.paired", "pass-rate difference, Tango score", "interval", _compare_rate("tango"),
+          _PAIRED_PASS_FAST, sizes=_PAIR_SIZES),
+    Entry("compare.paired", "exact McNemar (size)", "test", _compare_mcnemar,
+          (paired_pass(0.9, 0.1, 0.0), paired_pass(0.9, 0.2, 0.0)), default=True, sizes=_PAIR_SIZES),
+    Entry("compare.paired", "mean score difference, betting, observed range (default)", "interval",
+          _compare_score(), PAIRED_SCORE_DESIGNS, default=True, sizes=_PAIR_SIZES),
+    Entry("compare.paired", "mean score difference, betting, known bounds", "interval",
+          _compare_score(known_bounds=True), PAIRED_SCORE_DESIGNS, sizes=_PAIR_SIZES),
+    Entry("compare.paired", "mean score difference, Student t", "interval", _compare_score("t"),
+          PAIRED_SCORE_DESIGNS, sizes=_PAIR_SIZES),
+    Entry("compare.paired", "mean score difference, BCa bootstrap", "interval", _compare_score("bootstrap"),
+          PAIRED_SCORE_DESIGNS, sizes=_PAIR_SIZES),
+    Entry("compare.paired", "sign-flip permutation test (size)", "test", _compare_sign_flip,
+          (exchangeable_ratings(0.1), exchangeable_ratings(0.5)), default=True, sizes=_PAIR_SIZES),
+    Entry("compare.against_baseline", "joint intervals (Bonferroni), holm (default)", "interval", _against_joint(),
+          (several_runs(0.9, 0.1, (0.0, -0.05, 0.05, 0.0, -0.025), "five-runs(mixed)"),), default=True,
+          notes="all five joint intervals cover together"),
+    Entry("compare.against_baseline", "family-wise error, holm (default)", "test", _against_family(),
+          (several_runs(0.9, 0.2, (0.0, -0.1, -0.05, 0.0, 0.0), "five-runs(three nulls)"),), default=True,
+          notes="'size' = P(some true null rejected at the adjusted level)"),
+    Entry("compare.against_baseline", "family-wise error, holm, global null", "test", _against_family(),
+          (several_runs(0.9, 0.2, (0.0,) * 5, "five-runs(global null, 20% flip)"),)),
+    Entry("compare.against_baseline", "false claims under the global null, bh", "test", _against_family("bh"),
+          (several_runs(0.9, 0.2, (0.0,) * 5, "five-runs(global null, 20% flip)"),),
+          notes="under the global null the FDR equals the family-wise error"),
+]
