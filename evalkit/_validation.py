@@ -50,19 +50,92 @@ def check_option(value, allowed: Sequence, name: str):
     return value
 
 
-def check_number(value, name: str, *, low=None, high=None, integer=False, allow_none=False):
-    """Validate a scalar number within [low, high]; return it (as int when ``integer``)."""
+def check_number(value, name: str, *, low=None, high=None, integer=False, allow_none=False, closed: str = "both"):
+    """Validate a finite scalar number within its bounds; return it (as int when ``integer``).
+
+    ``closed`` says which bounds the value may equal, as scikit-learn's ``Interval(..., closed=...)``: ``"both"``
+    ([low, high]), ``"neither"`` ((low, high)), ``"left"`` or ``"right"``.
+    """
     if value is None and allow_none:
         return None
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
         expected = "an integer" if integer else "a number"
         raise TypeError(f"`{name}` must be {expected}; got {value!r} ({type(value).__name__}).")
-    if not integer and np.isnan(value):
-        raise ValueError(f"`{name}` must be a number; got NaN.")
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"`{name}` must be in [{low}, {high}]; got {value!r}.")
+    if not integer and not np.isfinite(value):
+        raise ValueError(f"`{name}` must be a finite number; got {value!r}.")
+    left, right = closed in ("both", "left"), closed in ("both", "right")
+    if ((low is not None and (value < low or (value == low and not left)))
+            or (high is not None and (value > high or (value == high and not right)))):
+        shown = f"{'[' if left else '('}{low}, {high}{']' if right else ')'}"
+        raise ValueError(f"`{name}` must be in {shown}; got {value!r}.")
     return int(value) if integer else float(value)
+
+
+def check_level(value, name: str = "confidence_level") -> float:
+    """A confidence level: a number strictly between 0 and 1."""
+    return check_number(value, name, low=0.0, high=1.0, closed="neither")
+
+
+def renamed(old: str, new: str, since: str):
+    """Decorator: the keyword ``old`` still works for one release, with a FutureWarning naming ``new``."""
+    import functools
+    import warnings
+
+    def wrap(func):
+        @functools.wraps(func)
+        def inner(*args, **kwargs):
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(f"{func.__name__}() got both `{old}` and `{new}`; `{old}` is the old name of `{new}`.")
+                warnings.warn(f"{func.__name__}(): `{old}=` is renamed `{new}=` (since evalkit {since}); the old name "
+                              "will be removed in the next release.", FutureWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        return inner
+
+    return wrap
+
+
+def as_clusters(cluster, cases: pd.Index, *, table: pd.DataFrame | None = None, name: str = "cluster",
+                key: str | None = "case_id") -> tuple[np.ndarray, int]:
+    """The one conversion of a ``cluster=`` argument: integer codes of each case's cluster, in the order of ``cases``,
+    and the largest cluster size among every case the argument covers (a betting interval's bound on a cluster).
+
+    ``cluster`` is a column name of ``table`` (one value per ``key``, the last row of a repeated key counting; with
+    ``key=None`` the column row by row, ``cases`` then being the table's index), a Series of cluster ids indexed by
+    case id (``cases`` may repeat an id), or a sequence as long as ``cases`` (in their order). Codes follow the sorted
+    cluster ids, so an interval that takes clusters in a fixed order does not depend on the order of the cases.
+    """
+    if isinstance(cluster, str):
+        if table is None:
+            raise TypeError(f"`{name}={cluster!r}` names a column, which needs a table; pass a Series of cluster ids "
+                            "indexed by case id instead.")
+        check_columns(table, [cluster] + ([key] if key else []), "the table")
+        ids = table[cluster] if key is None else table.drop_duplicates(key, keep="last").set_index(key)[cluster]
+    elif isinstance(cluster, pd.Series):
+        check_unique_index(cluster.index, name)
+        ids = cluster
+    elif isinstance(cluster, (list, tuple, np.ndarray, pd.Index)):
+        values = np.asarray(cluster)
+        if values.ndim != 1 or len(values) != len(cases):
+            raise ValueError(f"`{name}` as a sequence must give one cluster id per case ({len(cases)}); got "
+                             f"{values.shape[0] if values.ndim else 0}. Pass a Series indexed by case id to give them by id.")
+        ids = pd.Series(values, index=cases)
+    else:
+        raise TypeError(f"`{name}` must be a column name, a Series of cluster ids indexed by case id, or a sequence as "
+                        f"long as the cases; got {type(cluster).__name__}.")
+    aligned = ids.reindex(cases)
+    if aligned.isna().any():
+        raise ValueError(f"`{name}` has no cluster for {int(aligned.isna().sum())} case(s), e.g. "
+                         f"{show(cases[aligned.isna().to_numpy()][0])}; give every case a cluster id.")
+    bound = int(max(ids.dropna().value_counts().max(), pd.Series(aligned.to_numpy()).value_counts().max()))
+    try:
+        codes = pd.factorize(aligned.to_numpy(), sort=True)[0]
+    except TypeError:  # ids of mixed types
+        codes = pd.factorize(aligned.astype(str).to_numpy(), sort=True)[0]
+    return codes, bound
 
 
 def check_unique_index(index: pd.Index, name: str) -> None:

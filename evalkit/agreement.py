@@ -13,7 +13,7 @@ Which numbers come from where:
   ANOVA; ``pingouin.intraclass_corr`` would add a dependency for it. Tested against pingouin.
 - Fleiss' kappa takes the long table directly (statsmodels wants a count table and is not a dependency);
   tested against ``statsmodels.stats.inter_rater.fleiss_kappa``.
-- Cohen's kappa, unweighted or weighted, is :func:`evalkit.calibrate.cohen_kappa`.
+- Cohen's kappa, unweighted or weighted, between two annotators: :func:`cohen_kappa`.
 - Correlations (the human ceiling) are :func:`evalkit.correlate.correlate`.
 - The pairwise-judge diagnostics (position, length and self-preference bias) moved to :mod:`evalkit.pairwise`;
   the old names here are deprecated aliases for one release.
@@ -21,7 +21,6 @@ Which numbers come from where:
 
 from __future__ import annotations
 
-import functools
 import html
 import os
 import warnings
@@ -33,9 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, stats
 
-from evalkit import calibrate as _calibrate
+from evalkit import _stats
 from evalkit import correlate as _correlate
-from evalkit import pairwise as _pairwise
 from evalkit._stats import (
     ADJUSTMENTS,
     adjust_p_values,
@@ -47,6 +45,7 @@ from evalkit._validation import (
     EvalkitWarning,
     check_columns,
     check_dataframe,
+    check_level,
     check_number,
     check_option,
     check_rng,
@@ -359,7 +358,7 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
     check_option(level, LEVELS, "level")
     check_option(ci_method, tuple(CI_METHODS), "ci_method")
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
     rng = check_rng(rng)
     table = _drop_single(_ratings(ratings), "ratings")
     if level == "nominal":
@@ -515,7 +514,7 @@ def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_r
     >>> icc(ratings, ci_method="F")["icc"].round(2).tolist()   # the published values of Shrout & Fleiss's example
     [0.17, 0.29, 0.71, 0.44, 0.62, 0.91]
     """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
     check_option(ci_method, ("auto", "F", *CI_METHODS), "ci_method")
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     rng = check_rng(rng)
@@ -638,7 +637,7 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
     0.55
     """
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
     check_option(ci_method, tuple(CI_METHODS), "ci_method")
     rng = check_rng(rng)
     table = _drop_single(_ratings(ratings), "ratings")
@@ -700,7 +699,7 @@ def cohen_kappa(ratings, *, annotators=None, weights: str | None = None) -> pd.D
     annotators : pair of annotator ids, optional
         Which two to compare; required when ``ratings`` has more than two annotators.
     weights : {None, "linear", "quadratic"}
-        Weighted kappa for ordered numeric ratings (see :func:`evalkit.calibrate.cohen_kappa`).
+        Weighted kappa for ordered numeric ratings (linear or quadratic distances between the sorted labels).
 
     Returns
     -------
@@ -745,7 +744,7 @@ def _pair_row(table: pd.DataFrame, a, b, weights) -> pd.DataFrame:
         if weights is not None:
             x, y = (_numeric(both[name], f"for weights={weights!r}") for name in (a, b))
         agreement = float(np.mean(x == y))
-        kappa = _calibrate.cohen_kappa(x, y, weights=weights)
+        kappa = _stats.cohen_kappa(x, y, weights=weights)
     return pd.DataFrame([{"annotator_a": a, "annotator_b": b, "n": n, "agreement": agreement, "kappa": kappa,
                           "weights": weights or "none"}])
 
@@ -1066,14 +1065,17 @@ def _alignment(pred: np.ndarray, others: np.ndarray, scoring: str) -> np.ndarray
 # deprecated: the pairwise-judge diagnostics live in evalkit.pairwise
 # --------------------------------------------------------------------------------------------------
 def _moved(name: str):
-    target = getattr(_pairwise, name)
+    """A deprecated alias of ``evalkit.pairwise.<name>``: it imports evalkit.pairwise when first called, so that this
+    module does not depend on it."""
 
-    @functools.wraps(target)
     def alias(*args, **kwargs):
+        from evalkit import pairwise  # only the deprecated names reach it
+
         warnings.warn(f"evalkit.agreement.{name} moved to evalkit.pairwise.{name}; the old name will be removed in "
                       "the next release.", DeprecationWarning, stacklevel=2)
-        return target(*args, **kwargs)
+        return getattr(pairwise, name)(*args, **kwargs)
 
+    alias.__name__ = alias.__qualname__ = name
     alias.__doc__ = (f"Deprecated alias of :func:`evalkit.pairwise.{name}` (removed in the next release); it warns "
                      "with a DeprecationWarning and returns what the new function returns.")
     alias.__module__ = __name__

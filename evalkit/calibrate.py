@@ -20,14 +20,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit import _stats
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
-from evalkit._stats import binomial_interval, cluster_rate_interval, cluster_variance, cp_fiducial_interval
 from evalkit._validation import (
     EvalkitWarning,
+    as_clusters,
     check_columns,
     check_dataframe,
+    check_level,
     check_number,
-    check_option,
     check_rng,
     check_unique_index,
 )
@@ -66,47 +67,14 @@ def _pairs(judge, human, pass_levels=None, name: str = "judge", human_name: str 
 
 
 def cohen_kappa(a, b, *, weights: str | None = None) -> float:
-    """Cohen's kappa between two label sequences of equal length (any hashable labels).
+    """Deprecated: :func:`evalkit.agreement.cohen_kappa` is Cohen's kappa (on a ratings table); this name, for two
+    label sequences, will be removed in the next release.
 
-    ``kappa = (p_o - p_e) / (1 - p_e)`` with the chance agreement ``p_e`` from each side's label
-    frequencies; 1.0 when both sides use one identical label (no disagreement is possible). With
-    ``weights`` ("linear" or "quadratic"; numeric labels) disagreements count by their distance
-    ``|i - j|`` or ``(i - j) ** 2`` between the positions of the two labels in the sorted label set:
-    ``kappa = 1 - sum(w * observed) / sum(w * expected)``.
-
-    Examples
-    --------
-    >>> from evalkit.calibrate import cohen_kappa
-    >>> round(cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"]), 4)
-    0.5
-    >>> round(cohen_kappa([1, 2, 3, 3], [1, 2, 2, 3], weights="quadratic"), 4)
-    0.8
+    ``kappa = (p_o - p_e) / (1 - p_e)``, unweighted or with ``weights`` ("linear" or "quadratic", numeric labels).
     """
-    if weights not in (None, "linear", "quadratic"):
-        raise ValueError(f"`weights` must be one of [None, 'linear', 'quadratic']; got {weights!r}.")
-    a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
-    if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
-        raise ValueError("`a` and `b` must be non-empty sequences of the same length.")
-    if weights is None:
-        labels = pd.unique(np.concatenate([a, b]))
-        po = float(np.mean(a == b))
-        pe = float(sum(np.mean(a == lab) * np.mean(b == lab) for lab in labels))
-        return 1.0 if pe == 1.0 else (po - pe) / (1 - pe)
-    for name, values in (("a", a), ("b", b)):
-        numeric = pd.to_numeric(pd.Series(values), errors="coerce")
-        if (numeric.isna() & pd.notna(values)).any() or pd.isna(values).any():
-            bad = values[numeric.isna().to_numpy()][0]
-            raise TypeError(f"`{name}` must hold numbers for weights={weights!r} (weighted kappa needs ordered "
-                            f"numeric labels); got {bad!r}.")
-    labels, codes = np.unique(np.concatenate([a, b]).astype(float), return_inverse=True)
-    k, n = len(labels), len(a)
-    observed = np.zeros((k, k))
-    np.add.at(observed, (codes[:n], codes[n:]), 1.0 / n)
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
-    distance = np.abs(np.arange(k)[:, None] - np.arange(k)[None, :]).astype(float)
-    w = distance if weights == "linear" else distance**2
-    denominator = float((w * expected).sum())
-    return 1.0 if denominator == 0 else 1.0 - float((w * observed).sum()) / denominator
+    warnings.warn("evalkit.calibrate.cohen_kappa is deprecated: use evalkit.agreement.cohen_kappa (a ratings table "
+                  "in, a table out); this name will be removed in the next release.", FutureWarning, stacklevel=2)
+    return _stats.cohen_kappa(a, b, weights=weights)
 
 
 @dataclass(frozen=True)
@@ -188,7 +156,7 @@ class CalibrationReport:
                 + self.table.to_html(float_format=lambda v: f"{v:.3f}"))
 
 
-def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interval: str = "clopper-pearson",
+def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interval: str = "auto",
               cluster=None, pass_levels=None) -> CalibrationReport:
     """Measure a judge against human labels.
 
@@ -199,9 +167,11 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
     human : Series
         PASS/FAIL strings or booleans (True = PASS), or the rubric's levels, indexed by case id.
     confidence_level : float, default 0.95
-    interval : {"clopper-pearson", "wilson", "t"}, default "clopper-pearson"
-        The rates' intervals: Clopper-Pearson covers at least ``confidence_level`` at every count (the coverage
-        harness's rule for a default); Wilson is narrower and dips below it at some (n, p). Kappa's interval is
+    interval : {"auto", "clopper-pearson", "wilson", "betting", "t"}, default "auto"
+        The rates' intervals, named as in :func:`evalkit.judge.pass_rate`: ``"auto"`` is Clopper-Pearson, which
+        covers at least ``confidence_level`` at every count (the coverage harness's rule for a default), and with
+        ``cluster`` the betting interval over whole clusters (see there); Wilson is narrower and dips below it at
+        some (n, p). Kappa's interval is
         the Clopper-Pearson fiducial one either way: kappa is a function of the human pass rate (pi) and the
         judge's rates on human PASS (Se) and human FAIL (Sp), three binomial rates, and increases in Se and Sp;
         its lower end is the alpha/2 quantile of kappa over draws of Se and Sp from the beta distributions whose
@@ -209,11 +179,12 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
         from the upper ones. The large-sample (Fleiss, Cohen & Everitt 1969) interval and the bootstrap run short
         at 20-100 labels with pass rates near 0.9 (the coverage harness measures 0.62-0.93 there); this one held
         at every design measured. With fewer than 2 human PASS or FAIL labels kappa gets no interval (a note).
-        ``"t"`` is for ``cluster`` only (see there); Wilson is refused with ``cluster``.
+        ``"betting"`` and ``"t"`` are for ``cluster`` only (see there); Wilson is refused with ``cluster``, and
+        ``"clopper-pearson"`` with ``cluster`` is Clopper-Pearson on the clusters' means.
     cluster : str or Series, optional
         Cases that are not independent (the claims of one item, the epochs of one case): a column of the results
         table (e.g. ``"sample_id"`` in a table from :mod:`evalkit.logs`) or a Series of cluster ids by case id.
-        Every rate then gets the betting interval over whole clusters (as in :func:`evalkit.infer.mean`: each
+        By default every rate then gets the betting interval over whole clusters (as in :func:`evalkit.infer.mean`: each
         cluster, in a fixed pseudo-random order of the cluster ids, bets on its count of hits minus theta times
         its count of cases in the rate's denominator, over the largest cluster among the cases given), which
         covers at least ``confidence_level`` at every number of clusters; ``interval="t"`` gives instead the
@@ -238,17 +209,14 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
     >>> report.caught, report.human_fails, round(report.agreement, 3), round(report.base_rate_agreement, 3)
     (1, 2, 0.667, 0.667)
     """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
-    check_option(interval, ["clopper-pearson", "wilson", "t"], "interval")
-    if interval == "t" and cluster is None:
-        raise ValueError("`interval='t'` is the cluster-robust t interval, for `cluster=`; without clusters use "
-                         "'clopper-pearson' or 'wilson'.")
-    if interval == "wilson" and cluster is not None:
-        raise ValueError("`interval='wilson'` treats the cases as independent; with `cluster=` the rates get the betting "
-                         "interval over whole clusters (the default, interval='clopper-pearson') or the cluster-robust "
-                         "t (interval='t').")
+    check_level(confidence_level)
+    method = _stats.rate_method(interval, cluster is not None)
     pairs, excluded = _pairs(judge, human, pass_levels)
-    groups, bound = (None, None) if cluster is None else _clusters(cluster, judge, pairs.index)
+    if cluster is not None and isinstance(cluster, str) and not isinstance(judge, pd.DataFrame):
+        raise TypeError(f"`cluster={cluster!r}` names a column, which needs `judge` to be a results table; with a "
+                        "Series of verdicts pass a Series of cluster ids by case id.")
+    groups, bound = (None, None) if cluster is None else as_clusters(
+        cluster, pairs.index, table=judge if isinstance(judge, pd.DataFrame) else None)
     h_fail, j_fail = ~pairs["human"].to_numpy(), ~pairs["judge"].to_numpy()
     n = len(pairs)
     tp = int((h_fail & j_fail).sum())
@@ -258,30 +226,32 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
     if tp + fn == 0:
         warnings.warn("the human labels contain no FAIL: fail_recall is undefined (NaN). Label failing cases too.",
                       EvalkitWarning, stacklevel=2)
-    kappa = cohen_kappa(pairs["human"].to_numpy(), pairs["judge"].to_numpy())
+    kappa = _stats.cohen_kappa(pairs["human"].to_numpy(), pairs["judge"].to_numpy())
     agree = h_fail == j_fail
     rows, few = {}, []
     for metric, hit, among in (("agreement", agree, np.ones(n, bool)), ("fail_recall", h_fail & j_fail, h_fail),
                                ("false_flag_rate", ~h_fail & j_fail, ~h_fail), ("precision", h_fail & j_fail, j_fail),
                                ("base_rate_agreement", ~h_fail, np.ones(n, bool))):
         k, d = int(hit.sum()), int(among.sum())
-        row = {"value": k / d if d else np.nan, "numerator": k, "denominator": d, "note": ""}
+        row = {"value": k / d if d else np.nan, "numerator": k, "denominator": d}
         if groups is None:
-            row["ci_low"], row["ci_high"] = binomial_interval(k, d, confidence_level, interval)
-            row["interval"] = interval
+            found = _stats.rate_interval(k, d, method=method, confidence_level=confidence_level)
+            del found["n_clusters"]
         else:
-            row.update(_cluster_rate(hit[among].astype(float), groups[among], confidence_level, interval, bound))
-            few += [metric] if row["note"] else []
+            found = _stats.rate_interval(hit[among].astype(float), method=method, confidence_level=confidence_level,
+                                         groups=groups[among], bound=bound)
+            few += [metric] if found["note"] else []
+        row.update(found)
         rows[metric] = row
     row = {"value": kappa, "numerator": pd.NA, "denominator": n, "note": ""}
     if groups is None:
-        row.update(_kappa_interval(tp, fn, fp, tn, confidence_level))
+        row.update(_stats.kappa_interval(tp, fn, fp, tn, confidence_level))
     else:
-        row.update(_kappa_cluster(h_fail, j_fail, groups, kappa, confidence_level))
+        row.update(_stats.kappa_cluster_interval(h_fail, j_fail, groups, kappa, confidence_level))
         few += ["kappa"] if row["note"] else []
     rows["kappa"] = row
     if few:
-        warnings.warn(f"fewer than {MIN_CLUSTERS} clusters for {few}: a cluster-robust interval is not backed there (NaN, "
+        warnings.warn(f"fewer than {_stats.MIN_CLUSTERS} clusters for {few}: a cluster-robust interval is not backed there (NaN, "
                       "with a note).", EvalkitWarning, stacklevel=2)
     columns = ["value", "ci_low", "ci_high", "numerator", "denominator", "interval", "note"]
     table = pd.DataFrame(rows).T
@@ -296,112 +266,6 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
         base_rate_agreement=(fp + tn) / n, confidence_level=confidence_level, table=table, pairs=pairs,
         n_excluded=excluded,
     )
-
-
-#: Cluster-robust intervals are not given with fewer clusters (as in :func:`evalkit.judge.pass_rate` and
-#: :func:`evalkit.infer.mean`: the harness measures large-sample intervals short below that).
-MIN_CLUSTERS = 50
-
-
-def _clusters(cluster, judge, cases: pd.Index) -> tuple[np.ndarray, int]:
-    """Cluster codes of the aligned cases, from a column of the results table or a Series by case id, and the
-    largest cluster size among every case given."""
-    if isinstance(cluster, str):
-        if not isinstance(judge, pd.DataFrame):
-            raise TypeError(f"`cluster={cluster!r}` names a column, which needs `judge` to be a results table; with a "
-                            "Series of verdicts pass a Series of cluster ids by case id.")
-        check_columns(judge, [cluster, "case_id"], "judge")
-        ids = judge.drop_duplicates("case_id", keep="last").set_index("case_id")[cluster]
-    elif isinstance(cluster, pd.Series):
-        check_unique_index(cluster.index, "cluster")
-        ids = cluster
-    else:
-        raise TypeError(f"`cluster` must be a column name of the results table or a Series of cluster ids by case id; "
-                        f"got {type(cluster).__name__}.")
-    aligned = ids.reindex(cases)
-    if aligned.isna().any():
-        raise ValueError(f"`cluster` has no cluster for {int(aligned.isna().sum())} labelled case(s), e.g. "
-                         f"{cases[aligned.isna().to_numpy()][0]!r}; give every case a cluster id.")
-    # the largest cluster among every case given (labelled or not): the betting interval's bound on a cluster
-    bound = int(max(ids.dropna().value_counts().max(), pd.Series(aligned.to_numpy()).value_counts().max()))
-    try:  # codes in the order of the cluster ids, so the betting order does not follow the order labels came in
-        codes = pd.factorize(aligned.to_numpy(), sort=True)[0]
-    except TypeError:  # ids of mixed types
-        codes = pd.factorize(aligned.astype(str).to_numpy(), sort=True)[0]
-    return codes, bound
-
-
-def _cluster_rate(hits: np.ndarray, groups: np.ndarray, confidence_level: float, interval: str = "clopper-pearson",
-                  bound: int | None = None) -> dict:
-    """A rate's interval with clusters: the betting interval over whole clusters (``bound``: the largest cluster
-    size), or with ``interval="t"`` the cluster-robust t (clipped to [0, 1]; a note below MIN_CLUSTERS)."""
-    n = len(hits)
-    row = {"ci_low": np.nan, "ci_high": np.nan, "interval": "cluster-t" if interval == "t" else "cluster-betting",
-           "note": "", "n_clusters": len(np.unique(groups))}
-    if n == 0:
-        return row
-    if interval != "t":
-        row["ci_low"], row["ci_high"], _ = cluster_rate_interval(hits, groups, bound=bound,
-                                                                 confidence_level=confidence_level)
-        return row
-    rate = float(hits.mean())
-    var, g = cluster_variance((hits - rate) / n, groups)
-    row["n_clusters"] = g
-    if g < MIN_CLUSTERS:
-        row["note"] = f"{g} clusters < {MIN_CLUSTERS}: a cluster-robust interval is not backed here"
-        return row
-    half = float(stats.t.ppf(0.5 + confidence_level / 2, g - 1) * np.sqrt(var))
-    row["ci_low"], row["ci_high"] = max(0.0, rate - half), min(1.0, rate + half)
-    return row
-
-
-#: Quasi-random draws behind kappa's interval (a Sobol sequence: its ends move by about 0.002 between 2,047 and
-#: 16,383 draws).
-KAPPA_DRAWS = 2047
-
-
-def _kappa_from_rates(pi, se, sp):
-    """Cohen's kappa of a judge with rates ``se`` (PASS on human PASS) and ``sp`` (FAIL on human FAIL) at a human
-    pass rate ``pi``: 2 pi (1 - pi) (se + sp - 1) / (pi (1 - j) + (1 - pi) j), j the judge's pass rate."""
-    j = pi * se + (1 - pi) * (1 - sp)
-    denominator = pi * (1 - j) + (1 - pi) * j
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, 2 * pi * (1 - pi) * (se + sp - 1) / denominator, 0.0)
-
-
-def _kappa_interval(tp: int, fn: int, fp: int, tn: int, confidence_level: float) -> dict:
-    """Kappa's Clopper-Pearson fiducial interval (see :func:`calibrate`), FAIL = positive: tp = both FAIL."""
-    human_pass, human_fail = fp + tn, tp + fn
-    row = {"ci_low": np.nan, "ci_high": np.nan, "interval": "cp-fiducial", "note": ""}
-    if min(human_pass, human_fail) < 2:
-        row["note"] = "fewer than 2 human PASS or FAIL labels: kappa's interval needs both"
-        return row
-    low, high, _, _ = cp_fiducial_interval(_kappa_from_rates, [(human_pass, tp + fn + fp + tn), (tn, human_pass),
-                                                                (tp, human_fail)], [0, +1, +1], confidence_level,
-                                                n_draws=KAPPA_DRAWS)
-    row["ci_low"], row["ci_high"] = max(-1.0, low), min(1.0, high)
-    return row
-
-
-def _kappa_cluster(h_fail, j_fail, groups, kappa: float, confidence_level: float) -> dict:
-    """Cluster-robust delta-method interval for kappa: the sandwich of its influence values, t on G - 1 df."""
-    n = len(h_fail)
-    h, j, o = (~h_fail).astype(float), (~j_fail).astype(float), (h_fail == j_fail).astype(float)
-    h1, j1, po = h.mean(), j.mean(), o.mean()
-    pe = h1 * j1 + (1 - h1) * (1 - j1)
-    row = {"ci_low": np.nan, "ci_high": np.nan, "interval": "cluster-t", "note": "", "n_clusters": len(np.unique(groups))}
-    if pe >= 1:
-        row["note"] = "every label and verdict the same: kappa has no interval"
-        return row
-    influence = ((o - po) + (po - 1) / (1 - pe) * ((2 * j1 - 1) * (h - h1) + (2 * h1 - 1) * (j - j1))) / (1 - pe)
-    var, g = cluster_variance(influence / n, groups)
-    row["n_clusters"] = g
-    if g < MIN_CLUSTERS:
-        row["note"] = f"{g} clusters < {MIN_CLUSTERS}: a cluster-robust interval is not backed here"
-        return row
-    half = float(stats.t.ppf(0.5 + confidence_level / 2, g - 1) * np.sqrt(var))
-    row["ci_low"], row["ci_high"] = max(-1.0, kappa - half), min(1.0, kappa + half)
-    return row
 
 
 def disagreements(results: pd.DataFrame, human: pd.Series, *, cases: pd.DataFrame | None = None,
@@ -520,7 +384,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     if not isinstance(report, CalibrationReport):
         raise TypeError(f"`report` must be a CalibrationReport (from calibrate); got {type(report).__name__}.")
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
-    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    confidence_level = check_level(confidence_level)
     levels, passing = verdict_levels(results, pass_levels=pass_levels)
     run = as_pass(judge_verdicts(results, "results"), "results", levels=levels, pass_levels=passing).dropna().astype(bool)
     if run.empty:
@@ -552,7 +416,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
                       f"calibration set (sensitivity {se:.2f}, specificity {sp:.2f}, n = {int(cells.sum())}) do not "
                       f"fit this run (observed {observed:.3f}); reported unclipped. Label more cases like this run's.",
                       EvalkitWarning, stacklevel=2)
-    low, high, undefined_low, undefined_high = cp_fiducial_interval(
+    low, high, undefined_low, undefined_high = _stats.cp_fiducial_interval(
         correct, [(int(run.sum()), n_run), (int(cells[0]), int(cells[:2].sum())), (int(cells[2]), int(cells[2:].sum()))],
         [+1, -1, +1], confidence_level, n_draws=n_resamples, rng=None if rng is None else check_rng(rng))
     row["corrected"] = corrected
@@ -571,7 +435,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
 
 
 def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: int = 5,
-                    confidence_level: float = 0.95, interval: str = "clopper-pearson") -> pd.DataFrame:
+                    confidence_level: float = 0.95, interval: str = "auto") -> pd.DataFrame:
     """Agreement of the judge with human labels along the labelling order, to expose drift.
 
     Parameters
@@ -585,8 +449,8 @@ def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: 
         A numeric column is cut into ``bins`` equal-count bins; any other column is used as is.
     bins : int, default 5
     confidence_level : float, default 0.95
-    interval : {"clopper-pearson", "wilson"}, default "clopper-pearson"
-        Each bin's interval (as in :func:`calibrate`).
+    interval : {"auto", "clopper-pearson", "wilson"}, default "auto"
+        Each bin's interval (as in :func:`calibrate`; "auto" is Clopper-Pearson).
 
     Returns
     -------
@@ -606,7 +470,8 @@ def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: 
     labels = check_dataframe(labels, "labels")
     check_columns(labels, ["case_id", "label", by], "labels")
     bins = check_number(bins, "bins", low=1, integer=True)
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
+    method = _stats.rate_method(interval, False)
     latest = labels.drop_duplicates("case_id", keep="last").set_index("case_id")
     pairs, _ = _pairs(judge, latest["label"], human_name="labels")
     order = latest.loc[pairs.index, by]
@@ -616,9 +481,10 @@ def agreement_drift(judge, labels: pd.DataFrame, *, by: str = "position", bins: 
     rows = []
     for key, idx in pd.Series(range(len(order)), index=order.index).groupby(groups.to_numpy(), sort=True):
         k, n = int(agree[idx.to_numpy()].sum()), len(idx)
-        low, high = binomial_interval(k, n, confidence_level, interval)
+        found = _stats.rate_interval(k, n, method=method, confidence_level=confidence_level)
+        low, high = found["ci_low"], found["ci_high"]
         span = f"{order.iloc[idx.to_numpy()].min()}-{order.iloc[idx.to_numpy()].max()}" if numeric else key
-        rows.append({by: span, "n": n, "agreement": k / n, "ci_low": low, "ci_high": high, "interval": interval})
+        rows.append({by: span, "n": n, "agreement": k / n, "ci_low": low, "ci_high": high, "interval": method})
     out = pd.DataFrame(rows)
     if numeric and len(set(agree)) > 1:
         out.attrs["p_trend"] = float(stats.spearmanr(order.to_numpy(), agree).pvalue)
@@ -657,4 +523,4 @@ def self_agreement(records: pd.DataFrame) -> pd.DataFrame:
     if len(common) == 0:
         raise ValueError("`records`: no case has both a label and a re-label yet (modes 'label' and 'relabel').")
     a, b = first.loc[common].to_numpy(), again.loc[common].to_numpy()
-    return pd.DataFrame([{"n": len(common), "agreement": float(np.mean(a == b)), "kappa": cohen_kappa(a, b)}])
+    return pd.DataFrame([{"n": len(common), "agreement": float(np.mean(a == b)), "kappa": _stats.cohen_kappa(a, b)}])

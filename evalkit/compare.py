@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
+from evalkit import _stats
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit._stats import (
     ADJUSTMENTS,
@@ -35,12 +36,12 @@ from evalkit._validation import (
     EvalkitWarning,
     check_columns,
     check_dataframe,
+    check_level,
     check_number,
     check_option,
     check_rng,
     show,
 )
-from evalkit.calibrate import cohen_kappa
 
 __all__ = ["PairedComparison", "paired", "detectable_difference", "cases_needed", "against_baseline", "adjust_p_values"]
 
@@ -227,9 +228,7 @@ def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level
     >>> scores.kind, scores.difference, scores.method
     ('mean score', 0.4, 'betting')
     """
-    confidence_level = check_number(confidence_level, "confidence_level", low=0, high=1)
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"`confidence_level` must be strictly between 0 and 1; got {confidence_level!r}.")
+    confidence_level = check_level(confidence_level)
     va, vb = judge_verdicts(a, "a"), judge_verdicts(b, "b")
     scores = _is_score(a) and _is_score(b)
     kind = "mean score" if scores else "pass rate"
@@ -264,7 +263,7 @@ def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level
             flips[f"reason_{name}"] = run.set_index("case_id")["reason"].reindex(flips["case_id"]).to_numpy()
     return PairedComparison(
         n=len(both), table=table, p_value=result["p_value"], agreement=float((both["a"] == both["b"]).mean()),
-        kappa=cohen_kappa(both["a"].to_numpy(), both["b"].to_numpy()), rate_a=result["mean_a"],
+        kappa=_stats.cohen_kappa(both["a"].to_numpy(), both["b"].to_numpy()), rate_a=result["mean_a"],
         rate_b=result["mean_b"], flips=flips, kind=kind, difference=result["difference"], ci_low=result["ci_low"],
         ci_high=result["ci_high"], method=method, confidence_level=confidence_level, test=_RATE_TEST,
         discordant=result["discordant"],
@@ -526,9 +525,7 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
     by = [] if by is None else ([by] if isinstance(by, str) else list(by))
     check_columns(runs, [case, run, value, *by], "runs")
     adjust = check_option(adjust, ADJUSTMENTS, "adjust")
-    confidence_level = check_number(confidence_level, "confidence_level", low=0, high=1)
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"`confidence_level` must be strictly between 0 and 1; got {confidence_level!r}.")
+    confidence_level = check_level(confidence_level)
     alpha = 1 - confidence_level
     if smallest_change is not None:
         smallest_change = abs(check_number(smallest_change, "smallest_change"))

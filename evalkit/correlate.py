@@ -16,11 +16,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit import _stats
 from evalkit import tcva as _tcva
 from evalkit._stats import ADJUSTMENTS, adjust_p_values, z_value, z_variance_factor
 from evalkit._validation import (
     EvalkitWarning,
     as_frame,
+    check_level,
     check_number,
     check_option,
     check_rng,
@@ -442,7 +444,7 @@ def correlate(
                          "use a bootstrap method ('percentile', 'basic' or 'BCa').")
     if ci_method == "auto":
         ci_method = "t" if level == "summary" else "percentile"
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
     check_option(adjust, (None, *ADJUSTMENTS), "adjust")
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
     rng = check_rng(rng)
@@ -540,9 +542,9 @@ def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resampl
     return _result_frame(frame, n, r, low, high, p, method, "dataset", ci_method=names)
 
 
-# Fewer clusters than this and the cluster bootstrap's 95% interval covers less than claimed: 0.73-0.93 with 4 to
-# 9 clusters, 0.94-0.95 with 17 and 34 (the coverage harness, clustered designs of correlate.correlate).
-MIN_CLUSTERS = 15
+#: Fewer clusters than this and the cluster bootstrap's 95% interval covers less than claimed (see
+#: :data:`evalkit._stats.MIN_RESAMPLED_CLUSTERS`).
+MIN_CLUSTERS = _stats.MIN_RESAMPLED_CLUSTERS
 
 
 def _cluster_corr(x: np.ndarray, y: np.ndarray, labels: np.ndarray, method: str):
@@ -805,7 +807,7 @@ def compare_metrics(
     check_option(method, METHODS, "method")
     check_option(test, ("williams", "bootstrap"), "test")
     check_option(adjust, (None, *ADJUSTMENTS), "adjust")
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     rng = check_rng(rng)
     if isinstance(b, pd.DataFrame):

@@ -26,6 +26,7 @@ from evalkit._validation import (
     EvalkitWarning,
     check_columns,
     check_dataframe,
+    check_level,
     check_number,
     check_option,
     check_rng,
@@ -592,7 +593,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
     check_columns(table, ["n_tokens", *columns], "table")
     check_option(method, ("spearman", "pearson"), "method")
     check_option(ci_method, ("studentized", "fisher"), "ci_method")
-    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    confidence_level = check_level(confidence_level)
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
     rng = check_rng(rng)
     length = _finite(table["n_tokens"], "`table` column 'n_tokens'", allow_nan=True)

@@ -37,8 +37,10 @@ from evalkit import _stats
 from evalkit._coerce import as_pass
 from evalkit._validation import (
     EvalkitWarning,
+    as_clusters,
     check_columns,
     check_dataframe,
+    check_level,
     check_number,
     check_option,
     check_rng,
@@ -305,10 +307,9 @@ INTERVALS = ("auto", "betting", "clt", "t")
 #: the coverage harness measures them below nominal there on bounded, skewed data; betting intervals hold at any n.
 MIN_LARGE_SAMPLE = 30
 #: The cluster-robust intervals (``interval="t"`` or ``"clt"`` with ``cluster``) are not given below this many
-#: clusters: at 30 clusters of 4 PASS/FAIL claims (pass rate 0.85, intraclass correlation 0.3) the harness measures
-#: the cluster-robust t at 0.914 of 1,000 draws, and even at 100 clusters of pass rate 0.95 at 0.92; the default
-#: with clusters, the betting interval over whole clusters, needs no minimum (few clusters give a wide interval).
-MIN_CLUSTERS = 50
+#: clusters (see :data:`evalkit._stats.MIN_CLUSTERS`); the default with clusters, the betting interval over whole
+#: clusters, needs no minimum (few clusters give a wide interval).
+MIN_CLUSTERS = _stats.MIN_CLUSTERS
 _WEIGHT = {"ppi++": "tuned", "ppi": 1.0, "classical": 0.0}
 
 
@@ -492,7 +493,7 @@ def _inference(judge: pd.Series, human: pd.Series, *, methods, interval, confide
     if len(y) < 2 and by is None:
         raise ValueError(f"`human` must hold at least 2 labels (with a score and a label); got {len(y)}.")
     codes, names = (None, None) if by is None else _codes(by, judge)
-    groups = None if cluster is None else _codes(cluster, judge, "cluster")[0]
+    groups = None if cluster is None else as_clusters(cluster, judge.index)[0]
     # the largest cluster among every case given, labelled or not: fixed before any label is seen
     bound = None if groups is None else float(np.bincount(groups).max())
     k = 1 if names is None else len(names)
@@ -751,7 +752,7 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
     0  classical       3.1   2.733    3.388          30  cluster-betting
     """
     methods = _methods(method)
-    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    confidence_level = check_level(confidence_level)
     check_option(nan_policy, ["raise", "omit"], "nan_policy")
     judge, human = _as_scores(judge, "judge"), _as_scores(human, "human")
     return _inference(judge, human, methods=methods, interval=interval, confidence_level=confidence_level, by=by,
@@ -810,7 +811,7 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
     0     0.204   0.144    0.264    0.0
     """
     methods = _methods(method)
-    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    confidence_level = check_level(confidence_level)
     check_option(alternative, ["two-sided", "greater", "less"], "alternative")
     check_option(nan_policy, ["raise", "omit"], "nan_policy")
     ja, jb = _as_scores(judge_a, "judge_a"), _as_scores(judge_b, "judge_b")
@@ -853,7 +854,7 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
                      adjust=None, cluster=cluster, bounds=scale, finite_population=bool(finite_population),
                      nan_policy=nan_policy, alternative=alternative, keep_se=True)
     p_values = []
-    groups = None if cluster is None else _codes(cluster, judge, "cluster")[0]
+    groups = None if cluster is None else as_clusters(cluster, judge.index)[0]
     for row in out.to_dict("records"):
         if resolved == "betting" and groups is not None:
             y, positions, unlabelled, values = _align(judge, human, nan_policy)
@@ -1116,7 +1117,7 @@ PLAN_INTERVALS = ("auto", "betting", "clt", "t")
 def _plan(judge, human_pilot, *, interval, confidence_level, finite_population, bounds, n_draws, rng):
     """A function n -> {"ppi++": half-width, "classical": half-width, "lam": ..., intervals} and the number of cases."""
     check_option(interval, list(PLAN_INTERVALS), "interval")
-    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    confidence_level = check_level(confidence_level)
     n_draws = check_number(n_draws, "n_draws", low=1, integer=True)
     y, positions, values = _planning_inputs(judge, human_pilot)
     vy, cyh, vj, total, _ = _planning_moments(y, positions, values)
@@ -1350,7 +1351,7 @@ def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, sta
     148
     """
     check_option(statistic, list(STATISTICS), "statistic")
-    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    confidence_level = check_level(confidence_level)
     check_option(method, ["ppi++", "ppi", "classical"], "method")
     labels = _as_scores(human, "human")
     check_unique_index(labels.index, "human")
@@ -1579,7 +1580,7 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
     """
     methods = _methods(method)
     check_option(interval, ["clt", "betting"], "interval")
-    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    confidence_level = check_level(confidence_level)
     n_draws = check_number(n_draws, "n_draws", low=1, integer=True)
     judge, human = _as_scores(judge, "judge"), _as_scores(human, "human")
     check_unique_index(judge.index, "judge")

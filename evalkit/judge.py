@@ -21,8 +21,17 @@ import pandas as pd
 from evalkit import models as _models
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._io import read_json_lines, write_atomic
-from evalkit._stats import binomial_interval, cluster_rate_interval, cluster_variance
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_option, check_unique_column
+from evalkit._stats import CLUSTER_METHODS, rate_interval, rate_method
+from evalkit._tables import PASS_RATE_COLUMNS, RUN_KEYS
+from evalkit._validation import (
+    EvalkitWarning,
+    as_clusters,
+    check_columns,
+    check_dataframe,
+    check_level,
+    check_number,
+    check_unique_column,
+)
 from evalkit._version import __version__
 
 __all__ = [
@@ -38,8 +47,6 @@ __all__ = [
 ]
 
 PARSER_VERSION = "first-line-exact/1"
-RESULT_COLUMNS = ["case_id", "rubric", "rubric_version", "model", "verdict", "parsed", "raw", "reason", "error",
-                  "latency_s", "cached", "created_at"]
 
 
 def parse_verdict(text, levels=("PASS", "FAIL"), *, fail_level: str | None = None) -> tuple[str, bool]:
@@ -371,10 +378,24 @@ def run_judge(
     return results
 
 
+def _epoch_clusters(results: pd.DataFrame) -> str | None:
+    """The column whose repeats are epochs of one case (``attrs["clusters"]["column"]``, as the readers of
+    :mod:`evalkit.logs` set it, else ``sample_id``), where some case is graded more than once in a run; else None."""
+    clusters = results.attrs.get("clusters")
+    column = clusters.get("column", "sample_id") if isinstance(clusters, dict) else "sample_id"
+    if column not in results.columns:
+        return None
+    return column if results.duplicated([*RUN_KEYS, column]).any() else None
+
+
 def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, confidence_level: float = 0.95,
-              interval: str = "clopper-pearson", cluster: str | None = None, unparseable_alert: float = 0.05,
+              interval: str = "auto", cluster=None, unparseable_alert: float = 0.05,
               baseline: pd.DataFrame | None = None, max_jump: float = 0.05, pass_levels=None) -> pd.DataFrame:
     """Pass rate with its confidence interval, reported beside the unparseable, code-check and error counts.
+
+    The one pass rate of a results table, whether evalkit ran the judge or a table was read from another tool's log:
+    a case graded in several epochs (the column that :mod:`evalkit.logs`' readers name in ``attrs["clusters"]``,
+    ``sample_id``) is one cluster, found from the table itself.
 
     Parameters
     ----------
@@ -384,20 +405,24 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
         :func:`evalkit.checks.run_checks` output (index ``case_id``, column ``all_passed``): an output
         that fails a code check fails, whatever the judge said.
     confidence_level : float, default 0.95
-    interval : {"clopper-pearson", "wilson", "t"}, default "clopper-pearson"
-        Clopper-Pearson's exact interval covers at least ``confidence_level`` at every n and pass rate (the
-        coverage harness's rule for a default). Wilson's is narrower but its coverage dips below the level
-        at some (n, p): 0.933 at p = 0.5 and 0.934 at p = 0.97 with n = 50, over 2,000 draws. With
-        ``cluster``, the default is the betting interval over whole clusters and ``"t"`` the cluster-robust t
-        (``"wilson"`` is refused there).
-    cluster : str, optional
-        A column of ``results`` naming clusters of cases that are not independent (epochs of one case, the
-        claims of one item). The rate then gets the betting interval over whole clusters, as
-        :func:`evalkit.calibrate.calibrate` gives its rates with ``cluster=``: it holds at every number of
-        clusters (a cluster's size is bounded by the largest cluster in ``results``). ``interval="t"`` gives the
-        cluster-robust t instead (the sandwich with G / (G - 1), t on G - 1 degrees of freedom, clipped to
-        [0, 1]), not given below 50 clusters (NaN and a warning); the coverage harness measures it at 0.90-0.93
-        with 50-100 clusters of skewed PASS/FAIL claims.
+    interval : {"auto", "clopper-pearson", "wilson", "betting", "t"}, default "auto"
+        Independent cases: ``"auto"`` is Clopper-Pearson's exact interval, which covers at least
+        ``confidence_level`` at every n and pass rate (the coverage harness's rule for a default); Wilson's is
+        narrower but its coverage dips below the level at some (n, p): 0.933 at p = 0.5 and 0.934 at p = 0.97 with
+        n = 50, over 2,000 draws. Cases in clusters (``cluster``): ``"auto"`` and ``"betting"`` are the betting
+        interval over whole clusters, which holds at every number of clusters (a cluster's size bounded by the
+        largest cluster in ``results``). Epochs (a case graded several times, found from the table): each case's
+        epochs are averaged first and ``"auto"`` and ``"betting"`` are the betting interval on those per-case means
+        (``cluster-means-betting``; the same interval when every case has as many epochs), which the harness measures
+        at 0.97-1.00 and as narrow as Clopper-Pearson on the means or narrower (up to 0.7x where epochs agree).
+        ``"clopper-pearson"`` with clusters or epochs is Clopper-Pearson on the clusters' means, n = the number of
+        clusters (conservative where a cluster's cases disagree); ``"t"`` is the cluster-robust t (the
+        sandwich with G / (G - 1), t on G - 1 degrees of freedom, clipped to [0, 1]), not given below 50 clusters
+        (NaN and a warning): the harness measures it at 0.90-0.93 with 50-100 clusters of skewed PASS/FAIL claims.
+    cluster : str or Series, optional
+        Clusters of cases that are not independent (the claims of one item, the turns of one conversation): a
+        column of ``results`` or a Series of cluster ids by case id. Default: the table's epochs (cases graded more
+        than once, by ``sample_id``), else none.
     unparseable_alert : float, default 0.05
         Warn when the unparseable rate exceeds this.
     baseline : DataFrame, optional
@@ -413,10 +438,16 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     -------
     DataFrame
         One row per ``(rubric, rubric_version, model)``: ``n, n_judged, n_pass, pass_rate, ci_low, ci_high,
-        interval, n_unparseable, unparseable_rate, n_check_failed, n_error`` (and ``n_clusters`` with
-        ``cluster``); ``interval`` names the interval method. Errors (no verdict) are left out of ``n_judged`` and
-        the rate, and counted; a group whose every row is an error has a NaN rate and interval, with an
-        :class:`~evalkit.EvalkitWarning`.
+        interval, n_unparseable, unparseable_rate, n_check_failed, n_error``; with clusters also ``n_clusters``, and
+        for a table with a numeric ``score`` column ``mean_score``. ``interval`` names the interval method
+        (``clopper-pearson``, ``wilson``, ``cluster-betting``, ``cluster-t``, ``cluster-means``,
+        ``cluster-means-betting``), ``attrs["cluster"]`` the clusters. ``pass_rate`` is what the interval is for: the
+        share of judged rows that pass (with clusters, a cluster weighs by its size), and with the ``cluster-means``
+        methods (epochs) the mean over cases of each case's rate (inspect_ai's accuracy over epochs, its default
+        ``mean`` reducer; the two agree when every case has as many epochs); ``mean_score`` likewise. Errors (no
+        verdict) are
+        left out of ``n_judged`` and the rate, and counted; a group whose every row is an error has a NaN rate and
+        interval, with an :class:`~evalkit.EvalkitWarning`.
 
     Examples
     --------
@@ -425,94 +456,134 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     >>> res = pd.DataFrame({"case_id": ["a", "b", "c", "d"], "rubric": "r", "rubric_version": "v1", "model": "m",
     ...                     "verdict": ["PASS", "PASS", "FAIL", "FAIL"], "parsed": [True, True, True, False],
     ...                     "error": [None] * 4})
-    >>> pass_rate(res, unparseable_alert=0.5)[["n", "pass_rate", "n_unparseable"]]
-       n  pass_rate  n_unparseable
-    0  4        0.5              1
+    >>> pass_rate(res, unparseable_alert=0.5)[["n", "pass_rate", "n_unparseable", "interval"]]
+       n  pass_rate  n_unparseable         interval
+    0  4        0.5              1  clopper-pearson
+
+    A promptfoo run that graded each test case several times: the repeats of a case are one cluster.
+
+    >>> from evalkit import datasets, logs
+    >>> table = logs.read_promptfoo(datasets.demo_path() / "logs" / "promptfoo_v2.json")
+    >>> pass_rate(table)[["rubric", "n", "n_clusters", "pass_rate", "interval"]].round(3)
+           rubric   n  n_clusters  pass_rate               interval
+    0   icontains  20          10       0.85  cluster-means-betting
+    1  llm-rubric  20          10       0.40  cluster-means-betting
+    2        test  20          10       0.40  cluster-means-betting
     """
     results = check_dataframe(results, "results").reset_index(drop=True)  # concatenated runs repeat labels
-    check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "parsed", "error"], "results")
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_columns(results, ["case_id", *RUN_KEYS, "verdict", "error"], "results")
+    check_level(confidence_level)
     check_number(unparseable_alert, "unparseable_alert", low=0.0, high=1.0)
     check_number(max_jump, "max_jump", low=0.0, high=1.0)
-    check_option(interval, ["clopper-pearson", "wilson", "t"], "interval")
+    epochs = cluster is None and _epoch_clusters(results) is not None
+    if epochs:
+        cluster = _epoch_clusters(results)
+    method = rate_method(interval, cluster is not None, means=epochs)
     if cluster is not None:
-        check_columns(results, [cluster], "results")
-        if interval == "wilson":
-            raise ValueError("`interval='wilson'` is for independent cases; with `cluster=` use the default (the betting "
-                             "interval over whole clusters) or interval='t' (the cluster-robust t).")
-    elif interval == "t":
-        raise ValueError("`interval='t'` is the cluster-robust t and needs `cluster=`; without clusters use "
-                         "'clopper-pearson' (the default) or 'wilson'.")
-    check_failed = pd.Series(False, index=results.index)
-    if checks is not None:
-        check_columns(checks, ["all_passed"], "checks")
-        status = checks["all_passed"].reindex(results["case_id"].to_numpy())
-        if status.isna().any():
-            missing = results["case_id"].to_numpy()[status.isna().to_numpy()][:3].tolist()
-            raise ValueError(f"`checks` has no row for case(s) {missing}; run the checks on every judged output.")
-        check_failed = pd.Series(~status.to_numpy(dtype=bool), index=results.index)
+        codes, _ = (as_clusters(cluster, results.index, table=results, key=None) if isinstance(cluster, str)
+                    else as_clusters(cluster, pd.Index(results["case_id"])))
+        results = results.assign(_cluster=codes)
+    check_failed = _check_failures(results, checks)
+    scores = _scores(results)
     levels, passing = verdict_levels(results, pass_levels=pass_levels)
+    base_rate = _unparseable_share(baseline) if baseline is not None else None
     rows = []
-    base_rate = None
-    if baseline is not None:
-        base_rate = (~baseline["parsed"] & baseline["error"].isna()).sum() / max(1, baseline["error"].isna().sum())
-    for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True, dropna=False):
-        ok = group["error"].isna()
-        judged = group[ok]
-        passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).astype(bool)
-        passed &= ~check_failed[judged.index]
-        n_judged, n_pass = len(judged), int(passed.sum())
-        if not n_judged:
-            warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): every one of its {len(group)} rows is an error (no verdict): "
-                          "its pass rate and interval are NaN.", EvalkitWarning, stacklevel=2)
-        n_unparseable = int((~judged["parsed"]).sum())
-        rate = n_unparseable / n_judged if n_judged else np.nan
-        extra = {}
-        if cluster is None:
-            low, high = binomial_interval(n_pass, n_judged, confidence_level, interval)
-            method = interval
+    for key, group in results.groupby(RUN_KEYS, sort=False, observed=True, dropna=False):
+        row = _pass_rate_row(group, key, levels, passing, check_failed, scores, method, confidence_level)
+        rows.append(row)
+        _warn_unparseable(key, row, unparseable_alert, base_rate, max_jump)
+    columns = PASS_RATE_COLUMNS + (["n_clusters"] if cluster is not None else []) + \
+        (["mean_score"] if scores is not None else [])
+    table = pd.DataFrame(rows, columns=columns)
+    table.attrs.update({"confidence_level": confidence_level, "interval": method,
+                        "cluster": cluster if isinstance(cluster, str) or cluster is None else "given"})
+    return table
+
+
+def _check_failures(results: pd.DataFrame, checks) -> pd.Series:
+    """Each row's code-check failure (False without ``checks``)."""
+    if checks is None:
+        return pd.Series(False, index=results.index)
+    check_columns(checks, ["all_passed"], "checks")
+    status = checks["all_passed"].reindex(results["case_id"].to_numpy())
+    if status.isna().any():
+        missing = results["case_id"].to_numpy()[status.isna().to_numpy()][:3].tolist()
+        raise ValueError(f"`checks` has no row for case(s) {missing}; run the checks on every judged output.")
+    return pd.Series(~status.to_numpy(dtype=bool), index=results.index)
+
+
+def _scores(results: pd.DataFrame) -> pd.Series | None:
+    """The table's numeric ``score`` column (a log's partial credit), checked, or None."""
+    if "score" not in results.columns or results["score"].isna().all():
+        return None
+    score = results["score"]
+    if pd.api.types.is_bool_dtype(score) or not pd.api.types.is_numeric_dtype(score):
+        raise TypeError(f"`results` column 'score' must hold numbers (NaN where there is none); got dtype {score.dtype}.")
+    if np.isinf(score.to_numpy(dtype=float, na_value=np.nan)).any():
+        raise ValueError("`results` column 'score' holds inf; scores must be finite (NaN where there is none).")
+    return score.astype(float)
+
+
+def _unparseable_share(baseline: pd.DataFrame) -> float:
+    baseline = check_dataframe(baseline, "baseline")
+    check_columns(baseline, ["parsed", "error"], "baseline")
+    judged = baseline["error"].isna()
+    return float((~baseline["parsed"].astype(bool) & judged).sum() / max(1, judged.sum()))
+
+
+def _pass_rate_row(group, key, levels, passing, check_failed, scores, method, confidence_level) -> dict:
+    """One run's pass rate, counts and interval (with clusters: the mean over clusters, each cluster's rate)."""
+    ok = group["error"].isna()
+    judged = group[ok]
+    passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).astype(bool)
+    passed = (passed & ~check_failed[judged.index]).to_numpy(dtype=float)
+    n_judged = len(judged)
+    if not n_judged:
+        warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): every one of its {len(group)} rows is an error (no verdict): "
+                      "its pass rate and interval are NaN.", EvalkitWarning, stacklevel=4)
+    parsed = judged["parsed"].astype(bool) if "parsed" in judged.columns else pd.Series(True, index=judged.index)
+    n_unparseable = int((~parsed).sum())
+    row = {"rubric": key[0], "rubric_version": key[1], "model": key[2], "n": len(group), "n_judged": n_judged,
+           "n_pass": int(passed.sum()), "n_unparseable": n_unparseable,
+           "unparseable_rate": n_unparseable / n_judged if n_judged else np.nan,
+           "n_check_failed": int(check_failed[group.index].sum()), "n_error": int((~ok).sum())}
+    if method in CLUSTER_METHODS:
+        codes = judged["_cluster"].to_numpy()
+        found = rate_interval(passed, method=method, confidence_level=confidence_level, groups=codes,
+                              bound=float(group["_cluster"].value_counts().max()))
+        # the quantity the interval is for: the pooled rate (a cluster weighs by its size), or the clusters' mean rate
+        row["pass_rate"] = (_mean_of_cluster_means(passed, codes) if method.startswith("cluster-means")
+                            else (passed.mean() if n_judged else np.nan))
+        if found["note"]:
+            warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {found['note']} (NaN).", EvalkitWarning, stacklevel=4)
+        row["n_clusters"] = found["n_clusters"]
+    else:
+        found = rate_interval(int(passed.sum()), n_judged, method=method, confidence_level=confidence_level)
+        row["pass_rate"] = passed.mean() if n_judged else np.nan
+    row.update(ci_low=found["ci_low"], ci_high=found["ci_high"], interval=method)
+    if scores is not None:
+        values = scores[judged.index].to_numpy()
+        if method.startswith("cluster-means"):
+            row["mean_score"] = _mean_of_cluster_means(values, judged["_cluster"].to_numpy())
         else:
-            low, high, extra["n_clusters"] = _cluster_rate(passed.to_numpy(dtype=float), judged[cluster].to_numpy(),
-                                                           confidence_level, key, interval=interval,
-                                                           bound=int(group[cluster].value_counts().max()))
-            method = "cluster-t" if interval == "t" else "cluster-betting"
-        rows.append({"rubric": key[0], "rubric_version": key[1], "model": key[2], "n": len(group), "n_judged": n_judged,
-                     "n_pass": n_pass, "pass_rate": n_pass / n_judged if n_judged else np.nan, "ci_low": low,
-                     "ci_high": high, "interval": method, **extra, "n_unparseable": n_unparseable,
-                     "unparseable_rate": rate, "n_check_failed": int(check_failed[group.index].sum()),
-                     "n_error": int((~ok).sum())})
-        if rate > unparseable_alert:
-            warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {n_unparseable} of {n_judged} judge answers "
-                          f"({rate:.1%}) were unparseable and counted as FAIL.", EvalkitWarning, stacklevel=2)
-        if base_rate is not None and rate - base_rate > max_jump:
-            warnings.warn(f"{key[0]}: the unparseable rate jumped from {base_rate:.1%} (baseline) to {rate:.1%}.",
-                          EvalkitWarning, stacklevel=2)
-    return pd.DataFrame(rows)
+            row["mean_score"] = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
+    return row
 
 
-def _cluster_rate(passed: np.ndarray, groups: np.ndarray, confidence_level: float, key, *, interval: str,
-                  bound: int) -> tuple[float, float, int]:
-    """A rate's interval over clusters: the betting interval over whole clusters (``bound``: the largest cluster
-    size), or with ``interval="t"`` the cluster-robust t (clipped to [0, 1]; NaN with a warning below 50 clusters)."""
-    n = len(passed)
-    if n == 0:
-        return np.nan, np.nan, 0
-    if interval != "t":
-        try:  # codes in the order of the cluster ids, so the betting order does not follow the order of the rows
-            codes = pd.factorize(groups, sort=True)[0]
-        except TypeError:  # ids of mixed types
-            codes = pd.factorize(groups.astype(str), sort=True)[0]
-        return cluster_rate_interval(passed, codes, bound=bound, confidence_level=confidence_level)
-    rate = float(passed.mean())
-    var, g = cluster_variance((passed - rate) / n, groups)
-    if g < 50:
-        warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {g} clusters < 50; a cluster-robust interval is not backed "
-                      "there (NaN).", EvalkitWarning, stacklevel=3)
-        return np.nan, np.nan, g
-    from scipy import stats  # at call time: importing judge does not pay for scipy.stats
+def _mean_of_cluster_means(values: np.ndarray, codes: np.ndarray) -> float:
+    """The mean over clusters of each cluster's mean (NaN values left out; NaN with none)."""
+    frame = pd.Series(values).groupby(codes).mean().dropna()
+    return float(frame.mean()) if len(frame) else np.nan
 
-    half = float(stats.t.ppf(0.5 + confidence_level / 2, g - 1) * np.sqrt(var))
-    return max(0.0, rate - half), min(1.0, rate + half), g
+
+def _warn_unparseable(key, row, alert: float, base_rate, max_jump: float) -> None:
+    rate = row["unparseable_rate"]
+    if rate > alert:
+        warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {row['n_unparseable']} of {row['n_judged']} judge answers "
+                      f"({rate:.1%}) were unparseable and counted as FAIL.", EvalkitWarning, stacklevel=4)
+    if base_rate is not None and rate - base_rate > max_jump:
+        warnings.warn(f"{key[0]}: the unparseable rate jumped from {base_rate:.1%} (baseline) to {rate:.1%}.",
+                      EvalkitWarning, stacklevel=4)
 
 
 def save_results(results: pd.DataFrame, path) -> Path:

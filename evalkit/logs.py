@@ -30,8 +30,8 @@ Rules that hold for every reader:
   levels and which of them pass; ``attrs["tool_metrics"]`` the tool's own summary numbers, to check
   against; ``attrs["clusters"]`` the column that groups the epochs or repeats of one case.
 
-Epochs and repeats of one case are not independent: :func:`pass_rate` treats them as one cluster (the
-rate is the mean of the per-case means, as inspect_ai computes its accuracy).
+Epochs and repeats of one case are not independent: :func:`evalkit.judge.pass_rate` treats them as one cluster
+(found from ``attrs["clusters"]``).
 """
 
 from __future__ import annotations
@@ -49,23 +49,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._coerce import as_pass, verdict_levels
 from evalkit._io import read_json, read_json_lines
-from evalkit._stats import clopper_pearson, z_value
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_option
+from evalkit._tables import RESULT_COLUMNS
+from evalkit._validation import EvalkitWarning, check_dataframe, check_number
 from evalkit._version import __version__
-from evalkit.judge import RESULT_COLUMNS
 
 __all__ = ["read_inspect", "read_promptfoo", "read_lm_eval", "read_openai_evals", "from_deepeval", "from_ragas",
            "pass_rate"]
 
 INSPECT_LEVELS = ("C", "P", "I", "N")
 PASS_FAIL = ("PASS", "FAIL")
-PASS_RATE_METHODS = {
-    "clopper-pearson": "Clopper-Pearson interval on the per-case means, n = cases (the epochs or repeats of a case "
-                       "are one cluster)",
-    "wilson": "Wilson score interval on the per-case means, n = cases (the epochs or repeats of a case are one cluster)",
-}
 _ZSTD = 93  # the zip compression method number of Zstandard
 
 
@@ -906,105 +899,18 @@ def from_ragas(frame, *, threshold, model: str = "unknown") -> pd.DataFrame:
 
 # --- the pass rate of a log ---------------------------------------------------------------------------------------
 
-def _wilson(p, n, confidence_level: float):
-    """Wilson's score interval for a proportion ``p`` of ``n`` (arrays too; ``p`` need not be k / n here).
-
-    Written out because scipy's ``binomtest(...).proportion_ci`` takes whole counts, and a mean of per-case
-    means is not one.
-    """
-    p, n = np.asarray(p, dtype=float), np.asarray(n, dtype=float)
-    z = z_value(confidence_level)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        denominator = 1 + z * z / n
-        centre = (p + z * z / (2 * n)) / denominator
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
-
-
 def pass_rate(results: pd.DataFrame, *, confidence_level: float = 0.95, interval: str = "clopper-pearson",
               pass_levels=None) -> pd.DataFrame:
-    """The pass rate of a table read from a log, with the epochs or repeats of one case as one cluster.
+    """Deprecated: :func:`evalkit.judge.pass_rate` is the one pass rate of a results table and reads a log's epochs
+    (repeated ``sample_id``) as clusters; this name calls it and will be removed in the next release.
 
-    Each case's epochs (``sample_id``; ``case_id`` when there is none) are averaged first and the rate is
-    the mean of those per-case means over the cases with at least one verdict, which is how inspect_ai
-    computes its accuracy (its default ``mean`` reducer), so the two agree exactly. The interval is the
-    binomial interval of :func:`evalkit.judge.pass_rate` (Clopper-Pearson by default) on the per-case means
-    with n = the number of cases, not of rows: epochs of one case are not independent draws, and counting
-    them as such (as :func:`evalkit.judge.pass_rate` does on this table without ``cluster=``) gives too narrow
-    an interval. With one epoch per case it is :func:`evalkit.judge.pass_rate`'s interval. A per-case mean in
-    [0, 1] varies no more than a single verdict with the same mean, so the interval is conservative when the
-    epochs of a case disagree; the coverage harness measures it on designs of 20 to 200 cases, 1 to 5 epochs,
-    pass rates 0.5 to 0.97, from no to strong clustering. Error rows are left out and counted.
-
-    Parameters
-    ----------
-    results : DataFrame
-        A table from a reader of this module (or any results table; without ``sample_id``, every row is
-        its own case).
-    confidence_level : float, default 0.95
-    interval : {"clopper-pearson", "wilson"}, default "clopper-pearson"
-        As in :func:`evalkit.judge.pass_rate`.
-    pass_levels : sequence of str, optional
-        The verdicts that pass (default: the table's, ``attrs["rubric"]``).
-
-    Returns
-    -------
-    DataFrame
-        One row per ``(rubric, rubric_version, model)``: ``n_cases, n_rows, n_judged, n_error, n_unparseable,
-        pass_rate, ci_low, ci_high, mean_score, method`` (``mean_score``: the mean of per-case mean scores,
-        e.g. inspect_ai's accuracy with partial credit; NaN without scores). ``attrs["method"]`` names the
-        interval. A group whose every row is an error row has a NaN rate and interval, with an
-        :class:`~evalkit.EvalkitWarning`.
-
-    Examples
-    --------
-    >>> from evalkit import datasets, logs
-    >>> table = logs.read_inspect(datasets.demo_path() / "logs" / "inspect_v1.eval")
-    >>> logs.pass_rate(table)[["rubric", "n_cases", "n_rows", "pass_rate"]].round(3)
-                rubric  n_cases  n_rows  pass_rate
-    0            match       10      20        0.5
-    1         includes       10      20        0.8
-    2  model_graded_qa       10      20        0.7
+    ``interval="clopper-pearson"`` (this function's default) is Clopper-Pearson on the per-case means, as before;
+    :func:`evalkit.judge.pass_rate`'s own default with epochs is the betting interval over whole clusters. The table
+    is :func:`evalkit.judge.pass_rate`'s (``n``, ``n_clusters``, ``interval``, ``mean_score``).
     """
-    results = check_dataframe(results, "results").reset_index(drop=True)
-    check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "error"], "results")
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
-    check_option(interval, list(PASS_RATE_METHODS), "interval")
-    levels, passing = verdict_levels(results, pass_levels=pass_levels)
-    cluster = "sample_id" if "sample_id" in results.columns else "case_id"
-    missing = results[cluster].isna().to_numpy()
-    if missing.any():
-        raise ValueError(f"`results` column {cluster!r} is missing at row {int(np.flatnonzero(missing)[0])}: every row "
-                         "needs the case it belongs to.")
-    if "score" in results.columns and (pd.api.types.is_bool_dtype(results["score"])
-                                       or not pd.api.types.is_numeric_dtype(results["score"])):
-        raise TypeError(f"`results` column 'score' must hold numbers (NaN where there is none); got dtype "
-                        f"{results['score'].dtype}.")
-    if "score" in results.columns and np.isinf(results["score"].to_numpy(dtype=float, na_value=np.nan)).any():
-        raise ValueError("`results` column 'score' holds inf; scores must be finite (NaN where there is none).")
-    rows = []
-    for key, group in results.groupby(["rubric", "rubric_version", "model"], sort=False, observed=True, dropna=False):
-        ok = group["error"].isna()
-        judged = group[ok]
-        passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).astype(float)
-        per_case = passed.groupby(judged[cluster].to_numpy(), sort=False).mean()
-        rate = float(per_case.mean()) if len(per_case) else np.nan
-        if not len(per_case):
-            warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): none of its {len(group)} rows has a verdict (every one is an "
-                          "error row): its pass rate and interval are NaN.", EvalkitWarning, stacklevel=2)
-        if interval == "wilson":
-            low, high = (float(v) for v in _wilson(rate, len(per_case), confidence_level))
-        else:  # the beta quantiles take the non-integer count a sum of per-case means is
-            low, high = (float(v) for v in clopper_pearson(rate * len(per_case), len(per_case), confidence_level))
-        mean_score = np.nan
-        if "score" in judged.columns and judged["score"].notna().any():
-            mean_score = float(judged["score"].groupby(judged[cluster].to_numpy(), sort=False).mean().mean())
-        parsed = judged["parsed"] if "parsed" in judged.columns else pd.Series(True, index=judged.index)
-        rows.append({"rubric": key[0], "rubric_version": key[1], "model": key[2], "n_cases": len(per_case),
-                     "n_rows": len(group), "n_judged": len(judged), "n_error": int((~ok).sum()),
-                     "n_unparseable": int((~parsed.astype(bool)).sum()), "pass_rate": rate, "ci_low": low,
-                     "ci_high": high, "mean_score": mean_score, "method": f"{interval}-cluster-means"})
-    table = pd.DataFrame(rows)
-    table.attrs["method"] = PASS_RATE_METHODS[interval]
-    table.attrs["cluster"] = cluster
-    return table
+    warnings.warn("evalkit.logs.pass_rate is deprecated: evalkit.judge.pass_rate reads a log's epochs as clusters "
+                  "(call it instead; this name will be removed in the next release).", FutureWarning, stacklevel=2)
+    from evalkit import judge  # the deprecated name only: the module itself does not depend on judge
+
+    return judge.pass_rate(results, confidence_level=confidence_level, interval=interval, pass_levels=pass_levels,
+                           unparseable_alert=1.0)

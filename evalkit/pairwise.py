@@ -35,12 +35,14 @@ import pandas as pd
 from scipy import sparse, stats
 from scipy.special import expit
 
+from evalkit import _stats
 from evalkit._optional import require
 from evalkit._stats import z_value
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
     check_dataframe,
+    check_level,
     check_number,
     check_option,
     check_rng,
@@ -515,7 +517,7 @@ def _percentiles(draws: np.ndarray, failed: int, confidence_level: float):
 
 def _bt(comparisons, *, ties, position, covariates, anchor, interval, cluster, confidence_level, n_resamples, rng):
     check_option(interval, ["sandwich", "bootstrap"], "interval")
-    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    confidence_level = check_level(confidence_level)
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     rng = check_rng(rng)
     table, systems, names, cells, groups = _design(comparisons, ties, position, covariates, anchor, cluster)
@@ -806,9 +808,7 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
     """
     check_option(method, ["ppr", "human", "judge"], "method")
     check_option(sets, ["bonferroni", "ellipsoid"], "sets")
-    confidence_level = check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"`confidence_level` must be strictly between 0 and 1; got {confidence_level!r}.")
+    confidence_level = check_level(confidence_level)
     table = validate(judge, name="judge")
     check_unique_index(table.index, "judge")
     verdict = table["winner"]
@@ -938,11 +938,6 @@ def _flips(original: np.ndarray, swapped: np.ndarray) -> tuple[int, int]:
     return int(((original == "1") & (swapped == "2")).sum()), int(((original == "2") & (swapped == "1")).sum())
 
 
-def _sign_test(b: int, c: int) -> float:
-    """Exact two-sided sign (McNemar) test of b flips one way against c the other."""
-    return float(stats.binomtest(b, b + c, 0.5).pvalue) if b + c else 1.0
-
-
 def _both_orders(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """The winners of the instances seen in both orders: (original, swapped) arrays, in order of first appearance."""
     codes, uniques = pd.factorize(group["case_id"])
@@ -988,7 +983,7 @@ def position_consistency(decisions, *, by=None, confidence_level: float = 0.95) 
        n  consistent  rate  flips_first  flips_second  p_val
     0  2           1   0.5            1             0    1.0
     """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
     table, keys = _decisions(decisions, ["case_id", "order", "winner"], by)
     table = _pairs(table, keys)
     empty = {"n": 0, "consistent": 0, "rate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "flips_first": 0,
@@ -998,31 +993,11 @@ def position_consistency(decisions, *, by=None, confidence_level: float = 0.95) 
         original, swapped = _both_orders(group)
         n, same = len(original), int((original == swapped).sum())
         b, c = _flips(original, swapped)
-        low, high = _wilson(same, n, confidence_level)
+        low, high = (float(v) for v in _stats.wilson(same, n, confidence_level))
         return {"n": n, "consistent": same, "rate": same / n if n else np.nan, "ci_low": low, "ci_high": high,
-                "flips_first": b, "flips_second": c, "p_val": _sign_test(b, c) if n else np.nan}
+                "flips_first": b, "flips_second": c, "p_val": _stats.mcnemar_exact_p(b, c) if n else np.nan}
 
     return _per_group(table, keys, one, empty, name="position_consistency", what="case judged in both orders")
-
-
-def _wilson(k: int, n: int, confidence_level: float) -> tuple[float, float]:
-    if n == 0:
-        return np.nan, np.nan
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence_level, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
-def _paired_rate_interval(b: int, c: int, n: int, confidence_level: float) -> tuple[float, float]:
-    """Interval for 1/2 + (p_b - p_c) / 2 from n paired instances: Bonett & Price's (2012) adjusted Wald
-    interval for a difference of paired proportions, mapped to the first-slot rate (written out: statsmodels
-    has no paired-difference interval)."""
-    if n == 0:
-        return np.nan, np.nan
-    pb, pc = (b + 1) / (n + 2), (c + 1) / (n + 2)
-    diff = pb - pc
-    half = z_value(confidence_level) * np.sqrt(max(pb + pc - diff**2, 0.0) / (n + 2))
-    low, high = max(diff - half, -1.0), min(diff + half, 1.0)
-    return 0.5 + low / 2, 0.5 + high / 2
 
 
 def first_slot_preference(decisions, *, by=None, confidence_level: float = 0.95) -> pd.DataFrame:
@@ -1062,7 +1037,7 @@ def first_slot_preference(decisions, *, by=None, confidence_level: float = 0.95)
        n  first   rate  flips_first  flips_second  p_val
     0  3      5  0.833            2             0    0.5
     """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
     table, keys = _decisions(decisions, ["case_id", "order", "winner"], by)
     table = _pairs(table, keys)
     empty = {"n": 0, "first": 0, "rate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "flips_first": 0,
@@ -1075,9 +1050,9 @@ def first_slot_preference(decisions, *, by=None, confidence_level: float = 0.95)
         n = len(original)
         b, c = _flips(original, swapped)
         first = n + b - c  # each consistent instance gives one first-slot pick, a flip toward first two, toward second none
-        low, high = _paired_rate_interval(b, c, n, confidence_level)
+        low, high = _stats.first_slot_rate_interval(b, c, n, confidence_level)
         return {"n": n, "first": first, "rate": first / (2 * n) if n else np.nan, "ci_low": low, "ci_high": high,
-                "flips_first": b, "flips_second": c, "p_val": _sign_test(b, c) if n else np.nan}
+                "flips_first": b, "flips_second": c, "p_val": _stats.mcnemar_exact_p(b, c) if n else np.nan}
 
     return _per_group(table, keys, one, empty, name="first_slot_preference",
                       what="instance with a parsed decision in both orders")
@@ -1127,7 +1102,7 @@ def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: floa
     >>> bool(row["ci_low"] < 0.8 < row["ci_high"])
     True
     """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
     columns = ["order", "winner", "label", "length_1", "length_2"] + ([cluster] if cluster is not None else [])
     if cluster is not None and not isinstance(cluster, str):
         raise TypeError(f"`cluster` must be a column name or None; got {type(cluster).__name__}.")
@@ -1202,7 +1177,7 @@ def self_preference(decisions, *, by=None, confidence_level: float = 0.95) -> pd
       judge   n  own_rate  gold_rate  difference
     0    m1  20       0.9        0.5         0.4
     """
-    check_number(confidence_level, "confidence_level", low=0.0, high=1.0)
+    check_level(confidence_level)
     table, keys = _decisions(decisions, ["judge", "model_1", "model_2", "winner", "label"], "judge" if by is None else by)
     own_slot = np.where(table["model_1"] == table["judge"], "1", np.where(table["model_2"] == table["judge"], "2", ""))
     table = table.assign(_own=own_slot)
@@ -1219,7 +1194,7 @@ def self_preference(decisions, *, by=None, confidence_level: float = 0.95) -> pd
         diff = (b - c) / n
         se = np.sqrt(max((b + c) / n - diff**2, 0.0) / n)
         return {"n": n, "own_rate": own.mean(), "gold_rate": gold.mean(), "difference": diff,
-                "ci_low": diff - z * se, "ci_high": diff + z * se, "p_val": _sign_test(b, c)}
+                "ci_low": diff - z * se, "ci_high": diff + z * se, "p_val": _stats.mcnemar_exact_p(b, c)}
 
     return _per_group(table, keys, one, empty, name="self_preference", given=len(decisions),
                       what="decision where the judge's own model wrote exactly one of the two outputs")

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalkit import EvalkitWarning, agreement, calibrate, correlate, datasets, labels
+from evalkit import EvalkitWarning, _stats, agreement, correlate, datasets, labels
 from tests.conftest import ROOT, shared_dataset
 
 # The krippendorff package's own examples (its docstring): Krippendorff's Wikipedia example (coders x units)
@@ -423,7 +423,7 @@ def test_cohen_kappa_matches_sklearn(rng, weights):
     out = agreement.cohen_kappa(ratings, weights=weights)
     assert out["kappa"].iloc[0] == pytest.approx(metrics.cohen_kappa_score(a, b, weights=weights), abs=1e-12)
     assert out["agreement"].iloc[0] == pytest.approx(np.mean(a == b))
-    assert calibrate.cohen_kappa(a, b, weights=weights) == pytest.approx(
+    assert _stats.cohen_kappa(a, b, weights=weights) == pytest.approx(
         metrics.cohen_kappa_score(a, b, weights=weights), abs=1e-12)
 
 
@@ -433,8 +433,8 @@ def test_weighted_kappa_by_hand():
     observed = np.array([[1, 0, 0], [0, 1, 0], [0, 1, 1]]) / 4
     expected = np.outer(observed.sum(1), observed.sum(0))
     w = np.array([[0, 1, 4], [1, 0, 1], [4, 1, 0]])
-    assert calibrate.cohen_kappa(a, b, weights="quadratic") == pytest.approx(1 - (w * observed).sum() / (w * expected).sum())
-    assert calibrate.cohen_kappa(a, b, weights="quadratic") == pytest.approx(0.8)
+    assert _stats.cohen_kappa(a, b, weights="quadratic") == pytest.approx(1 - (w * observed).sum() / (w * expected).sum())
+    assert _stats.cohen_kappa(a, b, weights="quadratic") == pytest.approx(0.8)
 
 
 def test_pairwise_agreement_table(rng):
@@ -447,7 +447,7 @@ def test_pairwise_agreement_table(rng):
         wide = ratings.pivot(index="item_id", columns="annotator", values="rating")[[row.annotator_a, row.annotator_b]].dropna()
         assert row.n == len(wide)
         assert row.agreement == pytest.approx(np.mean(wide.iloc[:, 0] == wide.iloc[:, 1]))
-        assert row.kappa == pytest.approx(calibrate.cohen_kappa(wide.iloc[:, 0].to_numpy(), wide.iloc[:, 1].to_numpy()))
+        assert row.kappa == pytest.approx(_stats.cohen_kappa(wide.iloc[:, 0].to_numpy(), wide.iloc[:, 1].to_numpy()))
 
 
 def test_ratings_from_labels_keeps_the_latest_label_per_annotator(tmp_path):

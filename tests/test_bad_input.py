@@ -368,8 +368,6 @@ GENERATED = {
     # calibrate
     "calibrate.calibrate": lambda g: partial(calibrate.calibrate, *(s.astype(object) for s in g.pair()),
                                              confidence_level=g.option(0.95)),
-    "calibrate.cohen_kappa": lambda g: partial(calibrate.cohen_kappa, *(list(s) for s in g.pair()),
-                                               weights=g.option(g.pick([None, "linear"]))),
     "calibrate.disagreements": lambda g: partial(calibrate.disagreements, g.results(), g.verdict_series()),
     "calibrate.corrected_pass_rate": lambda g: partial(calibrate.corrected_pass_rate, g.verdict_series(), _report(g),
                                                        n_resamples=g.pick([1, 50]), rng=g.option(0)),
@@ -442,17 +440,16 @@ GENERATED = {
     "judge.parse_verdict": lambda g: partial(judge.parse_verdict, g.text()),
     "judge.render_prompts": lambda g: partial(judge.render_prompts, g.cases_table(), RUBRIC),
     "judge.plan": lambda g: partial(judge.plan, g.cases_table(), RUBRIC, model_id="m"),
-    "judge.pass_rate": lambda g: partial(judge.pass_rate, g.results(g.pick([("PASS", "FAIL"), ("GOOD", "OK", "BAD")])),
-                                         unparseable_alert=g.option(1.0), confidence_level=g.option(0.95)),
+    "judge.pass_rate": lambda g: partial(judge.pass_rate, _log_table(g), unparseable_alert=g.option(1.0),
+                                         confidence_level=g.option(0.95),
+                                         interval=g.option(g.pick(["auto", "clopper-pearson", "wilson", "betting", "t"])),
+                                         pass_levels=g.pick([None, None, ["PASS"], ["GOOD", "OK"]])),
     "labels.latest_labels": lambda g: partial(labels.latest_labels, g.label_records(), mode=g.option("label"),
                                               by_labeller=g.pick([False, True])),
     # logs (the readers of in-memory results, and the clustered pass rate)
     "logs.from_deepeval": lambda g: partial(logs.from_deepeval, g.deepeval_result(), model=g.option("m")),
     "logs.from_ragas": lambda g: partial(logs.from_ragas, g.ragas_frame(), model=g.option("m"), threshold=g.option(
         g.pick([0.5, 0.8, {"faithfulness": 0.7}, {"faithfulness": 0.7, "answer_relevancy": 0.5}, np.nan]))),
-    "logs.pass_rate": lambda g: partial(logs.pass_rate, _log_table(g), confidence_level=g.option(0.95),
-                                        interval=g.option(g.pick(list(logs.PASS_RATE_METHODS))),
-                                        pass_levels=g.pick([None, ["PASS"], ["GOOD", "OK"]])),
     "models.plan_calls": lambda g: partial(models.plan_calls, g.series(elements=st.one_of(st.sampled_from(TEXTS), st.none())),
                                            model_id="m"),
     "models.usage_summary": lambda g: partial(models.usage_summary, g.table({
@@ -676,6 +673,8 @@ NOT_GENERATED = {
     **dict.fromkeys(["agreement.position_consistency", "agreement.first_slot_preference", "agreement.length_bias",
                      "agreement.self_preference"], "a deprecated alias of the pairwise function of the same name, "
                                                    "which is generated here"),
+    "logs.pass_rate": "a deprecated alias of judge.pass_rate, which is generated here on the tables logs give",
+    "calibrate.cohen_kappa": "a deprecated alias of the kernel under agreement.cohen_kappa, which is generated here",
     **dict.fromkeys(["report.find_notebooks", "report.parse_params", "report.float_format", "report.run_notebook",
                      "report.build_report"], "runs notebooks (the 'report' extra)"),
 }
@@ -764,10 +763,8 @@ FOUND = [
     ("logs.from_deepeval", "a score of text ended in \"could not convert string to float\"",
      partial(logs.from_deepeval, {"test_results": [{**_DEEPEVAL["test_results"][0], "metrics_data": [{**_METRIC, "score": "high"}]}]}),
      "error"),
-    ("logs.pass_rate", "a score column of text ended in \"dtype 'str' does not support operation 'mean'\"",
-     partial(logs.pass_rate, _RESULTS.assign(score=["1", "0", "1", "0"])), "error"),
-    ("logs.pass_rate", "a rubric whose every row is an error row got a NaN rate and interval without a warning",
-     partial(logs.pass_rate, _RESULTS.assign(verdict=None, error="timeout")), "warning"),
+    ("judge.pass_rate", "a score column of text ended in \"dtype 'str' does not support operation 'mean'\"",
+     partial(judge.pass_rate, _RESULTS.assign(score=["1", "0", "1", "0"])), "error"),
     ("models.usage_summary", "`price_per_million` was not validated: a mapping was assumed (AttributeError otherwise)",
      partial(models.usage_summary, _CALLS, price_per_million=BadType()), "error"),
     ("models.usage_summary", "token counts of text ended in a TypeError naming nothing",
@@ -840,7 +837,7 @@ NAN_BY_DESIGN = {
     "pairwise.win_rates": lambda call: EVERY_COLUMN,  # the diagonal, and two systems that never met
     "logs.from_deepeval": lambda call: {"latency_s", "score", "threshold"},  # what deepeval did not record
     "logs.from_ragas": lambda call: {"latency_s", "score"},  # no latency recorded; no score: an error row
-    "logs.pass_rate": lambda call: {"mean_score"},  # a table without scores
+    "judge.pass_rate": lambda call: {"mean_score"},  # a table without scores
     "models.usage_summary": lambda call: {"cost_usd", "n_attempts"},  # no prices or usage; no attempts column
 }
 

@@ -40,12 +40,24 @@ NEWCOMBE_1998 = [
 ]
 
 
-def test_closed_form_wilson_equals_the_floor_helper():
-    from evalkit._stats import _wilson_limits, wilson_interval, z_value
+def test_the_one_wilson_interval_equals_scipy_and_statsmodels():
+    from scipy import stats as sps
 
+    from evalkit._stats import rate_interval, wilson
+
+    proportion = pytest.importorskip("statsmodels.stats.proportion", reason='needs the \'test\' extra: pip install "evalkit[test]"')
     for n in (1, 7, 30, 200):
-        for k in range(n + 1):
-            assert _wilson_limits(k / n, n, z_value(0.95)) == pytest.approx(wilson_interval(k, n, 0.95), abs=1e-12)
+        k = np.arange(n + 1)
+        low, high = wilson(k, n, 0.95)  # vectorised: every count at once
+        for j in range(n + 1):
+            ci = sps.binomtest(j, n).proportion_ci(confidence_level=0.95, method="wilson")
+            assert (low[j], high[j]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+        np.testing.assert_allclose(np.column_stack([low, high]),
+                                   np.column_stack(proportion.proportion_confint(k, n, alpha=0.05, method="wilson")),
+                                   atol=1e-12)
+        row = rate_interval(k, n, method="wilson", confidence_level=0.95)
+        np.testing.assert_array_equal(row["ci_low"], low)
+    assert np.isnan(wilson(0, 0, 0.95)).all()
 
 
 @pytest.mark.parametrize(("cells", "published"), NEWCOMBE_1998)
@@ -100,7 +112,7 @@ def test_paired_keeps_its_fields_and_names_the_method():
     assert res.method == "newcombe" and "Newcombe hybrid score" in repr(res) and "95% CI" in repr(res)
     with pytest.raises(ValueError, match="`method` for a pass rate difference must be one of \\['newcombe', 'tango'\\]"):
         compare.paired(a, b, method="t")
-    with pytest.raises(ValueError, match="`confidence_level` must be strictly between 0 and 1"):
+    with pytest.raises(ValueError, match="`confidence_level` must be in \\(0.0, 1.0\\)"):
         compare.paired(a, b, confidence_level=1.0)
 
 

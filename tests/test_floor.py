@@ -10,7 +10,7 @@ from scipy import stats
 from evalkit import calibrate, judge, labels, models
 from evalkit._coerce import as_pass, judge_verdicts, normalise_level
 from evalkit._io import read_json, read_json_lines
-from evalkit._stats import normal_interval, wilson_interval, z_value
+from evalkit._stats import rate_interval, wilson, z_value
 from tests._extras import needs
 
 
@@ -60,14 +60,48 @@ def test_read_json_names_line_and_column(tmp_path):
 
 @pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (10, 10), (29, 35)])
 def test_intervals_against_references(k, n):
-    low, high = wilson_interval(k, n, 0.95)
+    low, high = wilson(k, n, 0.95)
     # Wilson's formula by hand
     z, p = stats.norm.ppf(0.975), k / n
     centre, half = (p + z**2 / (2 * n)) / (1 + z**2 / n), z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
     np.testing.assert_allclose([low, high], [max(0.0, centre - half), min(1.0, centre + half)], rtol=1e-12, atol=1e-15)
-    assert np.isnan(wilson_interval(0, 0, 0.95)).all()
+    assert np.isnan(wilson(0, 0, 0.95)).all()
     assert z_value(0.95) == pytest.approx(1.959963984540054, rel=1e-15)
-    assert normal_interval(1.0, 0.5, 0.9) == pytest.approx((1 - 0.5 * 1.6448536269514722, 1 + 0.5 * 1.6448536269514722))
+    exact = stats.binomtest(k, n).proportion_ci(confidence_level=0.9, method="exact")
+    row = rate_interval(k, n, method="clopper-pearson", confidence_level=0.9)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((exact.low, exact.high), abs=1e-12)
+    assert row["interval"] == "clopper-pearson" and row["n_clusters"] is None
+
+
+def test_rate_interval_with_clusters():
+    """Clusters: the betting interval over clusters equals the floor's kernel; Clopper-Pearson on the clusters' means
+    is the exact interval of a whole-count when every cluster agrees within itself; the cluster-robust t equals the
+    sandwich by hand and is refused below MIN_CLUSTERS; a name that does not fit the data is refused."""
+    from evalkit._stats import MIN_CLUSTERS, cluster_rate_interval, rate_method
+
+    gen = np.random.default_rng(3)
+    groups = np.repeat(np.arange(60), 3)
+    hits = (gen.random(60) < 0.8)[groups].astype(float)  # each cluster's 3 cases agree
+    betting = rate_interval(hits, method="cluster-betting", confidence_level=0.95, groups=groups)
+    assert (betting["ci_low"], betting["ci_high"]) == cluster_rate_interval(hits, groups, bound=3, confidence_level=0.95)[:2]
+    means = rate_interval(hits, method="cluster-means", confidence_level=0.95, groups=groups)
+    exact = stats.binomtest(int(hits[::3].sum()), 60).proportion_ci(confidence_level=0.95, method="exact")
+    assert (means["ci_low"], means["ci_high"]) == pytest.approx((exact.low, exact.high), abs=1e-12)
+    t = rate_interval(hits, method="cluster-t", confidence_level=0.95, groups=groups)
+    totals = np.bincount(groups, weights=hits - hits.mean()) / len(hits)
+    se = np.sqrt(60 / 59 * np.sum(totals ** 2))
+    half = stats.t.ppf(0.975, 59) * se
+    assert (t["ci_low"], t["ci_high"]) == pytest.approx((hits.mean() - half, min(1.0, hits.mean() + half)), abs=1e-12)
+    few = rate_interval(hits[:30], method="cluster-t", confidence_level=0.95, groups=groups[:30])
+    assert np.isnan(few["ci_low"]) and f"< {MIN_CLUSTERS}" in few["note"] and few["n_clusters"] == 10
+    assert [rate_method(i, True) for i in ("auto", "betting", "t", "clopper-pearson")] == [
+        "cluster-betting", "cluster-betting", "cluster-t", "cluster-means"]
+    with pytest.raises(ValueError, match="needs clusters"):
+        rate_method("t", False)
+    with pytest.raises(ValueError, match="treats the cases as independent"):
+        rate_method("wilson", True)
+    with pytest.raises(ValueError, match="for cases in clusters"):
+        rate_interval(hits, method="wilson", confidence_level=0.95, groups=groups)
 
 
 def test_coercion():

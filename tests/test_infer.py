@@ -871,7 +871,7 @@ def test_width_weights_in_a_loop_equal_all_at_once(monkeypatch):
     y = rng.random((30, 120))
     g = y + rng.normal(0, 0.3, (30, 120))
     kwargs = dict(judge_var=np.full(30, 0.1), horizon=120, alpha=0.05, bounds=(0, 1), spread=np.full(30, 1.5))
-    at_once = _stats._width_weights(y, g, **kwargs)
-    monkeypatch.setattr(_stats, "WEIGHT_GRID_AT_ONCE", 0)
-    np.testing.assert_array_equal(_stats._width_weights(y, g, **kwargs), at_once)
+    at_once = _stats.ppi._width_weights(y, g, **kwargs)
+    monkeypatch.setattr(_stats.ppi, "WEIGHT_GRID_AT_ONCE", 0)
+    np.testing.assert_array_equal(_stats.ppi._width_weights(y, g, **kwargs), at_once)
     assert (at_once[:, :3] == 0).all() and 0 < at_once[:, 3:].mean() < 1

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit import calibrate, compare, datasets
+from evalkit import _stats, calibrate, compare, datasets
 from tests.conftest import shared_dataset
 
 
@@ -47,12 +47,12 @@ def test_published_statistics_reproduced(llmbar):
         # The source codes a pick of output 1 as 1 and anything else (output 2, unparseable) as 0: that is
         # evalkit's strict rule too (unparseable = FAIL), so its kappa between the two orders is the same.
         code = lambda w: (w == "1").fillna(False).map({True: "PASS", False: "FAIL"})  # noqa: E731
-        assert calibrate.cohen_kappa(code(first["winner"]), code(second["winner"])) == pytest.approx(
+        assert _stats.cohen_kappa(code(first["winner"]), code(second["winner"])) == pytest.approx(
             stats_json["kappa_agreement"], abs=1e-12)
         # The published kappa_False/True compare that 0/1 code with the gold label coded 1/2, so they
         # measure a label mismatch, not judge-gold agreement; reproduced here to show exactly that.
         gold = first["label"].astype(int).to_numpy()
-        kappas = [calibrate.cohen_kappa((w == "1").fillna(False).astype(int).to_numpy(), gold)
+        kappas = [_stats.cohen_kappa((w == "1").fillna(False).astype(int).to_numpy(), gold)
                   for w in (first["winner"], second["winner"])]
         assert kappas[0] == pytest.approx(stats_json["kappa_False"], abs=1e-12)
         assert kappas[1] == pytest.approx(stats_json["kappa_True"], abs=1e-12)

@@ -71,18 +71,19 @@ def test_inspect_eval_and_json_give_the_same_table():
 @pytest.mark.parametrize("path", [DEMO / "inspect_v1.eval", DEMO / "inspect_v2.eval", SMALL_JSON], ids=lambda p: p.name)
 def test_inspect_pass_rate_is_inspects_accuracy(path):
     table = logs.read_inspect(path)
-    rates = logs.pass_rate(table).set_index("rubric")
+    rates = judge.pass_rate(table).set_index("rubric")  # the epochs of a case are one cluster, found from the table
     accuracy = _accuracy(table)
     assert set(accuracy) == set(rates.index) == {"match", "includes", "model_graded_qa"}
     for rubric, value in accuracy.items():
         assert abs(rates.loc[rubric, "mean_score"] - value) < 1e-12
         if not (table.loc[table["rubric"] == rubric, "verdict"] == "P").any():  # no partial credit: rate == accuracy
             assert abs(rates.loc[rubric, "pass_rate"] - value) < 1e-12
-    assert (rates["n_cases"] == table.groupby("rubric")["sample_id"].nunique().loc[rates.index]).all()
+    assert (rates["n_clusters"] == table.groupby("rubric")["sample_id"].nunique().loc[rates.index]).all()
+    assert rates["interval"].eq("cluster-means-betting").all() and rates.attrs["cluster"] == "sample_id"
 
 
 def test_inspect_partial_credit_passes_when_asked():
-    strict, lenient = (logs.pass_rate(logs.read_inspect(SMALL_JSON, pass_levels=levels)).set_index("rubric")
+    strict, lenient = (judge.pass_rate(logs.read_inspect(SMALL_JSON, pass_levels=levels)).set_index("rubric")
                        for levels in (("C",), ("C", "P")))
     # q02's second epoch is the only P: with it passing, q02 goes from 1/2 to 2/2 of its epochs
     assert lenient.loc["model_graded_qa", "pass_rate"] - strict.loc["model_graded_qa", "pass_rate"] == pytest.approx(0.5 / 3)
@@ -307,69 +308,51 @@ def test_log_tables_round_trip_and_feed_the_labeller(tmp_path):
 
 
 @pytest.mark.parametrize("interval", ["clopper-pearson", "wilson"])
-def test_pass_rate_with_one_epoch_is_judges_interval(interval):
+def test_the_deprecated_pass_rate_of_logs_is_judges(interval):
     table = logs.read_promptfoo(DEMO / "promptfoo_v1.json")
-    first = table[table["repeat"] == 1]
-    ours = logs.pass_rate(first, interval=interval).set_index("rubric")
-    theirs = judge.pass_rate(first, interval=interval).set_index("rubric")
-    for column in ("pass_rate", "ci_low", "ci_high"):
-        assert (ours[column] - theirs.loc[ours.index, column]).abs().max() < 1e-12
-    assert ours["method"].eq(f"{interval}-cluster-means").all()
-    assert "per-case means" in logs.pass_rate(first, interval=interval).attrs["method"]
+    first = table[table["repeat"] == 1]  # one epoch: no clusters
+    with pytest.warns(FutureWarning, match="evalkit.judge.pass_rate reads a log's epochs as clusters"):
+        ours = logs.pass_rate(first, interval=interval)
+    pd.testing.assert_frame_equal(ours, judge.pass_rate(first, interval=interval, unparseable_alert=1.0))
+    assert ours["interval"].eq(interval).all() and "n_clusters" not in ours.columns
 
 
-def test_pass_rate_with_epochs_is_clopper_pearson_on_the_case_means():
+def test_pass_rate_with_epochs_is_clopper_pearson_on_the_case_means_when_asked():
     table = logs.read_promptfoo(DEMO / "promptfoo_v2.json")
-    rates = logs.pass_rate(table).set_index("rubric")
+    rates = judge.pass_rate(table, interval="clopper-pearson").set_index("rubric")
     judged = table[table["error"].isna()]
     for rubric, group in judged.groupby("rubric"):
         means = (group["verdict"] == "PASS").groupby(group["sample_id"]).mean()
         k, n = means.sum(), len(means)
         low = stats.beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
         high = stats.beta.isf(0.025, k + 1, n - k) if k < n else 1.0
-        assert rates.loc[rubric, "n_cases"] == n == 10
+        assert rates.loc[rubric, "n_clusters"] == n == 10 and rates.loc[rubric, "interval"] == "cluster-means"
+        assert abs(rates.loc[rubric, "pass_rate"] - means.mean()) < 1e-12
         assert abs(rates.loc[rubric, "ci_low"] - low) < 1e-12 and abs(rates.loc[rubric, "ci_high"] - high) < 1e-12
     with pytest.raises(ValueError, match="`interval` must be one of"):
-        logs.pass_rate(table, interval="wald")
-
-
-def test_pass_rate_with_epochs_is_wilson_on_the_case_means():
-    table = logs.read_promptfoo(DEMO / "promptfoo_v2.json")
-    rates = logs.pass_rate(table, interval="wilson").set_index("rubric")
-    judged = table[table["error"].isna()]
-    for rubric, group in judged.groupby("rubric"):
-        means = (group["verdict"] == "PASS").groupby(group["sample_id"]).mean()
-        p, n, z = means.mean(), len(means), 1.959963984540054
-        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-        assert rates.loc[rubric, "n_cases"] == n == 10
-        assert abs(rates.loc[rubric, "ci_low"] - (centre - half)) < 1e-12
-        assert abs(rates.loc[rubric, "ci_high"] - (centre + half)) < 1e-12
+        judge.pass_rate(table, interval="wald")
+    with pytest.raises(ValueError, match="`interval='wilson'` treats the cases as independent"):
+        judge.pass_rate(table, interval="wilson")
 
 
 def test_pass_rate_interval_coverage_with_clustered_epochs():
-    """Coverage at the sizes logs have (20-200 cases, 1-5 epochs, skewed, clustered or not): the default
-    (Clopper-Pearson on the case means) holds nominal less 3 Monte Carlo s.e.; Wilson holds what Wilson's interval
-    for n single verdicts holds (computed exactly), or nominal."""
+    """Coverage at the sizes logs have (20-200 cases, 1-5 epochs, skewed, clustered or not): Clopper-Pearson on the
+    case means (interval='clopper-pearson' with epochs) holds nominal less 3 Monte Carlo s.e."""
     from evalkit._stats import clopper_pearson
 
     rng = np.random.default_rng(20240611)
     reps, failing = 2000, []
     mc_se = math.sqrt(0.95 * 0.05 / reps)
     for n in (20, 50, 100, 200):
-        k = np.arange(n + 1)
         for mean in (0.5, 0.8, 0.9, 0.97):
-            low, high = logs._wilson(k / n, n, 0.95)
-            binary = float(stats.binom.pmf(k, n, mean)[(low <= mean) & (mean <= high)].sum())
             for epochs in (1, 3, 5):
                 for concentration in (1.0, 1e6):  # beta(mean * c, (1 - mean) * c): strong clustering vs none
                     p = rng.beta(mean * concentration, (1 - mean) * concentration, size=(reps, n))
                     rate = (rng.binomial(epochs, p) / epochs).mean(axis=1)
-                    for name, (low, high), floor in (("wilson", logs._wilson(rate, n, 0.95), min(0.95, binary)),
-                                                     ("clopper-pearson", clopper_pearson(rate * n, n, 0.95), 0.95)):
-                        coverage = float(np.mean((low <= mean) & (mean <= high)))
-                        if coverage < floor - 3 * mc_se:
-                            failing.append((name, coverage, floor, n, epochs, mean, concentration))
+                    low, high = clopper_pearson(rate * n, n, 0.95)
+                    coverage = float(np.mean((low <= mean) & (mean <= high)))
+                    if coverage < 0.95 - 3 * mc_se:
+                        failing.append((coverage, n, epochs, mean, concentration))
     assert not failing, failing
 
 
@@ -453,6 +436,6 @@ def test_wrong_contents_are_refused(tmp_path):
     with pytest.raises(ValueError, match="`frame` has no numeric metric column"):
         logs.from_ragas(pd.DataFrame({"user_input": ["q"], "response": ["r"]}), threshold=0.5)
     with pytest.raises(KeyError, match="`results` is missing column"):
-        logs.pass_rate(pd.DataFrame({"case_id": ["a"]}))
+        judge.pass_rate(pd.DataFrame({"case_id": ["a"]}))
     with pytest.raises(TypeError, match="`results` must be a pandas DataFrame"):
-        logs.pass_rate("run.jsonl")
+        judge.pass_rate("run.jsonl")

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from evalkit import EvalkitWarning, checks, judge, models
+from evalkit._tables import RESULT_COLUMNS
 from evalkit._testing import ChatServer, Fail, Hang
 from tests._extras import needs_parquet
 
@@ -180,7 +181,7 @@ def test_run_judge_record_resume_and_save(tmp_path):
         with pytest.warns(EvalkitWarning):
             again = judge.run_judge(CASES, judge.UNSUPPORTED_CLAIMS, model, cache=cache, max_retries=1, progress=False)
         plan = judge.plan(CASES, judge.UNSUPPORTED_CLAIMS, model, cache=cache)
-    assert list(res.columns) == judge.RESULT_COLUMNS
+    assert list(res.columns) == RESULT_COLUMNS
     assert res["verdict"].astype(object).tolist()[:3] == ["PASS", "FAIL", "FAIL"]
     assert res["parsed"].tolist() == [True, True, False, False, True]
     assert pd.isna(res.loc[3, "verdict"]) and "InternalServerError" in res.loc[3, "error"]
@@ -261,7 +262,7 @@ def test_pass_rate_with_clusters_bets_over_whole_clusters_and_t_equals_statsmode
                                                       use_t=True)
     assert t["interval"] == "cluster-t"
     np.testing.assert_allclose([t["ci_low"], t["ci_high"]], np.clip(fit.conf_int(0.05)[0], 0, 1), atol=1e-10)
-    with pytest.raises(ValueError, match="`interval='wilson'` is for independent cases"):
+    with pytest.raises(ValueError, match="`interval='wilson'` treats the cases as independent"):
         judge.pass_rate(results, cluster="item", interval="wilson")
-    with pytest.raises(ValueError, match="`interval='t'` is the cluster-robust t and needs `cluster=`"):
+    with pytest.raises(ValueError, match="`interval='t'` is an interval over whole clusters and needs clusters"):
         judge.pass_rate(results, interval="t")

@@ -428,7 +428,7 @@ def test_rank_sets_methods_and_bad_input(rng):
         pairwise.rank_sets(judge, few.assign(winner="A"))
     with pytest.raises(ValueError, match="unique index"):
         pairwise.rank_sets(pd.concat([judge, judge]), few)
-    with pytest.raises(ValueError, match="strictly between 0 and 1"):
+    with pytest.raises(ValueError, match=r"must be in \(0.0, 1.0\)"):
         pairwise.rank_sets(judge, few, confidence_level=1.0)
     only_some = few[(few["system_a"] != "system-f") & (few["system_b"] != "system-f")]
     with pytest.warns(EvalkitWarning, match=r"\['system-f'\] have no comparison"):

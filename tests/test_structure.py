@@ -8,7 +8,18 @@ import pytest
 pytestmark = pytest.mark.base  # CI runs these in the base install too: what they check differs without the extras
 
 PACKAGE = Path(__file__).resolve().parent.parent / "evalkit"
-MODULES = sorted(p for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+#: Every module file, the private packages' (``_stats/``) and the public packages' modules too.
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" or p.parent != PACKAGE)
+
+
+def _is_module(name: str) -> bool:
+    """A module or package of evalkit (``evalkit.<name>``)."""
+    return (PACKAGE / f"{name}.py").is_file() or (PACKAGE / name / "__init__.py").is_file()
+
+
+def _on_floor(path: Path) -> bool:
+    """A file of the private floor: a private module, or any file of a private package."""
+    return any(part.startswith("_") and not part.startswith("__") for part in path.relative_to(PACKAGE).with_suffix("").parts)
 
 
 def _evalkit_imports(path: Path):
@@ -31,22 +42,23 @@ def _evalkit_imports(path: Path):
 
 
 def _is_private(module: str) -> bool:
-    return module.split(".")[-1].startswith("_")
+    """A name on the private floor: a private module, or a module inside a private package."""
+    return any(part.startswith("_") and not part.startswith("__") for part in module.split(".")[1:])
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_private_name_crosses_modules(path):
     """A module uses another module's underscore names only when that module is on the private floor."""
     for module, name, line in _evalkit_imports(path):
         if module == "evalkit":
-            assert name is not None and (PACKAGE / f"{name}.py").is_file(), (
+            assert name is not None and _is_module(name), (
                 f"{path.name}:{line} imports {name!r} from the package root; import it from its own module")
             continue
         if name and name.startswith("_") and not name.startswith("__"):
             assert _is_private(module), f"{path.name}:{line} uses {module}.{name}, a private name of a public module"
 
 
-@pytest.mark.parametrize("path", [p for p in MODULES if p.name.startswith("_")], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in MODULES if _on_floor(p)], ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_floor_imports_nothing_above_it(path):
     for module, name, line in _evalkit_imports(path):
         target = f"evalkit.{name}" if module == "evalkit" else module

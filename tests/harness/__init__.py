@@ -48,11 +48,8 @@ EXEMPT = {
     "plots.temperature_sweep": "draws the intervals of correlate.correlate",
     "plots.human_ceiling": "draws the intervals of agreement.human_ceiling",
     "infer.simulate": "is itself a coverage simulation on a fully labelled set",
-    "agreement.position_consistency": "deprecated alias of pairwise.position_consistency",
-    "agreement.first_slot_preference": "deprecated alias of pairwise.first_slot_preference",
-    "agreement.length_bias": "deprecated alias of pairwise.length_bias",
-    "agreement.self_preference": "deprecated alias of pairwise.self_preference",
     "plots.ratings": "draws the intervals of pairwise.bradley_terry",
+    "logs.pass_rate": "deprecated alias of judge.pass_rate, whose epoch entries measure it",
     "compare.adjust_p_values": "adjusts p-values it is given (Holm, Bonferroni, BH, BY: equal to statsmodels' multipletests)",
     **infer.EXEMPT,
 }

@@ -13,16 +13,6 @@ from tests.harness.core import (
 )
 
 
-def _judge_pass_rate(sample, level):
-    from evalkit import judge
-
-    x = sample["x"]
-    results = pd.DataFrame({"case_id": np.arange(len(x)).astype(str), "rubric": "r", "rubric_version": "v1",
-                            "model": "m", "verdict": np.where(x > 0, "PASS", "FAIL"), "parsed": True, "error": None})
-    row = judge.pass_rate(results, confidence_level=level).iloc[0]
-    return row["ci_low"], row["ci_high"]
-
-
 def clustered_epochs(mean: float, epochs: int, concentration: float) -> Design:
     """n cases, each graded ``epochs`` times: a case's pass probability is Beta(mean c, (1 - mean) c).
 
@@ -39,17 +29,22 @@ def clustered_epochs(mean: float, epochs: int, concentration: float) -> Design:
                   f"{epochs} graded epochs per case, {kind}, pass rate {mean}", draw)
 
 
-def _logs_pass_rate(sample, level):
-    from evalkit import logs
+def _epochs_pass_rate(interval="auto"):
+    """judge.pass_rate on a table read as a log would be: each case graded in several epochs (``sample_id``)."""
 
-    passed = sample["passed"]
-    n, epochs = passed.shape
-    results = pd.DataFrame({"case_id": [f"c{i}_epoch_{e}" for i in range(n) for e in range(epochs)],
-                            "sample_id": np.repeat(np.arange(n).astype(str), epochs), "rubric": "r",
-                            "rubric_version": "v1", "model": "m", "verdict": np.where(passed.ravel(), "PASS", "FAIL"),
-                            "error": None})
-    row = logs.pass_rate(results, confidence_level=level).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    def run(sample, level):
+        from evalkit import judge
+
+        passed = sample["passed"]
+        n, epochs = passed.shape
+        results = pd.DataFrame({"case_id": [f"c{i}_epoch_{e}" for i in range(n) for e in range(epochs)],
+                                "sample_id": np.repeat(np.arange(n).astype(str), epochs), "rubric": "r",
+                                "rubric_version": "v1", "model": "m", "verdict": np.where(passed.ravel(), "PASS", "FAIL"),
+                                "parsed": True, "error": None})
+        row = judge.pass_rate(results, confidence_level=level, interval=interval).iloc[0]
+        return row["ci_low"], row["ci_high"]
+
+    return run
 
 
 
@@ -64,7 +59,7 @@ def _logs_pass_rate(sample, level):
 
 
 
-def _judge_pass_rate_with(interval="clopper-pearson", clustered=False):
+def _judge_pass_rate_with(interval="auto", clustered=False):
     def run(sample, level):
         from evalkit import judge
 
@@ -101,7 +96,7 @@ def calibration_design(p_pass: float = 0.8, sensitivity: float = 0.9, specificit
                   f"sensitivity {sensitivity}, specificity {specificity}", draw)
 
 
-def _calibrate_metric(metric: str, interval="clopper-pearson"):
+def _calibrate_metric(metric: str, interval="auto"):
     def run(sample, level):
         from evalkit import calibrate
 
@@ -225,7 +220,7 @@ def clustered_calibration_design(size: int = 4, icc: float = 0.3, p_pass: float 
                   f"claims in items of {size}, labels and judge errors clustered (icc {icc}), pass rate {p_pass}", draw)
 
 
-def _calibrate_clustered(metric: str, interval: str = "clopper-pearson"):
+def _calibrate_clustered(metric: str, interval: str = "auto"):
     def run(sample, level):
         from evalkit import calibrate
 
@@ -278,12 +273,15 @@ ROGAN_GLADEN_DESIGNS = (rogan_gladen_design(0.9, 0.9, 0.95, 0.6), rogan_gladen_d
                         rogan_gladen_design(0.9, 0.9, 0.95, 0.8, n_run=1000))
 CLUSTERED_CALIBRATION = (clustered_calibration_design(4, 0.3), clustered_calibration_design(8, 0.5, 0.9, 0.95, 0.6))
 RATE_DESIGNS = (bernoulli(0.5), bernoulli(0.9), bernoulli(0.97))
+EPOCH_DESIGNS = (clustered_epochs(0.9, 3, 1.0), clustered_epochs(0.9, 3, 1e6), clustered_epochs(0.5, 5, 1.0),
+                 clustered_epochs(0.97, 5, 1e6))
 
 
 ENTRIES = [
-    Entry("logs.pass_rate", "Clopper-Pearson on per-case means (default)", "interval", _logs_pass_rate,
-          (clustered_epochs(0.9, 3, 1.0), clustered_epochs(0.9, 3, 1e6), clustered_epochs(0.5, 5, 1.0),
-           clustered_epochs(0.97, 5, 1e6)), default=True),
+    Entry("judge.pass_rate", "epochs of a log: betting over whole cases (default)", "interval", _epochs_pass_rate(),
+          EPOCH_DESIGNS, default=True),
+    Entry("judge.pass_rate", "epochs of a log: interval='clopper-pearson' on the per-case means", "interval",
+          _epochs_pass_rate("clopper-pearson"), EPOCH_DESIGNS),
     Entry("judge.pass_rate", "cluster='item' (default: betting over whole clusters)", "interval",
           _judge_pass_rate_with(clustered=True),
           (clustered_design(4, 0.3), clustered_design(8, 0.5), clustered_design(4, 0.3, 0.95)),
@@ -335,4 +333,5 @@ ENTRIES = [
     Entry("calibrate.agreement_drift", "p_trend (Spearman), no drift", "test", _drift("test"),
           (drift_design(0.8),), default=True, test_sizes=(100,)),
 ]
-ENTRIES.insert(0, Entry("judge.pass_rate", "Clopper-Pearson (default)", "interval", _judge_pass_rate_with(), RATE_DESIGNS, default=True))
+ENTRIES.insert(0, Entry("judge.pass_rate", "Clopper-Pearson (default)", "interval", _judge_pass_rate_with(), RATE_DESIGNS,
+                        default=True))

@@ -93,7 +93,7 @@ def _compare_conditions(sample, alpha, **options):
     return retrieval.compare_conditions(metrics, "a", "b", **options).iloc[0]["p_val"]
 
 
-def _coverage(sample, level):
+def _coverage(sample, level, interval="clopper-pearson"):
     from evalkit import retrieval
 
     covered = sample["x"] > 0
@@ -102,13 +102,15 @@ def _coverage(sample, level):
     corpus = pd.DataFrame({"doc_id": ["d0", "d1"], "text": ["vitamin migraine dose trial", "other text here"]})
     embeddings = np.where(covered[:, None], [[1.0, 0.0]], [[0.0, 1.0]])
     row = retrieval.coverage(claims, corpus, claim_embeddings=embeddings, doc_embeddings=np.eye(2)[[0, 0]],
-                             confidence_level=level).summary.iloc[0]
+                             confidence_level=level, interval=interval).summary.iloc[0]
     return row["ci_low"], row["ci_high"]
 
 
 ENTRIES = [
     Entry("retrieval.compare_conditions", "Wilcoxon signed-rank p-value (default)", "test", _compare_conditions,
           RETRIEVAL_NULLS, default=True),
-    Entry("retrieval.coverage", "Wilson interval (default)", "interval", _coverage,
+    Entry("retrieval.coverage", "Clopper-Pearson interval (default)", "interval", _coverage,
           (bernoulli(0.665), bernoulli(0.9), bernoulli(0.97)), default=True),
+    Entry("retrieval.coverage", "interval='wilson'", "interval", functools.partial(_coverage, interval="wilson"),
+          (bernoulli(0.665), bernoulli(0.9), bernoulli(0.97))),
 ]
