@@ -84,7 +84,7 @@ def main() -> None:
     for rep in range(args.repeats):
         seed = 100 + rep
         t, out = timed(lambda seed=seed: agreement.krippendorff_alpha(long, level=args.level, n_resamples=args.resamples,
-                                                                      ci_method="percentile", rng=seed))
+                                                                      interval="percentile", rng=seed))
         t_ours.append(t)
         t, (low, high) = timed(lambda seed=seed: reference_bootstrap(coders, args.level, args.resamples, seed))
         t_ref.append(t)

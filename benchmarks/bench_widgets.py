@@ -113,7 +113,7 @@ def watch_clicks(labelled: int, clicks: int, warmup: int = 10) -> dict[str, np.n
                 labs[name].buttons[level].click()
                 spent[name] = time.perf_counter() - start
             start = time.perf_counter()
-            cs = infer.confidence_sequence(pd.Series(so_far, index=ids[: len(so_far)]))
+            cs = infer.confidence_sequence(human=pd.Series(so_far, index=ids[: len(so_far)]))
             infer.stopping_point(cs, half_width=0.05)
             spent["recompute"] = time.perf_counter() - start
             state = stream.snapshot()

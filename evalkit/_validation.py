@@ -98,34 +98,59 @@ def renamed(old: str, new: str, since: str):
     return wrap
 
 
-def as_clusters(cluster, cases: pd.Index, *, table: pd.DataFrame | None = None, name: str = "cluster",
-                key: str | None = "case_id") -> tuple[np.ndarray, int]:
-    """The one conversion of a ``cluster=`` argument: integer codes of each case's cluster, in the order of ``cases``,
-    and the largest cluster size among every case the argument covers (a betting interval's bound on a cluster).
+def as_groups(by, table=None, *, name: str = "cluster", key: str | None = None, length: int | None = None,
+              table_name: str = "the table", columns: bool = True) -> pd.Series:
+    """The one reading of a ``cluster=`` (or ``by=``) argument as a Series of ids.
 
-    ``cluster`` is a column name of ``table`` (one value per ``key``, the last row of a repeated key counting; with
-    ``key=None`` the column row by row, ``cases`` then being the table's index), a Series of cluster ids indexed by
-    case id (``cases`` may repeat an id), or a sequence as long as ``cases`` (in their order). Codes follow the sorted
-    cluster ids, so an interval that takes clusters in a fixed order does not depend on the order of the cases.
+    ``by`` is a column name of ``table`` (row by row; with ``key``, one id per ``key`` value, the last row of a
+    repeated key counting; not where ``columns=False``, a table whose columns are scores), an index level name of
+    ``table``, a Series of ids indexed by case id (returned as it is), or a sequence of ``length`` ids (one per case,
+    in their order; indexed 0, 1, ...).
     """
-    if isinstance(cluster, str):
+    if isinstance(by, str):
         if table is None:
-            raise TypeError(f"`{name}={cluster!r}` names a column, which needs a table; pass a Series of cluster ids "
-                            "indexed by case id instead.")
-        check_columns(table, [cluster] + ([key] if key else []), "the table")
-        ids = table[cluster] if key is None else table.drop_duplicates(key, keep="last").set_index(key)[cluster]
-    elif isinstance(cluster, pd.Series):
-        check_unique_index(cluster.index, name)
-        ids = cluster
-    elif isinstance(cluster, (list, tuple, np.ndarray, pd.Index)):
-        values = np.asarray(cluster)
-        if values.ndim != 1 or len(values) != len(cases):
-            raise ValueError(f"`{name}` as a sequence must give one cluster id per case ({len(cases)}); got "
+            raise TypeError(f"`{name}={by!r}` names a column, which needs a table; pass a Series of ids indexed by case "
+                            "id instead.")
+        if columns and by in table.columns:
+            if key is None:
+                return table[by]
+            check_columns(table, [key], "the table")
+            return table.drop_duplicates(key, keep="last").set_index(key)[by]
+        if by in [level for level in table.index.names if level is not None]:
+            return pd.Series(table.index.get_level_values(by), index=table.index, name=by)
+        if columns:
+            raise KeyError(f"`{table_name}` is missing column(s) [{by!r}] (the `{name}`); it has columns "
+                           f"{list(map(str, table.columns))} and index levels {list(table.index.names)}.")
+        raise KeyError(f"`{name}`={by!r} is not an index level of `{table_name}`; its levels are {list(table.index.names)}.")
+    if isinstance(by, pd.Series):
+        check_unique_index(by.index, name)
+        return by
+    if isinstance(by, (list, tuple, np.ndarray, pd.Index)):
+        values = np.asarray(by)
+        expected = len(table) if length is None and table is not None else length
+        if values.ndim != 1 or (expected is not None and len(values) != expected):
+            raise ValueError(f"`{name}` as a sequence must give one id per case ({expected}); got "
                              f"{values.shape[0] if values.ndim else 0}. Pass a Series indexed by case id to give them by id.")
-        ids = pd.Series(values, index=cases)
+        return pd.Series(values, index=table.index if table is not None and length is None else None)
+    raise TypeError(f"`{name}` must be a column name, a Series of ids indexed by case id, or a sequence as long as the "
+                    f"cases; got {type(by).__name__}.")
+
+
+def as_clusters(cluster, cases: pd.Index, *, table: pd.DataFrame | None = None, name: str = "cluster",
+                key: str | None = "case_id", table_name: str = "the table") -> tuple[np.ndarray, int]:
+    """The one conversion of a ``cluster=`` argument to what an interval needs: integer codes of each case's cluster,
+    in the order of ``cases``, and the largest cluster size among every case the argument covers (a betting
+    interval's bound on a cluster).
+
+    ``cluster`` is read by :func:`as_groups` (a column of ``table``, by ``key`` or with ``key=None`` row by row, the
+    cases then being the table's index; an index level name; a Series of ids by case id, where ``cases`` may repeat an
+    id; or a sequence as long as ``cases``). Codes follow the sorted cluster ids, so an interval that takes clusters
+    in a fixed order does not depend on the order of the cases.
+    """
+    if isinstance(cluster, (list, tuple, np.ndarray, pd.Index)):
+        ids = pd.Series(as_groups(cluster, name=name, length=len(cases)).to_numpy(), index=cases)
     else:
-        raise TypeError(f"`{name}` must be a column name, a Series of cluster ids indexed by case id, or a sequence as "
-                        f"long as the cases; got {type(cluster).__name__}.")
+        ids = as_groups(cluster, table, name=name, key=key, table_name=table_name)
     aligned = ids.reindex(cases)
     if aligned.isna().any():
         raise ValueError(f"`{name}` has no cluster for {int(aligned.isna().sum())} case(s), e.g. "

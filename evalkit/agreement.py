@@ -43,12 +43,14 @@ from evalkit._stats import (
 )
 from evalkit._validation import (
     EvalkitWarning,
+    as_groups,
     check_columns,
     check_dataframe,
     check_level,
     check_number,
     check_option,
     check_rng,
+    renamed,
     show,
 )
 from evalkit.labels import latest_labels, read_labels
@@ -279,10 +281,10 @@ CI_METHODS = {"studentized": "studentized bootstrap over items",
               "percentile": "percentile bootstrap over items", "BCa": "BCa bootstrap over items"}
 
 
-def _item_interval(ci_method, of_sums, per_item, n_resamples, confidence_level, rng) -> tuple[float, float]:
-    if ci_method == "percentile":
+def _item_interval(interval, of_sums, per_item, n_resamples, confidence_level, rng) -> tuple[float, float]:
+    if interval == "percentile":
         return percentile_over_items(lambda w: of_sums(w @ per_item), len(per_item), n_resamples, confidence_level, rng)
-    if ci_method == "BCa":
+    if interval == "BCa":
         return bca_over_items(of_sums, per_item, n_resamples, confidence_level, rng)
     return studentized_over_items(of_sums, per_item, n_resamples, confidence_level, rng)
 
@@ -301,8 +303,9 @@ def _warn_undefined(what: str, n_items: int, values, name: str = "ratings") -> b
     return False
 
 
+@renamed("ci_method", "interval", since="0.2.0")
 def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 1000, confidence_level: float = 0.95,
-                       ci_method: str = "studentized", rng=None) -> pd.DataFrame:
+                       interval: str = "studentized", rng=None) -> pd.DataFrame:
     """Krippendorff's alpha with a bootstrap interval over items.
 
     Parameters
@@ -318,21 +321,21 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
         ``rng.integers(0, n_items, n_items, dtype=np.int32)`` (drawn in resample order; items numbered in
         order of first appearance), so other code can repeat the same resamples.
     confidence_level : float, default 0.95
-    ci_method : {"studentized", "percentile", "BCa"}, default "studentized"
+    interval : {"studentized", "percentile", "BCa"}, default "studentized"
         ``"studentized"``: the bootstrap-t interval, each resample's alpha divided by its own jackknife
         standard error over items. ``"percentile"``: the percentiles of the resampled alphas. ``"BCa"``:
         scipy.stats.bootstrap's bias-corrected and accelerated interval. At 20 items rated by 3
         annotators the percentile interval covers 0.87-0.91 of the time where 0.95 is claimed, 0.93 at
         50; the studentized one 0.95-0.97 (the coverage harness, ``python benchmarks/bench_coverage.py
         --function agreement.krippendorff_alpha``). Ordinal alpha with so many distinct values that the
-        per-item rows are kept sparse gets the percentile interval (``ci_method`` in the result says so).
+        per-item rows are kept sparse gets the percentile interval (``interval`` in the result says so).
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     DataFrame
-        One row: ``alpha, ci_low, ci_high, ci_method, n_items, n_annotators, level`` (items and annotators
-        that took part; ``ci_method`` names the interval). Alpha is NaN, with an :class:`~evalkit.EvalkitWarning`,
+        One row: ``alpha, ci_low, ci_high, interval, n_items, n_annotators, level`` (items and annotators
+        that took part; ``interval`` names the interval). Alpha is NaN, with an :class:`~evalkit.EvalkitWarning`,
         when the pairable ratings use a single value (no variation to agree on) or come from a single item
         (alpha would be 0 by construction); the interval is NaN, with a warning, when some resample has none.
 
@@ -352,11 +355,11 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
     >>> ratings = pd.DataFrame({"item_id": [1, 1, 2, 2, 3, 3, 3], "annotator": ["a", "b", "a", "b", "a", "b", "c"],
     ...                         "rating": [1, 1, 2, 2, 3, 3, 2]})
     >>> krippendorff_alpha(ratings, level="interval", n_resamples=0)
-          alpha  ci_low  ci_high ci_method  n_items  n_annotators     level
+          alpha  ci_low  ci_high interval  n_items  n_annotators     level
     0  0.785714     NaN      NaN      none        3             3  interval
     """
     check_option(level, LEVELS, "level")
-    check_option(ci_method, tuple(CI_METHODS), "ci_method")
+    check_option(interval, tuple(CI_METHODS), "interval")
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
     check_level(confidence_level)
     rng = check_rng(rng)
@@ -398,7 +401,7 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
                 return _alpha((o_b * delta_b).sum(axis=(-2, -1)), n_c_b, delta_b)
         else:  # too many distinct values for dense per-item rows: the percentile interval, from sparse products
             per_item = None
-            ci_method = "percentile"
+            interval = "percentile"
 
             def statistic(weights: np.ndarray) -> np.ndarray:
                 n_c_b = weights @ counts
@@ -410,13 +413,13 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
             if per_item is None:
                 low, high = percentile_over_items(statistic, n, n_resamples, confidence_level, rng)
             else:
-                low, high = _item_interval(ci_method, of_sums, per_item, n_resamples, confidence_level, rng)
+                low, high = _item_interval(interval, of_sums, per_item, n_resamples, confidence_level, rng)
         if np.isnan(low) or np.isnan(high):
             warnings.warn(f"some bootstrap resamples of the {n} items have no variation to agree on (alpha is undefined "
                           "there), so the interval is NaN: too few items, or ratings that (nearly) never vary.",
                           EvalkitWarning, stacklevel=2)
     return pd.DataFrame([{"alpha": alpha, "ci_low": low, "ci_high": high,
-                          "ci_method": CI_METHODS[ci_method] if n_resamples else "none", "n_items": len(items),
+                          "interval": CI_METHODS[interval] if n_resamples else "none", "n_items": len(items),
                           "n_annotators": int(table["annotator"].nunique()), "level": level}])
 
 
@@ -463,7 +466,8 @@ def _icc_of_sums(k: int):
     return of_sums
 
 
-def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_resamples: int = 1000,
+@renamed("ci_method", "interval", since="0.2.0")
+def icc(ratings, *, confidence_level: float = 0.95, interval: str = "auto", n_resamples: int = 1000,
         rng=None) -> pd.DataFrame:
     """The six intraclass correlations of Shrout & Fleiss (1979) with intervals that hold on rating scales.
 
@@ -473,7 +477,7 @@ def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_r
         Long table ``item_id, annotator, rating`` with numeric ratings. Items not rated by every
         annotator are left out with an :class:`~evalkit.EvalkitWarning`.
     confidence_level : float, default 0.95
-    ci_method : {"auto", "F", "studentized", "percentile", "BCa"}, default "auto"
+    interval : {"auto", "F", "studentized", "percentile", "BCa"}, default "auto"
         ``"F"``: Shrout & Fleiss's intervals from the F distribution (Satterthwaite's for ICC2), exact when
         ratings are normal. ``"studentized"``, ``"percentile"``, ``"BCa"``: bootstrap over items (as in
         :func:`krippendorff_alpha`), which is right when the annotators are fixed (ICC3) or nested in the
@@ -493,7 +497,7 @@ def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_r
     DataFrame
         Indexed by ``ICC1, ICC2, ICC3, ICC1k, ICC2k, ICC3k`` (one-way random, two-way random absolute
         agreement, two-way mixed consistency; single rater and mean of k raters), columns
-        ``icc, ci_low, ci_high, ci_method, ci_note, F, df1, df2, p_val, n_items, n_annotators``. ``p_val`` is
+        ``icc, ci_low, ci_high, interval, ci_note, F, df1, df2, p_val, n_items, n_annotators``. ``p_val`` is
         the F test of no item effect (ICC = 0); ``ci_note`` is empty unless the interval's method is known not
         to hold, or was measured short of its level, on ratings like these (the F intervals of ICC2 on coarse
         ratings; the bootstrap on coarse ratings, 0.92-0.94 at 95% on some 1-5 scales). Where a mean square is zero (constant ratings, annotators who agree exactly,
@@ -511,11 +515,11 @@ def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_r
     >>> from evalkit.agreement import icc
     >>> wide = pd.DataFrame([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]])
     >>> ratings = wide.rename_axis(index="item_id", columns="annotator").stack().rename("rating").reset_index()
-    >>> icc(ratings, ci_method="F")["icc"].round(2).tolist()   # the published values of Shrout & Fleiss's example
+    >>> icc(ratings, interval="F")["icc"].round(2).tolist()   # the published values of Shrout & Fleiss's example
     [0.17, 0.29, 0.71, 0.44, 0.62, 0.91]
     """
     check_level(confidence_level)
-    check_option(ci_method, ("auto", "F", *CI_METHODS), "ci_method")
+    check_option(interval, ("auto", "F", *CI_METHODS), "interval")
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
     rng = check_rng(rng)
     table = _ratings(ratings)
@@ -558,7 +562,7 @@ def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_r
             "ICC3k": ((msb - mse) / msb, 1 - 1 / f3l, 1 - 1 / f3u, f3, n - 1, df_e),
         }
     out = pd.DataFrame.from_dict(rows, orient="index", columns=["icc", "ci_low", "ci_high", "F", "df1", "df2"])
-    out.insert(3, "ci_method", "F distribution (Shrout & Fleiss 1979)")
+    out.insert(3, "interval", "F distribution (Shrout & Fleiss 1979)")
     out.insert(4, "ci_note", "")
     out["p_val"] = stats.f.sf(out["F"], out["df1"], out["df2"])
     estimates = ["icc", "ci_low", "ci_high"]
@@ -570,30 +574,30 @@ def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_r
                       f"alike), so the quantities that divide by it are undefined: NaN in {undefined or 'no ICC'}"
                       f"{'; F is infinite where there is no error variance' if np.isinf(out['F']).any() else ''}.",
                       EvalkitWarning, stacklevel=2)
-    boot = ICC_FORMS if ci_method not in ("F", "auto") else ("ICC1", "ICC3", "ICC1k", "ICC3k") if ci_method == "auto" else ()
+    boot = ICC_FORMS if interval not in ("F", "auto") else ("ICC1", "ICC3", "ICC1k", "ICC3k") if interval == "auto" else ()
     if boot:
         per_item = np.column_stack([np.ones(n), x, (x**2).sum(axis=1), x.sum(axis=1) ** 2])
-        method = "studentized" if ci_method == "auto" else ci_method
+        method = "studentized" if interval == "auto" else interval
         low, high = _item_interval(method, _icc_of_sums(k), per_item, n_resamples, confidence_level, rng)
         chosen = [ICC_FORMS.index(form) for form in boot]
         out.loc[list(boot), "ci_low"], out.loc[list(boot), "ci_high"] = np.asarray(low)[chosen], np.asarray(high)[chosen]
-        out.loc[list(boot), "ci_method"] = CI_METHODS[method]
+        out.loc[list(boot), "interval"] = CI_METHODS[method]
         lost = [form for form in boot if np.isfinite(out.loc[form, "icc"])
                 and not np.isfinite(out.loc[form, ["ci_low", "ci_high"]].to_numpy(dtype=float)).all()]
         if lost:
             warnings.warn(f"icc: the bootstrap interval of {', '.join(lost)} is NaN: some resample of the {n} items has "
-                          "no variation to compare (too few items, or items rated alike); ci_method='F' gives the "
+                          "no variation to compare (too few items, or items rated alike); interval='F' gives the "
                           "normal-theory interval.", EvalkitWarning, stacklevel=2)
     coarse = len(np.unique(x)) <= 7
-    f_rows = [form for form in ("ICC2", "ICC2k") if out.loc[form, "ci_method"].startswith("F ")]
+    f_rows = [form for form in ("ICC2", "ICC2k") if out.loc[form, "interval"].startswith("F ")]
     if coarse and f_rows:
         out.loc[f_rows, "ci_note"] = ("F interval on coarse ratings: covers less than claimed (0.87 for 95% at 50 items "
                                       "of 1-5 ratings piled at the top, in the coverage harness)")
         warnings.warn(f"the ratings take {len(np.unique(x))} distinct values: the F intervals of {' and '.join(f_rows)} "
                       "assume normal ratings and cover less than claimed on a coarse scale; no interval measured "
-                      "holds there (see icc's ci_method). The bootstrap intervals of ICC1 and ICC3 come closer but run "
+                      "holds there (see icc's interval). The bootstrap intervals of ICC1 and ICC3 come closer but run "
                       "a little short on some coarse scales too (see their ci_note).", EvalkitWarning, stacklevel=2)
-    boot_rows = [form for form in ICC_FORMS if out.loc[form, "ci_method"] == CI_METHODS["studentized"]]
+    boot_rows = [form for form in ICC_FORMS if out.loc[form, "interval"] == CI_METHODS["studentized"]]
     if coarse and boot_rows:
         out.loc[boot_rows, "ci_note"] = ("studentized bootstrap on coarse ratings: covered 0.92-0.94 for 95% at 50 items "
                                          "on some 1-5 scales in the coverage harness (USR Overall: 0.936 for ICC1 over "
@@ -602,7 +606,8 @@ def icc(ratings, *, confidence_level: float = 0.95, ci_method: str = "auto", n_r
     return out.astype({"df1": np.int64, "df2": np.int64})
 
 
-def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 0.95, ci_method: str = "studentized",
+@renamed("ci_method", "interval", since="0.2.0")
+def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 0.95, interval: str = "studentized",
                  rng=None) -> pd.DataFrame:
     """Fleiss' kappa for items that each have the same number of ratings (annotators may differ by item).
 
@@ -614,14 +619,14 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
     n_resamples : int, default 1000
         Bootstrap resamples of items (drawn as in :func:`krippendorff_alpha`); 0 skips the interval.
     confidence_level : float, default 0.95
-    ci_method : {"studentized", "percentile", "BCa"}, default "studentized"
+    interval : {"studentized", "percentile", "BCa"}, default "studentized"
         As in :func:`krippendorff_alpha`.
     rng : None, int or numpy.random.Generator
 
     Returns
     -------
     DataFrame
-        One row: ``kappa, ci_low, ci_high, ci_method, p_val, n_items, n_raters, n_categories``. ``p_val`` tests
+        One row: ``kappa, ci_low, ci_high, interval, p_val, n_items, n_raters, n_categories``. ``p_val`` tests
         kappa = 0 (two-sided) with the standard error under no agreement beyond chance of Fleiss, Nee &
         Landis (1979). With a single category (chance agreement is 1) or a single item, kappa is undefined:
         a NaN row and an :class:`~evalkit.EvalkitWarning`; the interval is NaN, with a warning, when some
@@ -638,7 +643,7 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
     """
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
     check_level(confidence_level)
-    check_option(ci_method, tuple(CI_METHODS), "ci_method")
+    check_option(interval, tuple(CI_METHODS), "interval")
     rng = check_rng(rng)
     table = _drop_single(_ratings(ratings), "ratings")
     item_codes, _ = pd.factorize(table["item_id"], sort=False)
@@ -673,13 +678,13 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
     low = high = np.nan
     if n_resamples and n_items >= 2:
         with np.errstate(invalid="ignore", divide="ignore"):
-            low, high = _item_interval(ci_method, of_sums, rows, n_resamples, confidence_level, rng)
+            low, high = _item_interval(interval, of_sums, rows, n_resamples, confidence_level, rng)
         if np.isnan(low) or np.isnan(high):
             warnings.warn(f"some bootstrap resamples of the {n_items} items use a single category (kappa is undefined "
                           "there), so the interval is NaN: too few items, or one category (nearly) always.",
                           EvalkitWarning, stacklevel=2)
     return pd.DataFrame([{"kappa": kappa, "ci_low": low, "ci_high": high,
-                          "ci_method": CI_METHODS[ci_method] if n_resamples else "none",
+                          "interval": CI_METHODS[interval] if n_resamples else "none",
                           "p_val": float(2 * stats.norm.sf(abs(kappa / se))) if se > 0 else np.nan,
                           "n_items": int(n_items), "n_raters": int(m), "n_categories": k}])
 
@@ -821,9 +826,10 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
     adjust : {None, "holm", "bonferroni", "bh", "by"}
         Adjust the p-values of all the rows (annotators and scores: one family) for multiplicity; None:
         ``p_adjusted`` repeats ``p_val``.
-    cluster : Series, optional
-        At dataset level, cluster labels indexed by item id (e.g. the dialogue of each response): every
-        interval resamples whole clusters (see :func:`evalkit.correlate.correlate`).
+    cluster : str or Series, optional
+        At dataset level, each item's cluster (e.g. the dialogue of each response), a column of ``ratings`` or a
+        Series of cluster labels indexed by item id: every interval resamples whole clusters (see
+        :func:`evalkit.correlate.correlate`).
 
     Returns
     -------
@@ -831,7 +837,7 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
         One row per annotator (``kind="annotator"``, ``target="others' mean"``, on the items they rated
         that someone else rated too), then one per score column (``kind="score"``, ``target="all
         annotators' mean"``, on the items both scored and rated), with columns ``kind, name, target`` and those of
-        :func:`evalkit.correlate.correlate` (``n, r, ci_low, ci_high, ci_method, p_val, p_adjusted, adjust,
+        :func:`evalkit.correlate.correlate` (``n, r, ci_low, ci_high, interval, p_val, p_adjusted, adjust,
         method, level, n_groups, n_skipped``). The consensus a score is compared with averages every annotator,
         so it is a little less noisy than an annotator's target: the comparison does not favour the annotators.
         Where a correlation is undefined (too few common items, constant ratings or scores) its ``r`` and
@@ -861,8 +867,9 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
     rng = check_rng(rng)
     table = _ratings(ratings)
     _numeric(table["rating"], "for correlations")
-    if cluster is not None and not isinstance(cluster, pd.Series):
-        raise TypeError(f"`cluster` must be a Series of cluster labels indexed by item id; got {type(cluster).__name__}.")
+    if cluster is not None:  # a column of the ratings table (one value per item) or a Series by item id
+        cluster = as_groups(cluster, ratings if isinstance(ratings, pd.DataFrame) else None, key="item_id",
+                            table_name="ratings")
     if level == "summary" and not isinstance(by, pd.Series):
         raise ValueError("`by` must be a Series of group labels indexed by item id at level='summary'; "
                          f"got {type(by).__name__}.")

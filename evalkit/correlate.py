@@ -22,11 +22,13 @@ from evalkit._stats import ADJUSTMENTS, adjust_p_values, z_value, z_variance_fac
 from evalkit._validation import (
     EvalkitWarning,
     as_frame,
+    as_groups,
     check_level,
     check_number,
     check_option,
     check_rng,
     check_unique_index,
+    renamed,
 )
 
 __all__ = [
@@ -40,7 +42,7 @@ __all__ = [
 
 METHODS = ("spearman", "kendall", "pearson")
 LEVELS = ("dataset", "summary", "system")
-COLUMNS = ["n", "r", "ci_low", "ci_high", "ci_method", "p_val", "p_adjusted", "adjust", "method", "level", "n_groups",
+COLUMNS = ["n", "r", "ci_low", "ci_high", "interval", "p_val", "p_adjusted", "adjust", "method", "level", "n_groups",
            "n_skipped"]
 
 
@@ -203,7 +205,7 @@ def _warn_undefined(reasons: dict, stacklevel: int = 4) -> None:
                       stacklevel=stacklevel)
 
 
-def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, ci_method, rng, k: int):
+def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, interval, rng, k: int):
     """CI of a vector-valued statistic of resampled indices 0..n-1 (k outputs); NaN when impossible.
 
     Resamples where the statistic is undefined (a resample whose ratings or scores are all equal: likely
@@ -218,17 +220,17 @@ def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, ci_method, rng
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         res = stats.bootstrap(
             (np.arange(n),), lambda idx, axis=-1: stat(np.asarray(idx, dtype=np.intp)), vectorized=True,
-            n_resamples=n_resamples, confidence_level=confidence_level, method=ci_method, rng=rng,
+            n_resamples=n_resamples, confidence_level=confidence_level, method=interval, rng=rng,
             batch=max(1, 2_000_000 // max(1, n * k)),
         )
     low, high = np.atleast_1d(res.confidence_interval.low).copy(), np.atleast_1d(res.confidence_interval.high).copy()
     dist = np.atleast_2d(res.bootstrap_distribution)
     undefined = np.isnan(dist).sum(axis=-1)
-    if ci_method != "BCa":
+    if interval != "BCa":
         tail = (1 - confidence_level) / 2
         for j in np.flatnonzero((undefined > 0) & (undefined < dist.shape[-1])):
             q = stats.quantile(dist[j], [tail, 1 - tail], nan_policy="omit")
-            if ci_method == "basic":
+            if interval == "basic":
                 theta = float(stat(np.arange(n)[None, :]).reshape(k, -1)[j, 0])
                 q = 2 * theta - q[::-1]
             low[j], high[j] = q
@@ -286,17 +288,7 @@ def _align(scores, human, *, by=None, warn=True, by_name="by") -> tuple[pd.DataF
     for name, obj in (("scores", frame), ("human", human)):
         if len(obj) == 0:
             raise ValueError(f"`{name}` is empty.")
-    groups = None
-    if by is not None:
-        if isinstance(by, str):
-            if by not in (frame.index.names or []):
-                raise KeyError(f"`{by_name}`={by!r} is not an index level of `scores`; its levels are {list(frame.index.names)}.")
-            groups = pd.Series(frame.index.get_level_values(by), index=frame.index, name=by)
-        elif isinstance(by, pd.Series):
-            check_unique_index(by.index, by_name)
-            groups = by
-        else:
-            raise TypeError(f"`{by_name}` must be an index level name or a Series aligned with `scores`; got {type(by).__name__}.")
+    groups = None if by is None else as_groups(by, frame, name=by_name, table_name="scores", columns=False)
     common = frame.index.intersection(human.index, sort=False)
     if groups is not None:
         common = common.intersection(groups.index, sort=False)
@@ -336,6 +328,7 @@ def _valid_mask(frame: pd.DataFrame, human: pd.Series, nan_policy: str) -> np.nd
 # --------------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------------
+@renamed("ci_method", "interval", since="0.2.0")
 def correlate(
     scores,
     human,
@@ -345,7 +338,7 @@ def correlate(
     by=None,
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
-    ci_method: str = "auto",
+    interval: str = "auto",
     nan_policy: str = "omit",
     adjust: str | None = None,
     cluster=None,
@@ -372,7 +365,7 @@ def correlate(
     confidence_level : float, default 0.95
     n_resamples : int, default 1000
         Bootstrap resamples of items (groups at summary and system level); 0 skips the CI.
-    ci_method : {"auto", "percentile", "basic", "BCa", "t"}, default "auto"
+    interval : {"auto", "percentile", "basic", "BCa", "t"}, default "auto"
         ``"percentile"``, ``"basic"``, ``"BCa"``: passed to :func:`scipy.stats.bootstrap` as ``method``
         (resampling items, clusters or groups). ``"t"`` (summary level only): the mean of the per-group
         coefficients plus or minus Student's t times their standard error, the interval of the t-test
@@ -398,9 +391,9 @@ def correlate(
     Returns
     -------
     DataFrame
-        One row per score column with columns ``n, r, ci_low, ci_high, ci_method, p_val, p_adjusted, adjust,
+        One row per score column with columns ``n, r, ci_low, ci_high, interval, p_val, p_adjusted, adjust,
         method, level, n_groups, n_skipped`` (``n`` counts items; ``n_groups`` the groups used, missing at
-        dataset level; ``ci_method`` names how the interval was made; ``adjust`` the multiplicity adjustment).
+        dataset level; ``interval`` names how the interval was made; ``adjust`` the multiplicity adjustment).
 
     Warns
     -----
@@ -431,19 +424,19 @@ def correlate(
     >>> scores = tcva.sweep(verdicts, [0.3, 0.5, 0.9], items=items)
     >>> table = correlate.correlate(scores, items["human"], rng=0)
     >>> list(table.columns)
-    ['n', 'r', 'ci_low', 'ci_high', 'ci_method', 'p_val', 'p_adjusted', 'adjust', 'method', 'level', 'n_groups', 'n_skipped']
+    ['n', 'r', 'ci_low', 'ci_high', 'interval', 'p_val', 'p_adjusted', 'adjust', 'method', 'level', 'n_groups', 'n_skipped']
     >>> bool((table["ci_low"] < table["r"]).all() and (table["r"] < table["ci_high"]).all())
     True
     """
     check_option(method, METHODS, "method")
     check_option(level, LEVELS, "level")
     check_option(nan_policy, ("omit", "raise", "propagate"), "nan_policy")
-    check_option(ci_method, ("auto", "percentile", "basic", "BCa", "t"), "ci_method")
-    if ci_method == "t" and level != "summary":
-        raise ValueError(f"ci_method='t' is the summary level's interval (over per-group coefficients); at level={level!r} "
+    check_option(interval, ("auto", "percentile", "basic", "BCa", "t"), "interval")
+    if interval == "t" and level != "summary":
+        raise ValueError(f"interval='t' is the summary level's interval (over per-group coefficients); at level={level!r} "
                          "use a bootstrap method ('percentile', 'basic' or 'BCa').")
-    if ci_method == "auto":
-        ci_method = "t" if level == "summary" else "percentile"
+    if interval == "auto":
+        interval = "t" if level == "summary" else "percentile"
     check_level(confidence_level)
     check_option(adjust, (None, *ADJUSTMENTS), "adjust")
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
@@ -459,20 +452,20 @@ def correlate(
     if level == "system":
         frame = frame.groupby(groups.to_numpy(), sort=False).mean()
         human = human.groupby(groups.to_numpy(), sort=False).mean()
-        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng, unit="systems")
+        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, interval, rng, unit="systems")
         out["level"] = "system"
         out["n_groups"] = out["n"].astype("Int64")
     elif level == "summary":
-        out = _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng)
+        out = _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, interval, rng)
     else:
-        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng,
+        out = _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, interval, rng,
                              clusters=groups)
     if adjust is not None:
         out["p_adjusted"], out["adjust"] = adjust_p_values(out["p_val"].to_numpy(dtype=float), adjust), adjust
     return out
 
 
-def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_skipped=None, *, ci_method="none") -> pd.DataFrame:
+def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_skipped=None, *, interval="none") -> pd.DataFrame:
     k = len(frame.columns)
     out = pd.DataFrame(
         {
@@ -480,7 +473,7 @@ def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_ski
             "r": r,
             "ci_low": low,
             "ci_high": high,
-            "ci_method": ci_method,
+            "interval": interval,
             "p_val": p,
             "p_adjusted": p,
             "adjust": "none",
@@ -494,7 +487,7 @@ def _result_frame(frame, n, r, low, high, p, method, level, n_groups=None, n_ski
     return out[COLUMNS]
 
 
-def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, ci_method, rng, unit="items",
+def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resamples, interval, rng, unit="items",
                    clusters=None):
     values = frame.to_numpy(dtype=float)
     h = human.to_numpy(dtype=float)
@@ -529,17 +522,17 @@ def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resampl
                 few[cols] = units
                 continue
         lo, hi, info = _bootstrap_ci(stat, units, n_resamples=n_resamples,
-                                     confidence_level=confidence_level, ci_method=ci_method, rng=rng, k=len(cols))
+                                     confidence_level=confidence_level, interval=interval, rng=rng, k=len(cols))
         low[cols], high[cols] = lo, hi
         if info is not None:
             left_out[cols] = info[1]
-    names = _ci_names(frame.columns, ci_method, n_resamples, left_out, r, unit)
+    names = _ci_names(frame.columns, interval, n_resamples, left_out, r, unit)
     if few.any():
         warnings.warn(f"only {int(few[few > 0].min())} cluster(s): a cluster bootstrap needs at least {MIN_CLUSTERS} to cover "
                       "as claimed, so the interval is NaN (with 9 clusters of 6 items the 95% interval covered 0.87, with 17 "
                       "0.94, in the coverage harness).", EvalkitWarning, stacklevel=4)
         names = [f"none: {u} clusters, fewer than {MIN_CLUSTERS}" if u else name for u, name in zip(few, names, strict=True)]
-    return _result_frame(frame, n, r, low, high, p, method, "dataset", ci_method=names)
+    return _result_frame(frame, n, r, low, high, p, method, "dataset", interval=names)
 
 
 #: Fewer clusters than this and the cluster bootstrap's 95% interval covers less than claimed (see
@@ -562,25 +555,25 @@ def _cluster_corr(x: np.ndarray, y: np.ndarray, labels: np.ndarray, method: str)
     return stat, g
 
 
-def _ci_names(columns, ci_method: str, n_resamples: int, left_out: np.ndarray, r: np.ndarray, unit: str) -> list[str]:
+def _ci_names(columns, interval: str, n_resamples: int, left_out: np.ndarray, r: np.ndarray, unit: str) -> list[str]:
     """The interval method of each row, and how many resamples it left out (with a warning when any)."""
     if n_resamples == 0:
         return ["none"] * len(columns)
     partial = (left_out > 0) & (left_out < n_resamples) & ~np.isnan(r)
-    if ci_method == "BCa":
+    if interval == "BCa":
         if partial.any():
             listed = ", ".join(repr(c) for c, x in zip(columns, partial, strict=True) if x)
             warnings.warn(f"some bootstrap resamples have constant scores or ratings and BCa needs every one, so the "
-                          f"interval is NaN for {listed}; ci_method='percentile' leaves them out.", EvalkitWarning,
+                          f"interval is NaN for {listed}; interval='percentile' leaves them out.", EvalkitWarning,
                           stacklevel=5)
         partial[:] = False
     _warn_undefined_resamples([c for c, x in zip(columns, partial, strict=True) if x], left_out[partial], n_resamples)
-    base = f"{ci_method} bootstrap over {unit}"
+    base = f"{interval} bootstrap over {unit}"
     return [f"{base} ({u} of {n_resamples} resamples undefined, left out)" if x else base
             for u, x in zip(left_out, partial, strict=True)]
 
 
-def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, ci_method, rng):
+def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n_resamples, interval, rng):
     values = frame.to_numpy(dtype=float)
     h = human.to_numpy(dtype=float)
     valid = _valid_mask(frame, human, nan_policy)
@@ -603,7 +596,7 @@ def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanmean(per_group[idx], axis=-2).T
 
-    if ci_method == "t":
+    if interval == "t":
         low, high = np.full(k, np.nan), np.full(k, np.nan)
         for j in np.flatnonzero(n_groups > 1):
             per = per_group[used[:, j], j]
@@ -612,10 +605,10 @@ def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n
         names = ["t interval over groups"] * k
     else:
         low, high, info = _bootstrap_ci(stat, len(labels), n_resamples=n_resamples, confidence_level=confidence_level,
-                                        ci_method=ci_method, rng=rng, k=k)
+                                        interval=interval, rng=rng, k=k)
         left_out = np.zeros(k, dtype=np.int64) if info is None else info[1]
-        names = _ci_names(frame.columns, ci_method, n_resamples, left_out, r, "groups")
-    return _result_frame(frame, n_items, r, low, high, p, method, "summary", n_groups, n_skipped, ci_method=names)
+        names = _ci_names(frame.columns, interval, n_resamples, left_out, r, "groups")
+    return _result_frame(frame, n_items, r, low, high, p, method, "summary", n_groups, n_skipped, interval=names)
 
 
 def _per_group_corr(values, h, valid, codes, n_groups: int, method: str) -> tuple[np.ndarray, np.ndarray]:
@@ -776,7 +769,7 @@ def compare_metrics(
     -------
     DataFrame
         One row per column of ``b``: ``a, b, n, r_a, r_b, r_ab, delta, ci_low, ci_high, statistic, p_val,
-        p_adjusted, adjust, test, method, ci_method`` (``a`` and ``b`` name the metrics; ``ci_method`` the
+        p_adjusted, adjust, test, method, interval`` (``a`` and ``b`` name the metrics; ``interval`` the
         test and interval).
 
     Warns
@@ -848,7 +841,7 @@ def _compare_two(a, b, human, method, test, confidence_level, n_resamples, rng) 
             return r[0] - r[1]
 
         low, high, (res, left_out) = _bootstrap_ci(stat, n, n_resamples=n_resamples, confidence_level=confidence_level,
-                                                   ci_method="percentile", rng=rng, k=1)
+                                                   interval="percentile", rng=rng, k=1)
         low, high = float(low[0]), float(high[0])
         _warn_undefined_resamples(["a - b"], left_out, n_resamples, stacklevel=5)
         dist = res.bootstrap_distribution
@@ -858,7 +851,7 @@ def _compare_two(a, b, human, method, test, confidence_level, n_resamples, rng) 
         p = float(min(1.0, 2 * min(np.mean(dist <= 0), np.mean(dist >= 0))))
     return {"n": n, "r_a": r_a, "r_b": r_b, "r_ab": r_ab, "delta": r_a - r_b, "ci_low": low, "ci_high": high,
             "statistic": statistic, "p_val": p, "test": test, "method": method,
-            "ci_method": COMPARE_METHODS[test][method] if test == "williams" else COMPARE_METHODS[test]}
+            "interval": COMPARE_METHODS[test][method] if test == "williams" else COMPARE_METHODS[test]}
 
 
 def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resamples: int = 10_000, seed: int = 42) -> pd.DataFrame:

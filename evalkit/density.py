@@ -31,6 +31,7 @@ from evalkit._validation import (
     check_option,
     check_rng,
     check_unique_column,
+    renamed,
     show,
 )
 
@@ -521,12 +522,13 @@ _PEARSON_NOTE = ("Pearson's r on skewed, heavy-tailed lengths and densities: no 
                  "demo corpus, where 0.95 is claimed; its p-value rejected 7.6% of independent samples at 0.05); "
                  "method='spearman' holds")
 _TIES_NOTE = ("{share:.0%} of the documents share one {side} value: the Bonett-Wright variance assumes few ties (with "
-              "15% of fd_raw at 0 it covered 0.92 at 100 documents where 0.95 is claimed); ci_method='studentized' "
+              "15% of fd_raw at 0 it covered 0.92 at 100 documents where 0.95 is claimed); interval='studentized' "
               "holds there")
 
 
+@renamed("ci_method", "interval", since="0.2.0")
 def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: str = "spearman",
-                confidence_level: float = 0.95, ci_method: str = "studentized", n_resamples: int = 1000,
+                confidence_level: float = 0.95, interval: str = "studentized", n_resamples: int = 1000,
                 rng=None) -> pd.DataFrame:
     """Correlation between document length and density (Spearman's by default), before and after the correction.
 
@@ -543,7 +545,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         The coefficient: Spearman's rho (:func:`scipy.stats.spearmanr`, ties at mid-ranks) or Pearson's r
         (:func:`scipy.stats.pearsonr`).
     confidence_level : float, default 0.95
-    ci_method : {"studentized", "fisher"}, default "studentized"
+    interval : {"studentized", "fisher"}, default "studentized"
         ``"studentized"``: a bootstrap-t interval on Fisher's z scale over documents, each resample's z
         divided by its own jackknife standard error, then back to the coefficient (for Spearman, of the
         Pearson correlation of the documents' ranks, held fixed across resamples). ``"fisher"``: the
@@ -566,7 +568,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
     Returns
     -------
     DataFrame
-        Indexed by measure: ``n, r, ci_low, ci_high, ci_method, ci_note, p_val, method`` over the documents
+        Indexed by measure: ``n, r, ci_low, ci_high, interval, ci_note, p_val, method`` over the documents
         with both values: ``r`` is the coefficient ``method`` names, ``p_val`` its two-sided p-value of no
         correlation from scipy (Spearman: the t approximation, whose size measured 0.04-0.07 at 0.05 on the
         designs above, ties included; Pearson's reached 0.076 at 50 log-normal lengths), ``ci_note`` empty unless the interval is known not to hold. A
@@ -592,7 +594,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         raise TypeError(f"`columns` must be a sequence of column names; got {columns!r}.")
     check_columns(table, ["n_tokens", *columns], "table")
     check_option(method, ("spearman", "pearson"), "method")
-    check_option(ci_method, ("studentized", "fisher"), "ci_method")
+    check_option(interval, ("studentized", "fisher"), "interval")
     confidence_level = check_level(confidence_level)
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
     rng = check_rng(rng)
@@ -602,7 +604,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         density = _finite(table[column], f"`table` column {column!r}", allow_nan=True)
         both = ~np.isnan(length) & ~np.isnan(density)  # documents without one of the two are left out
         x, y = length[both], density[both]
-        row = {"n": int(both.sum()), "r": np.nan, "ci_low": np.nan, "ci_high": np.nan, "ci_method": "none",
+        row = {"n": int(both.sum()), "r": np.nan, "ci_low": np.nan, "ci_high": np.nan, "interval": "none",
                "ci_note": "", "p_val": np.nan, "method": method}
         if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
             undefined.append(f"{column!r} ({len(x)} documents" + (")" if len(x) < 3 else ", one side constant)"))
@@ -613,10 +615,10 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         if method == "spearman":  # Spearman's rho is Pearson's r of the mid-ranks
             x, y = stats.rankdata(x), stats.rankdata(y)
         note = _PEARSON_NOTE if method == "pearson" else ""
-        if ci_method == "fisher" and len(x) == 3:  # the variance of z has n - 3 = 0 in its denominator
+        if interval == "fisher" and len(x) == 3:  # the variance of z has n - 3 = 0 in its denominator
             low, high, name, note = np.nan, np.nan, "none", ""
             lost.append(f"{column!r} (3 documents)")
-        elif ci_method == "fisher":
+        elif interval == "fisher":
             half = z_value(confidence_level) * np.sqrt(z_variance_factor(method, r, len(x)) / (len(x) - 3))
             z = np.arctanh(r)
             low, high = float(np.tanh(z - half)), float(np.tanh(z + half))
@@ -637,22 +639,22 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
                 note = ""
         if note:
             notes.setdefault(note, []).append(repr(column))
-        row.update(r=r, ci_low=low, ci_high=high, ci_method=name, ci_note=note, p_val=float(res.pvalue))
+        row.update(r=r, ci_low=low, ci_high=high, interval=name, ci_note=note, p_val=float(res.pvalue))
         rows[column] = row
     if undefined:
         warnings.warn(f"the length correlation is undefined (NaN) for {', '.join(undefined)}: it needs 3 or more "
                       "documents whose lengths and densities both vary.", EvalkitWarning, stacklevel=2)
-    if lost and ci_method == "fisher":
+    if lost and interval == "fisher":
         warnings.warn(f"the Fisher-z interval is NaN for {', '.join(lost)}: it needs 4 or more documents.", EvalkitWarning,
                       stacklevel=2)
     elif lost:
         warnings.warn(f"the studentized bootstrap interval is NaN for {', '.join(lost)}: some resample of the documents "
                       "has a constant side (too few documents, or lengths or densities that rarely vary); "
-                      "ci_method='fisher' gives the normal-theory interval.", EvalkitWarning, stacklevel=2)
+                      "interval='fisher' gives the normal-theory interval.", EvalkitWarning, stacklevel=2)
     for note, named in notes.items():
         warnings.warn(f"the length-bias interval of {', '.join(named)} may cover less than claimed (ci_note): {note}.",
                       EvalkitWarning, stacklevel=2)
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=["n", "r", "ci_low", "ci_high", "ci_method", "ci_note",
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=["n", "r", "ci_low", "ci_high", "interval", "ci_note",
                                                                  "p_val", "method"])
     out = out.astype({"n": "int64", "r": float, "ci_low": float, "ci_high": float, "p_val": float})
     out.index.name = "measure"

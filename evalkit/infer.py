@@ -1295,8 +1295,8 @@ def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float
 STATISTICS = ("mean", "agreement", "fail_recall")
 
 
-def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, statistic: str = "mean", method="ppi++",
-                        confidence_level: float = 0.95, bounds=None) -> pd.DataFrame:
+def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None = None, *, statistic: str = "mean",
+                        method="ppi++", confidence_level: float = 0.95, bounds=None) -> pd.DataFrame:
     """A live interval for what a labeller watches, valid however they decide when to stop: one row per label so far.
 
     A fixed-n interval read after every label, and acted on ("stop when it looks settled"), holds far less often
@@ -1308,11 +1308,13 @@ def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, sta
 
     Parameters
     ----------
-    human : Series
-        The labels so far, in the order they were made, indexed by case id (numbers, PASS/FAIL or booleans).
-    judge : Series, optional
+    judge : Series or None
         The judge on every case of the pool (scores or verdicts by case id); needed for ``"agreement"``,
-        ``"fail_recall"`` and for ``"mean"`` with PPI.
+        ``"fail_recall"`` and for ``"mean"`` with PPI. None: the humans alone.
+    human : Series
+        The labels so far, in the order they were made, indexed by case id (numbers, PASS/FAIL or booleans). The
+        order is ``(judge, human)``, as in :func:`mean` and :func:`evalkit.calibrate.calibrate`; the labels given
+        alone in the first place (the order before) still work for one release, with a FutureWarning.
     statistic : {"mean", "agreement", "fail_recall"}, default "mean"
         ``"mean"``: the humans' mean (their pass rate, for PASS/FAIL labels). With ``judge``, it is the mean over
         the judge's cases (the pool the labels are drawn from without replacement), estimated with ``method``;
@@ -1341,7 +1343,7 @@ def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, sta
     >>> from evalkit import infer
     >>> rng = np.random.default_rng(0)
     >>> labels = pd.Series(rng.random(400) < 0.8, index=[f"c{i}" for i in range(400)])
-    >>> cs = infer.confidence_sequence(labels)
+    >>> cs = infer.confidence_sequence(human=labels)
     >>> cs.iloc[[49, 199, 399]][["n_labelled", "estimate", "cs_low", "cs_high"]].round(3)
          n_labelled  estimate  cs_low  cs_high
     49           50     0.760   0.491    0.918
@@ -1350,6 +1352,13 @@ def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, sta
     >>> infer.stopping_point(cs, half_width=0.15)
     148
     """
+    if human is None:
+        if judge is None:
+            raise TypeError("confidence_sequence() needs `human`, the labels so far.")
+        warnings.warn("confidence_sequence(labels): the order is (judge, human), as in mean and calibrate; pass the "
+                      "labels as human=labels (the judge, if any, first). The labels alone in the first place will not "
+                      "be read as labels in the next release.", FutureWarning, stacklevel=2)
+        judge, human = None, judge
     check_option(statistic, list(STATISTICS), "statistic")
     confidence_level = check_level(confidence_level)
     check_option(method, ["ppi++", "ppi", "classical"], "method")
@@ -1365,7 +1374,8 @@ def confidence_sequence(human: pd.Series, judge: pd.Series | None = None, *, sta
         check_unique_index(scores.index, "judge")
         missing = labels.index[~labels.index.isin(scores.index)]
         if len(missing):
-            raise ValueError(f"`human` has {len(missing)} case id(s) that `judge` does not score, e.g. {missing[:3].tolist()}.")
+            raise ValueError(f"`human` has {len(missing)} case id(s) that `judge` does not score, e.g. {missing[:3].tolist()} "
+                             "(the order is confidence_sequence(judge, human)).")
     elif statistic != "mean":
         raise ValueError(f"statistic={statistic!r} compares judge and human: pass `judge`.")
     y = labels.to_numpy(dtype=float)

@@ -40,6 +40,7 @@ from evalkit._optional import require
 from evalkit._stats import z_value
 from evalkit._validation import (
     EvalkitWarning,
+    as_clusters,
     check_columns,
     check_dataframe,
     check_level,
@@ -133,19 +134,6 @@ def validate(comparisons, *, name: str = "comparisons") -> pd.DataFrame:
 def _winner_codes(winner: pd.Series) -> np.ndarray:
     """0 for "a", 1 for "b", 2 for "tie", -1 for anything else (missing included)."""
     return np.asarray(pd.Index(list(WINNERS)).get_indexer(pd.Index(winner)), dtype=np.intp)
-
-
-def _column(table: pd.DataFrame, column, name: str, what: str) -> np.ndarray | None:
-    if column is None:
-        return None
-    if not isinstance(column, str):
-        raise TypeError(f"`{what}` must be a column name of `{name}` or None; got {type(column).__name__}.")
-    check_columns(table, [column], name)
-    values = table[column]
-    if values.isna().any():
-        raise ValueError(f"`{name}` column {column!r} (the `{what}`) has missing values, e.g. at row "
-                         f"{show(values.index[values.isna().to_numpy()][0])}.")
-    return pd.factorize(values)[0]
 
 
 def comparisons_from_llmbar(decisions) -> pd.DataFrame:
@@ -413,7 +401,8 @@ def _design(comparisons, ties, position, covariates, anchor, cluster):
                 values.to_numpy(dtype=float)).all():
             raise ValueError(f"`comparisons` column {column!r} (a covariate) must hold finite numbers (the value for "
                              f"system_a minus the value for system_b, e.g. a length difference); got dtype {values.dtype}.")
-    groups = _column(table, cluster, "comparisons", "cluster")
+    groups = None if cluster is None else as_clusters(cluster, table.index, table=table, key=None,
+                                                      table_name="comparisons")[0]
     if ties == "drop":
         keep = (table["winner"] != "tie").to_numpy()
         table, groups = table[keep], None if groups is None else pd.factorize(groups[keep])[0]
@@ -601,9 +590,9 @@ def bradley_terry(comparisons, *, ties: str = "half", position: bool = False, co
         ``"sandwich"``: the robust (Huber-White) covariance of the maximum-likelihood estimate, as the Arena
         paper and lmarena's arena-rank compute it, Wald intervals; ``"bootstrap"``: percentile intervals of
         ``n_resamples`` refits on resampled comparisons.
-    cluster : str, optional
-        A column whose equal values mark dependent comparisons (votes on one question, both orders of one
-        instance): the sandwich becomes cluster-robust (with statsmodels' small-sample factor, and Student's t
+    cluster : str or sequence, optional
+        Dependent comparisons (votes on one question, both orders of one instance): a column of ``comparisons``
+        whose equal values mark them, or a sequence of cluster ids, one per comparison: the sandwich becomes cluster-robust (with statsmodels' small-sample factor, and Student's t
         with clusters - 1 degrees of freedom for the interval) and the bootstrap resamples whole clusters.
     confidence_level : float, default 0.95
     n_resamples : int, default 1000
@@ -1073,8 +1062,9 @@ def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: floa
         ``order``, ``winner``, ``label`` (gold ``"1"``/``"2"``) and positive ``length_1``, ``length_2``
         (in any unit, e.g. words), and the ``cluster`` column; unparseable decisions are left out.
     by : str or list of str, optional
-    cluster : str or None, default "case_id"
-        The column naming each instance: cluster-robust standard errors (statsmodels' ``cov_type="cluster"``
+    cluster : str, Series or None, default "case_id"
+        Each instance's cluster, a column of ``decisions`` or a Series of cluster ids by case id: cluster-robust
+        standard errors (statsmodels' ``cov_type="cluster"``
         with its small-sample correction). ``None`` treats every decision as independent.
     confidence_level : float, default 0.95
         For the Wald interval of the coefficient.
@@ -1103,10 +1093,11 @@ def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: floa
     True
     """
     check_level(confidence_level)
-    columns = ["order", "winner", "label", "length_1", "length_2"] + ([cluster] if cluster is not None else [])
-    if cluster is not None and not isinstance(cluster, str):
-        raise TypeError(f"`cluster` must be a column name or None; got {type(cluster).__name__}.")
+    columns = ["order", "winner", "label", "length_1", "length_2"] + ([cluster] if isinstance(cluster, str) else [])
     table, keys = _decisions(decisions, columns, by)
+    if cluster is not None:  # one code per decision, from a column or a Series by case id
+        cases = table.index if isinstance(cluster, str) else pd.Index(table["case_id"])
+        table = table.assign(_cluster=as_clusters(cluster, cases, table=table, key=None, table_name="decisions")[0])
     lengths = table[["length_1", "length_2"]]
     if not all(pd.api.types.is_numeric_dtype(t) for t in lengths.dtypes) or (lengths <= 0).any().any():
         raise ValueError("`decisions` columns 'length_1' and 'length_2' must be positive numbers (e.g. word counts).")
@@ -1120,7 +1111,7 @@ def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: floa
         x = np.column_stack([np.ones(len(parsed)), (parsed["label"].astype(str) == "1").to_numpy(float),
                              (parsed["order"] == "original").to_numpy(float),
                              np.log2(parsed["length_1"].to_numpy(float) / parsed["length_2"].to_numpy(float))])
-        groups = pd.factorize(parsed[cluster])[0] if cluster is not None else None
+        groups = pd.factorize(parsed["_cluster"])[0] if cluster is not None else None
         row = {**empty, "n": len(parsed), "n_clusters": int(groups.max()) + 1 if groups is not None and len(groups) else len(parsed)}
         if parsed.empty:
             return row  # nothing to fit: _per_group warns

@@ -101,7 +101,7 @@ def test_alpha_bootstrap_equals_the_package_on_the_same_resamples(rng, level):
     ratings = annotator_noise_ratings(rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
-        out = agreement.krippendorff_alpha(ratings, level=level, n_resamples=200, rng=7, ci_method="percentile")
+        out = agreement.krippendorff_alpha(ratings, level=level, n_resamples=200, rng=7, interval="percentile")
         kept = ratings[ratings.groupby("item_id")["rating"].transform("size") >= 2]
     # The documented resampling: items numbered by first appearance, resample r = the items at
     # rng.integers(0, n_items, n_items, dtype=int32); here each resample goes to the package.
@@ -110,9 +110,9 @@ def test_alpha_bootstrap_equals_the_package_on_the_same_resamples(rng, level):
     idx = np.random.default_rng(7).integers(0, n, (200, n), dtype=np.int32)
     with np.errstate(invalid="ignore", divide="ignore"):
         dist = [krippendorff.alpha(reliability_data=coders[:, i], level_of_measurement=level) for i in idx]
-    assert list(out.columns) == ["alpha", "ci_low", "ci_high", "ci_method", "n_items", "n_annotators", "level"]
+    assert list(out.columns) == ["alpha", "ci_low", "ci_high", "interval", "n_items", "n_annotators", "level"]
     row = out.iloc[0]
-    assert row["ci_method"] == "percentile bootstrap over items"
+    assert row["interval"] == "percentile bootstrap over items"
     assert [row["ci_low"], row["ci_high"]] == pytest.approx(np.percentile(dist, [2.5, 97.5]), abs=1e-9)
     assert row["ci_low"] < row["alpha"] < row["ci_high"] and row["alpha"] > 0.2
 
@@ -122,14 +122,14 @@ def test_alpha_sparse_path_equals_dense_path(rng, level, monkeypatch):
     ratings = annotator_noise_ratings(rng, n_items=60)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
-        dense = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1, ci_method="percentile")
+        dense = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1, interval="percentile")
         monkeypatch.setattr(agreement, "_DENSE_CELLS", 0)  # the path for many distinct values
-        sparse_path = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1, ci_method="percentile")
+        sparse_path = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1, interval="percentile")
         # the default (studentized) interval needs dense per-item rows; the sparse path falls back, saying so
         fallback = agreement.krippendorff_alpha(ratings, level=level, n_resamples=50, rng=1)
     pd.testing.assert_frame_equal(dense, sparse_path, rtol=1e-12)
     expected = "percentile bootstrap over items" if level == "ordinal" else "studentized bootstrap over items"
-    assert fallback["ci_method"].iloc[0] == expected
+    assert fallback["interval"].iloc[0] == expected
 
 
 def _studentized_by_loop(coders: np.ndarray, level: str, idx: np.ndarray, confidence_level: float = 0.95):
@@ -165,7 +165,7 @@ def test_alpha_studentized_interval_equals_a_brute_force_loop(rng, level):
     idx = np.random.default_rng(3).integers(0, n, (60, n), dtype=np.int32)
     low, high = _studentized_by_loop(coders, level, idx)
     assert (out["ci_low"], out["ci_high"]) == (pytest.approx(low, abs=1e-10), pytest.approx(high, abs=1e-10))
-    assert out["ci_method"] == "studentized bootstrap over items"
+    assert out["interval"] == "studentized bootstrap over items"
 
 
 def test_alpha_bca_interval_is_scipy_bootstrap_of_the_package(rng):
@@ -173,7 +173,7 @@ def test_alpha_bca_interval_is_scipy_bootstrap_of_the_package(rng):
     ratings = annotator_noise_ratings(rng, n_items=25)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
-        out = agreement.krippendorff_alpha(ratings, level="interval", n_resamples=300, rng=5, ci_method="BCa").iloc[0]
+        out = agreement.krippendorff_alpha(ratings, level="interval", n_resamples=300, rng=5, interval="BCa").iloc[0]
         kept = ratings[ratings.groupby("item_id")["rating"].transform("size") >= 2]
     coders = kept.pivot(index="annotator", columns="item_id", values="rating")[pd.unique(kept["item_id"])].to_numpy()
     n = coders.shape[1]
@@ -182,7 +182,7 @@ def test_alpha_bca_interval_is_scipy_bootstrap_of_the_package(rng):
                           rng=np.random.default_rng(5), batch=max(1, 2_000_000 // n))
     assert out["ci_low"] == pytest.approx(ref.confidence_interval.low, abs=1e-10)
     assert out["ci_high"] == pytest.approx(ref.confidence_interval.high, abs=1e-10)
-    assert out["ci_method"] == "BCa bootstrap over items"
+    assert out["interval"] == "BCa bootstrap over items"
 
 
 def test_alpha_does_not_mutate_and_ignores_row_order(rng):
@@ -214,7 +214,7 @@ def test_item_rated_by_one_annotator_is_left_out_with_a_warning():
     # 8 complete items: some resamples have no variation, and the bootstrap interval says it is NaN
     with pytest.warns(EvalkitWarning, match="bootstrap interval of ICC1, .* is NaN: some resample of the 8 items"), \
             pytest.warns(EvalkitWarning, match="not rated by every annotator"):
-        agreement.icc(ratings, ci_method="studentized", rng=0)  # (the default would also warn about ICC2's F interval)
+        agreement.icc(ratings, interval="studentized", rng=0)  # (the default would also warn about ICC2's F interval)
     lone = pd.DataFrame({"item_id": [1, 2], "annotator": ["a", "b"], "rating": [1, 2]})
     with pytest.warns(EvalkitWarning), pytest.raises(ValueError, match="no item rated by 2 or more"):
         agreement.krippendorff_alpha(lone)
@@ -289,8 +289,8 @@ def test_unknown_level_and_other_bad_arguments():
 def test_icc_matches_pingouin_on_shrout_fleiss():
     pingouin = pytest.importorskip("pingouin", reason="reference values need the 'test' extra")
     ratings = long_from_coders(np.asarray(SHROUT_FLEISS).T)
-    ours = agreement.icc(ratings, ci_method="F")  # the F intervals are pingouin's
-    assert (ours["ci_method"] == "F distribution (Shrout & Fleiss 1979)").all() and (ours["ci_note"] == "").all()
+    ours = agreement.icc(ratings, interval="F")  # the F intervals are pingouin's
+    assert (ours["interval"] == "F distribution (Shrout & Fleiss 1979)").all() and (ours["ci_note"] == "").all()
     ref = pingouin.intraclass_corr(ratings, targets="item_id", raters="annotator", ratings="rating").set_index("Type")
     names = {"ICC1": "ICC(1,1)", "ICC2": "ICC(A,1)", "ICC3": "ICC(C,1)", "ICC1k": "ICC(1,k)", "ICC2k": "ICC(A,k)",
              "ICC3k": "ICC(C,k)"}
@@ -311,13 +311,13 @@ def test_icc_auto_bootstraps_icc1_and_icc3_and_warns_for_icc2_on_coarse_ratings(
     with pytest.warns(EvalkitWarning, match="the ratings take 5 distinct values: the F intervals of ICC2 and ICC2k"):
         auto = agreement.icc(ratings, rng=3)
     with pytest.warns(EvalkitWarning):
-        f_based = agreement.icc(ratings, ci_method="F")
-    boot = agreement.icc(ratings, ci_method="studentized", rng=3)  # no F interval, no warning
+        f_based = agreement.icc(ratings, interval="F")
+    boot = agreement.icc(ratings, interval="studentized", rng=3)  # no F interval, no warning
     bootstrapped, kept = ["ICC1", "ICC3", "ICC1k", "ICC3k"], ["ICC2", "ICC2k"]
-    pd.testing.assert_frame_equal(auto.loc[bootstrapped, ["ci_low", "ci_high", "ci_method"]],
-                                  boot.loc[bootstrapped, ["ci_low", "ci_high", "ci_method"]])
-    pd.testing.assert_frame_equal(auto.loc[kept, ["ci_low", "ci_high", "ci_method"]],
-                                  f_based.loc[kept, ["ci_low", "ci_high", "ci_method"]])
+    pd.testing.assert_frame_equal(auto.loc[bootstrapped, ["ci_low", "ci_high", "interval"]],
+                                  boot.loc[bootstrapped, ["ci_low", "ci_high", "interval"]])
+    pd.testing.assert_frame_equal(auto.loc[kept, ["ci_low", "ci_high", "interval"]],
+                                  f_based.loc[kept, ["ci_low", "ci_high", "interval"]])
     assert (auto.loc[kept, "ci_note"].str.startswith("F interval on coarse ratings")).all()
     # the bootstrap ran a little short on some coarse scales in the coverage harness: its rows say so
     for table, rows in ((auto, bootstrapped), (boot, bootstrapped + kept)):
@@ -326,15 +326,15 @@ def test_icc_auto_bootstraps_icc1_and_icc3_and_warns_for_icc2_on_coarse_ratings(
     with warnings.catch_warnings():
         warnings.simplefilter("error", EvalkitWarning)  # continuous ratings: no warning
         agreement.icc(smooth, rng=0)
-    with pytest.raises(ValueError, match="`ci_method` must be one of"):
-        agreement.icc(ratings, ci_method="exact")
+    with pytest.raises(ValueError, match="`interval` must be one of"):
+        agreement.icc(ratings, interval="exact")
 
 
 def test_icc_studentized_interval_equals_a_brute_force_loop(rng):
     """The bootstrap-t interval of ICC3 by brute force: pingouin on every resample and every leave-one-out."""
     pingouin = pytest.importorskip("pingouin", reason="reference values need the 'test' extra")
     wide = rng.normal(size=(12, 1)) + rng.normal(size=(12, 3))
-    out = agreement.icc(long_from_coders(wide.T), ci_method="studentized", n_resamples=20, rng=2)
+    out = agreement.icc(long_from_coders(wide.T), interval="studentized", n_resamples=20, rng=2)
 
     def value(rows):  # a resample's repeated items count as distinct targets
         table = long_from_coders(wide[rows].T)
@@ -363,7 +363,7 @@ def test_fleiss_kappa_matches_statsmodels(rng):
         rows += [(i, f"r{r}", truth[i] if rng.random() < 0.6 else int(rng.integers(0, 4))) for r in raters]
     ratings = pd.DataFrame(rows, columns=["item_id", "annotator", "rating"])
     counts = pd.crosstab(ratings["item_id"], ratings["rating"]).to_numpy()
-    out = agreement.fleiss_kappa(ratings, n_resamples=300, rng=4, ci_method="percentile")
+    out = agreement.fleiss_kappa(ratings, n_resamples=300, rng=4, interval="percentile")
     assert out["kappa"].iloc[0] == pytest.approx(inter_rater.fleiss_kappa(counts, method="fleiss"), abs=1e-12)
     # The interval: statsmodels' kappa on the same resamples of items (the documented draws).
     idx = np.random.default_rng(4).integers(0, 80, (300, 80), dtype=np.int32)
@@ -396,7 +396,7 @@ def test_fleiss_kappa_studentized_interval_equals_a_brute_force_loop(rng):
     q_low, q_high = np.quantile(t, [0.025, 0.975])
     assert out["ci_low"] == pytest.approx(theta - q_high * se, abs=1e-10)
     assert out["ci_high"] == pytest.approx(theta - q_low * se, abs=1e-10)
-    assert out["ci_method"] == "studentized bootstrap over items"
+    assert out["interval"] == "studentized bootstrap over items"
 
 
 def test_fleiss_kappa_null_standard_error_matches_simulation():
@@ -552,8 +552,8 @@ def test_human_ceiling_uses_correlate_on_the_right_targets(rng):
     good_c = clustered[clustered["name"] == "good"].iloc[0]
     direct = correlate.correlate(scores["good"], consensus.loc[scores.index], cluster=dialogue, n_resamples=200,
                                  rng=np.random.default_rng(0)).iloc[0]
-    assert good_c["ci_method"] == "percentile bootstrap over clusters" and good_c["r"] == direct["r"]
-    with pytest.raises(TypeError, match="`cluster` must be a Series"):
+    assert good_c["interval"] == "percentile bootstrap over clusters" and good_c["r"] == direct["r"]
+    with pytest.raises(KeyError, match=r"`ratings` is missing column\(s\) \['dialogue'\]"):
         agreement.human_ceiling(scores, ratings, cluster="dialogue")
 
 

@@ -415,7 +415,7 @@ GENERATED = {
     "density.rescore": lambda g: partial(density.rescore, g.fd_table(), bins=g.option(2)),
     "density.length_bias": lambda g: partial(density.length_bias, g.fd_table(), confidence_level=g.option(0.95),
                                              method=g.option(g.pick(["spearman", "pearson"])),
-                                             ci_method=g.pick(["studentized", "fisher"]), n_resamples=50, rng=0),
+                                             interval=g.pick(["studentized", "fisher"]), n_resamples=50, rng=0),
     "density.tier_means": lambda g: partial(density.tier_means, g.fd_table(), column=g.pick(["fd_star", "fd_raw"])),
     "density.tier_spread": lambda g: partial(density.tier_spread, g.fd_table(), threshold=g.option(0.1)),
     "density.split_sentences": lambda g: partial(density.split_sentences, g.text()),
@@ -562,7 +562,7 @@ def _confidence_sequence(g: Gen):
     judge_ = g.pick([None, g.series() if numeric else g.verdict_series()])
     index = g.related(judge_.index) if judge_ is not None else None
     human = g.series(index) if numeric else g.verdict_series(index)
-    return partial(infer.confidence_sequence, human, judge_, statistic=g.option(g.pick(list(infer.STATISTICS))),
+    return partial(infer.confidence_sequence, judge_, human, statistic=g.option(g.pick(list(infer.STATISTICS))),
                    method=g.option(g.pick(["ppi++", "classical"])), confidence_level=g.option(0.95),
                    bounds=g.pick([None, None, (0.0, 1.0), (0.0, 5.0), (1.0, 0.0)]))
 

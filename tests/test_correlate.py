@@ -171,7 +171,7 @@ def test_compare_metrics_williams_uses_the_three_correlations(rated):
         low = r12 - r13 - np.sqrt((r12 - l1) ** 2 + (u2 - r13) ** 2 - 2 * c * (r12 - l1) * (u2 - r13))
         high = r12 - r13 + np.sqrt((u1 - r12) ** 2 + (r13 - l2) ** 2 - 2 * c * (u1 - r12) * (r13 - l2))
         assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
-        assert row["ci_low"] < row["delta"] < row["ci_high"] and row["ci_method"].startswith("Williams t")
+        assert row["ci_low"] < row["delta"] < row["ci_high"] and row["interval"].startswith("Williams t")
 
 
 def test_compare_metrics_against_several_columns_adjusts_the_family(rated):
@@ -372,14 +372,14 @@ def test_midranks_are_rankdata_bit_for_bit(rng):
     assert np.array_equal(stat(idx), today_statistic(values, values[0] ** 2, "spearman")(idx))
 
 
-@pytest.mark.parametrize("ci_method", ["percentile", "BCa", "basic"])
+@pytest.mark.parametrize("interval", ["percentile", "BCa", "basic"])
 @pytest.mark.parametrize("method", ["spearman", "pearson"])
-def test_dataset_cis_identical_to_scipy_bootstrap_with_rankdata(tied, method, ci_method):
+def test_dataset_cis_identical_to_scipy_bootstrap_with_rankdata(tied, method, interval):
     scores, human = tied
-    out = correlate.correlate(scores, human, method=method, ci_method=ci_method, n_resamples=400, rng=7)
+    out = correlate.correlate(scores, human, method=method, interval=interval, n_resamples=400, rng=7)
     x, y = scores.to_numpy().T, human.to_numpy()
     low, high = scipy_ci(today_statistic(x, y, method), len(y), x.shape[0], n_resamples=400,
-                         method=ci_method, rng=7)
+                         method=interval, rng=7)
     assert np.array_equal(out["ci_low"].to_numpy(), low) and np.array_equal(out["ci_high"].to_numpy(), high)
 
 
@@ -407,7 +407,7 @@ def test_summary_level_identical_to_a_per_group_loop(rng):
     scores = pd.DataFrame({t: np.round(human * t + rng.normal(0, 1, n), 1) for t in (0.3, 0.9)}, index=groups.index)
     scores.iloc[::17, 0] = np.nan
     scores.loc[groups == "g5", 0.9] = 0.25  # constant in one column: skipped there only
-    out = correlate.correlate(scores, human, level="summary", by=groups, n_resamples=500, rng=11, ci_method="percentile")
+    out = correlate.correlate(scores, human, level="summary", by=groups, n_resamples=500, rng=11, interval="percentile")
     # Today's loop: one group and one column at a time, rankdata per call.
     codes, labels = pd.factorize(groups)
     per_group = np.full((len(labels), 2), np.nan)
@@ -439,9 +439,9 @@ def test_summary_level_identical_to_a_per_group_loop(rng):
         assert default.loc[column, "ci_low"] == pytest.approx(ci.low, abs=1e-14)
         assert default.loc[column, "ci_high"] == pytest.approx(ci.high, abs=1e-14)
         assert default.loc[column, "p_val"] == pytest.approx(test.pvalue, abs=1e-15)
-    assert (default["ci_method"] == "t interval over groups").all()
-    with pytest.raises(ValueError, match="ci_method='t' is the summary level's interval"):
-        correlate.correlate(scores, human, ci_method="t")
+    assert (default["interval"] == "t interval over groups").all()
+    with pytest.raises(ValueError, match="interval='t' is the summary level's interval"):
+        correlate.correlate(scores, human, interval="t")
 
 
 def test_compare_metrics_bootstrap_identical_to_rankdata(tied):
@@ -460,7 +460,7 @@ def test_compare_metrics_bootstrap_identical_to_rankdata(tied):
 
 
 def test_resamples_with_constant_ratings_are_left_out_of_the_interval_with_a_warning():
-    """Ratings piled at the top: some resamples have one rating only; they are left out, said in a warning and ci_method."""
+    """Ratings piled at the top: some resamples have one rating only; they are left out, said in a warning and interval."""
     human = pd.Series([5.0] * 17 + [4.0, 3.0, 1.0], index=[f"i{k}" for k in range(20)])
     score = pd.Series(np.linspace(0, 1, 20)[::-1] + np.random.default_rng(0).normal(0, 0.3, 20), index=human.index, name="m")
     with pytest.warns(EvalkitWarning, match="constant scores or ratings.*left out of the interval \\('m': \\d+ of 1000\\)"):
@@ -470,12 +470,12 @@ def test_resamples_with_constant_ratings_are_left_out_of_the_interval_with_a_war
                           batch=max(1, 2_000_000 // 20))
     dist = res.bootstrap_distribution
     undefined = int(np.isnan(dist).sum())
-    assert undefined > 0 and row["ci_method"] == f"percentile bootstrap over items ({undefined} of 1000 resamples undefined, left out)"
+    assert undefined > 0 and row["interval"] == f"percentile bootstrap over items ({undefined} of 1000 resamples undefined, left out)"
     low, high = np.quantile(dist[~np.isnan(dist)], [0.025, 0.975])
     assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
     with pytest.warns(EvalkitWarning, match="BCa needs every one, so the interval is NaN for 'm'"):
-        bca = correlate.correlate(score, human, ci_method="BCa", rng=4).iloc[0]
-    assert np.isnan(bca["ci_low"]) and bca["ci_method"] == "BCa bootstrap over items"  # BCa needs every resample
+        bca = correlate.correlate(score, human, interval="BCa", rng=4).iloc[0]
+    assert np.isnan(bca["ci_low"]) and bca["interval"] == "BCa bootstrap over items"  # BCa needs every resample
 
 
 @pytest.mark.parametrize("method", ["spearman", "kendall", "pearson"])
@@ -497,12 +497,12 @@ def test_cluster_bootstrap_equals_scipy_bootstrap_of_the_repeated_items(method):
                           rng=np.random.default_rng(5), batch=max(1, 2_000_000 // 16))
     assert row["ci_low"] == pytest.approx(ref.confidence_interval.low, abs=1e-12)
     assert row["ci_high"] == pytest.approx(ref.confidence_interval.high, abs=1e-12)
-    assert row["ci_method"] == "percentile bootstrap over clusters"
+    assert row["interval"] == "percentile bootstrap over clusters"
     assert row["r"] == pytest.approx(SCIPY[method](x, y).statistic, abs=1e-12)
     few = pd.Series(np.repeat(np.arange(12), 4), index=index)  # 12 clusters: too few to back an interval
     with pytest.warns(EvalkitWarning, match="only 12 cluster\\(s\\): a cluster bootstrap needs at least 15"):
         refused = correlate.correlate(score, human, method=method, cluster=few, rng=5).iloc[0]
-    assert np.isnan(refused["ci_low"]) and refused["ci_method"] == "none: 12 clusters, fewer than 15"
+    assert np.isnan(refused["ci_low"]) and refused["interval"] == "none: 12 clusters, fewer than 15"
     assert refused["r"] == row["r"]
 
 

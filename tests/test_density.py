@@ -48,7 +48,7 @@ def test_length_bias_removed_on_demo(corpus):
         assert bias.loc[column, "r"] == pytest.approx(ref.statistic, abs=1e-12)
         assert bias.loc[column, "p_val"] == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
     assert (bias["method"] == "spearman").all() and (bias["ci_note"] == "").all()
-    assert list(bias.columns) == ["n", "r", "ci_low", "ci_high", "ci_method", "ci_note", "p_val", "method"]
+    assert list(bias.columns) == ["n", "r", "ci_low", "ci_high", "interval", "ci_note", "p_val", "method"]
 
 
 def _skewed_table(rng, n=25):
@@ -78,19 +78,19 @@ def _brute_force_bootstrap_t(x, y, n_resamples, seed, level=0.95):
 def test_length_bias_pearson_intervals_equal_scipy_and_a_brute_force_bootstrap_t(rng):
     table = _skewed_table(rng)
     with pytest.warns(EvalkitWarning, match="may cover less than claimed.*method='spearman' holds"):
-        fisher = density.length_bias(table, columns=("fd_raw",), method="pearson", ci_method="fisher").loc["fd_raw"]
+        fisher = density.length_bias(table, columns=("fd_raw",), method="pearson", interval="fisher").loc["fd_raw"]
     ref = stats.pearsonr(table["n_tokens"], table["fd_raw"])
     ci = ref.confidence_interval(0.95)
     assert fisher["ci_low"] == pytest.approx(ci.low, abs=1e-12) and fisher["ci_high"] == pytest.approx(ci.high, abs=1e-12)
-    assert fisher["ci_method"] == "Fisher z (normal theory)" and "Pearson's r" in fisher["ci_note"]
+    assert fisher["interval"] == "Fisher z (normal theory)" and "Pearson's r" in fisher["ci_note"]
     assert fisher["r"] == pytest.approx(ref.statistic, abs=1e-12) and fisher["p_val"] == pytest.approx(ref.pvalue, rel=1e-9)
     with pytest.warns(EvalkitWarning, match="may cover less than claimed"):
         out = density.length_bias(table, columns=("fd_raw",), method="pearson", n_resamples=80, rng=6).loc["fd_raw"]
     low, high = _brute_force_bootstrap_t(table["n_tokens"].to_numpy(), table["fd_raw"].to_numpy(), 80, 6)
     assert out["ci_low"] == pytest.approx(low, abs=1e-9) and out["ci_high"] == pytest.approx(high, abs=1e-9)
-    assert out["ci_method"] == "studentized bootstrap on Fisher z" and out["p_val"] == fisher["p_val"]
-    with pytest.raises(ValueError, match="`ci_method` must be one of"):
-        density.length_bias(table, ci_method="bca", columns=("fd_raw",))
+    assert out["interval"] == "studentized bootstrap on Fisher z" and out["p_val"] == fisher["p_val"]
+    with pytest.raises(ValueError, match="`interval` must be one of"):
+        density.length_bias(table, interval="bca", columns=("fd_raw",))
     with pytest.raises(ValueError, match="`method` must be one of"):
         density.length_bias(table, method="kendall", columns=("fd_raw",))
 
@@ -101,27 +101,27 @@ def test_length_bias_spearman_intervals_by_hand_and_a_brute_force_bootstrap_t(rn
     ref = stats.spearmanr(x, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no note: the default holds
-        fisher = density.length_bias(table, columns=("fd_raw",), ci_method="fisher", confidence_level=0.9).loc["fd_raw"]
+        fisher = density.length_bias(table, columns=("fd_raw",), interval="fisher", confidence_level=0.9).loc["fd_raw"]
         out = density.length_bias(table, columns=("fd_raw",), n_resamples=80, rng=6).loc["fd_raw"]
     # Bonett & Wright (2000): Fisher's z of rho with variance (1 + rho^2 / 2) / (n - 3)
     rho, n = ref.statistic, len(x)
     half = stats.norm.ppf(0.95) * np.sqrt((1 + rho**2 / 2) / (n - 3))
     assert fisher["ci_low"] == pytest.approx(np.tanh(np.arctanh(rho) - half), abs=1e-12)
     assert fisher["ci_high"] == pytest.approx(np.tanh(np.arctanh(rho) + half), abs=1e-12)
-    assert fisher["ci_method"] == "Fisher z, Bonett-Wright variance" and fisher["ci_note"] == ""
+    assert fisher["interval"] == "Fisher z, Bonett-Wright variance" and fisher["ci_note"] == ""
     assert fisher["r"] == pytest.approx(rho, abs=1e-12) and fisher["p_val"] == pytest.approx(ref.pvalue, rel=1e-9)
     # the studentized interval is the bootstrap-t of Pearson's r of the sample's mid-ranks
     low, high = _brute_force_bootstrap_t(stats.rankdata(x), stats.rankdata(y), 80, 6)
     assert out["ci_low"] == pytest.approx(low, abs=1e-9) and out["ci_high"] == pytest.approx(high, abs=1e-9)
-    assert out["ci_low"] < rho < out["ci_high"] and out["ci_method"] == "studentized bootstrap on Fisher z"
+    assert out["ci_low"] < rho < out["ci_high"] and out["interval"] == "studentized bootstrap on Fisher z"
 
 
 def test_length_bias_fisher_interval_notes_many_ties(rng):
     table = _skewed_table(rng, n=40)
     table.loc[table.index[:8], "fd_raw"] = 0.0  # 20% of the documents without a claim
     with pytest.warns(EvalkitWarning, match="'fd_raw' may cover less than claimed.*20% of the documents share one density"):
-        fisher = density.length_bias(table, columns=("fd_raw",), ci_method="fisher").loc["fd_raw"]
-    assert "ci_method='studentized' holds there" in fisher["ci_note"] and np.isfinite(fisher["ci_low"])
+        fisher = density.length_bias(table, columns=("fd_raw",), interval="fisher").loc["fd_raw"]
+    assert "interval='studentized' holds there" in fisher["ci_note"] and np.isfinite(fisher["ci_low"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert density.length_bias(table, columns=("fd_raw",), rng=0).loc["fd_raw", "ci_note"] == ""

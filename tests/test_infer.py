@@ -763,7 +763,7 @@ def test_stopping_when_narrow_keeps_the_sequence_level_where_the_fixed_n_interva
     for seed in range(reps):
         rng = np.random.default_rng(seed)
         x = (rng.random(300) < 0.9).astype(float)
-        cs = infer.confidence_sequence(pd.Series(x, index=[f"c{i}" for i in range(300)]))
+        cs = infer.confidence_sequence(human=pd.Series(x, index=[f"c{i}" for i in range(300)]))
         stop = infer.stopping_point(cs, half_width=0.1) or 300
         row = cs.iloc[stop - 1]
         hits_cs += row["cs_low"] <= 0.9 <= row["cs_high"]
@@ -779,16 +779,16 @@ def test_stopping_when_narrow_keeps_the_sequence_level_where_the_fixed_n_interva
 def test_confidence_sequence_bad_input():
     labels = pd.Series(["PASS", "FAIL", "PASS"], index=["a", "b", "c"])
     with pytest.raises(ValueError, match="`statistic` must be one of"):
-        infer.confidence_sequence(labels, statistic="median")
+        infer.confidence_sequence(human=labels, statistic="median")
     with pytest.raises(ValueError, match="compares judge and human: pass `judge`"):
-        infer.confidence_sequence(labels, statistic="agreement")
+        infer.confidence_sequence(human=labels, statistic="agreement")
     with pytest.raises(ValueError, match="that `judge` does not score"):
-        infer.confidence_sequence(labels, pd.Series(["PASS"], index=["a"]), statistic="agreement")
+        infer.confidence_sequence(pd.Series(["PASS"], index=["a"]), labels, statistic="agreement")
     with pytest.raises(ValueError, match="holds no label"):
-        infer.confidence_sequence(labels.iloc[:0])
+        infer.confidence_sequence(human=labels.iloc[:0])
     with pytest.raises(KeyError, match="missing column"):
         infer.stopping_point(pd.DataFrame({"x": [1]}), half_width=0.1)
-    recall = infer.confidence_sequence(labels, pd.Series(["FAIL", "FAIL", "PASS"], index=["a", "b", "c"]),
+    recall = infer.confidence_sequence(pd.Series(["FAIL", "FAIL", "PASS"], index=["a", "b", "c"]), labels,
                                        statistic="fail_recall")
     assert recall["n_used"].tolist() == [0, 1, 1] and recall["estimate"].iloc[1] == 1.0
 
@@ -825,7 +825,7 @@ def test_confidence_sequence_with_the_judge_warns_of_nothing_it_does_not_show():
     ids = [f"c{i}" for i in range(40)]
     judge = pd.Series(gen.random(40) < 0.8, index=ids)
     human = pd.Series(gen.random(40) < 0.8, index=ids)
-    cs = infer.confidence_sequence(human, judge)
+    cs = infer.confidence_sequence(judge, human)
     assert len(cs) == 40 and cs["method"].eq("ppi++").all() and cs["half_width"].iloc[-1] == 0
 
 

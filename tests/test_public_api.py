@@ -436,3 +436,42 @@ def test_demo_path_names_where_it_looked(monkeypatch, tmp_path):
     monkeypatch.setattr(datasets.resources, "files", lambda package: tmp_path / "nowhere")
     with pytest.raises(FileNotFoundError, match="demo data was not found in .*nowhere.* nor in .*data.demo"):
         datasets.demo_path()
+
+
+def test_renamed_options_warn_and_answer_the_same():
+    """`interval=` is the one name of the interval option; the old `ci_method=` works for one release, with a
+    FutureWarning, and confidence_sequence takes (judge, human) like every other function."""
+    import warnings
+
+    import numpy as np
+
+    from evalkit import EvalkitWarning, agreement, infer
+
+    gen = np.random.default_rng(0)
+    ids = [f"i{k}" for k in range(40)]
+    human = pd.Series(gen.integers(1, 6, 40).astype(float), index=ids)
+    scores = pd.DataFrame({"m": human + gen.normal(0, 1, 40)}, index=ids)
+    ratings = pd.DataFrame({"item_id": ids * 2, "annotator": ["a"] * 40 + ["b"] * 40,
+                            "rating": np.r_[human.to_numpy(), np.clip(human.to_numpy() + gen.integers(-1, 2, 40), 1, 5)]})
+    fd = density.fd_star(*(lambda c: (c["claims"], c["documents"]))(datasets.load_demo("fd")))
+    calls = [(correlate.correlate, (scores, human), {"n_resamples": 99, "rng": 1}, "percentile"),
+             (agreement.krippendorff_alpha, (ratings,), {"n_resamples": 99, "rng": 1}, "percentile"),
+             (agreement.fleiss_kappa, (ratings,), {"n_resamples": 99, "rng": 1}, "percentile"),
+             (agreement.icc, (ratings,), {"n_resamples": 99, "rng": 1}, "F"),
+             (density.length_bias, (fd,), {"n_resamples": 99, "rng": 1}, "fisher")]
+    for func, args, kwargs, value in calls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EvalkitWarning)  # ICC's note on coarse ratings, beside the point here
+            new = func(*args, interval=value, **kwargs)
+            with pytest.warns(FutureWarning, match=f"{func.__name__}\\(\\): `ci_method=` is renamed `interval=`"):
+                old = func(*args, ci_method=value, **kwargs)
+        pd.testing.assert_frame_equal(old, new)
+        with pytest.raises(TypeError, match="got both `ci_method` and `interval`"):
+            func(*args, ci_method=value, interval=value, **kwargs)
+    labels = pd.Series(gen.random(60) < 0.8, index=[f"c{k}" for k in range(60)])
+    with pytest.warns(FutureWarning, match=r"the order is \(judge, human\)"):
+        old = infer.confidence_sequence(labels)
+    pd.testing.assert_frame_equal(old, infer.confidence_sequence(human=labels))
+    verdicts = pd.Series(gen.random(100) < 0.8, index=[f"c{k}" for k in range(100)])
+    with pytest.raises(ValueError, match=r"the order is confidence_sequence\(judge, human\)"):
+        infer.confidence_sequence(labels, verdicts)  # the order before: labels first

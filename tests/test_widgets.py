@@ -712,10 +712,10 @@ def expected_sequence(lab, judge=None):
     """infer.confidence_sequence called directly on the labels file's labels, as the docs say the line is made."""
     human = labels_in_order(lab)
     if lab.watch in ("pass_rate", "mean") and human.isin(["PASS", "FAIL"]).all():
-        return infer.confidence_sequence(human == "PASS", confidence_level=lab.confidence_level)
+        return infer.confidence_sequence(human=human == "PASS", confidence_level=lab.confidence_level)
     if lab.watch == "mean":
-        return infer.confidence_sequence(human.astype(float), confidence_level=lab.confidence_level, bounds=(1, 5))
-    return infer.confidence_sequence(human == "PASS", judge == "PASS", statistic=lab.watch,
+        return infer.confidence_sequence(human=human.astype(float), confidence_level=lab.confidence_level, bounds=(1, 5))
+    return infer.confidence_sequence(judge == "PASS", human == "PASS", statistic=lab.watch,
                                      confidence_level=lab.confidence_level)
 
 
@@ -799,7 +799,7 @@ def test_live_interval_lines_before_during_and_after_the_stop(tmp_path):
             assert lab.watch_text.endswith("; stop at ±0.10") and "(anytime-valid 95%), ±" in lab.watch_text
             assert "#4575b4" in lab.watch_view.value  # the live tone
     n = lab.settled_at
-    cs = infer.confidence_sequence(labels_in_order(lab) == "PASS")
+    cs = infer.confidence_sequence(human=labels_in_order(lab) == "PASS")
     assert infer.stopping_point(cs, half_width=0.1) == n == len(cs)
     assert lab.watch_text.endswith(f"≤ 0.10 after {n} labels — you can stop") and "#1a9850" in lab.watch_view.value
     lab.label("PASS")

@@ -186,7 +186,7 @@ def _icc(sample, level, *, form="ICC2", p_value=False, **options):
     from evalkit import agreement
 
     # the p-value (the F test of no item effect) does not depend on the interval: skip the bootstrap for it
-    row = agreement.icc(sample["ratings"], **({"ci_method": "F"} if p_value else {"confidence_level": level}), **options).loc[form]
+    row = agreement.icc(sample["ratings"], **({"interval": "F"} if p_value else {"confidence_level": level}), **options).loc[form]
     return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
 
 
@@ -382,14 +382,14 @@ ENTRIES = [
     Entry("agreement.krippendorff_alpha", "nominal, studentized bootstrap over items (default)", "interval", _alpha,
           _alpha_designs("nominal"), default=True),
     Entry("agreement.krippendorff_alpha", "nominal, percentile bootstrap over items", "interval",
-          functools.partial(_alpha, ci_method="percentile"), _alpha_designs("nominal")),
+          functools.partial(_alpha, interval="percentile"), _alpha_designs("nominal")),
     Entry("agreement.krippendorff_alpha", "nominal, BCa bootstrap over items", "interval",
-          functools.partial(_alpha, ci_method="BCa"), _alpha_designs("nominal"), slow=True),
+          functools.partial(_alpha, interval="BCa"), _alpha_designs("nominal"), slow=True),
     Entry("agreement.krippendorff_alpha", "ordinal, studentized bootstrap over items", "interval",
           functools.partial(_alpha, measure="ordinal"), _alpha_designs("ordinal")),
     Entry("agreement.krippendorff_alpha", "interval, studentized bootstrap over items", "interval",
           functools.partial(_alpha, measure="interval"), _alpha_designs("interval")),
-    # ci_method="auto": the studentized bootstrap over items for ICC1, ICC3 and their k forms ...
+    # interval="auto": the studentized bootstrap over items for ICC1, ICC3 and their k forms ...
     *[Entry("agreement.icc", f"{form}, studentized bootstrap over items (default)", "interval",
             functools.partial(_icc, form=form), tuple(d for d in _icc_designs(form) if d.name == "normal-3-raters")
             + (_random_raters_design(form),), default=True, slow=form != "ICC3") for form in ("ICC1", "ICC3", "ICC1k", "ICC3k")],
@@ -409,10 +409,10 @@ ENTRIES = [
             functools.partial(_icc, form=form), tuple(d for d in _icc_designs(form) if d.name == "ordinal-3-raters"),
             default=True, slow=True, invalid="F intervals assume normal ratings; no interval measured holds for ICC2 on "
             "a 1-5 scale piled at the top") for form in ("ICC2", "ICC2k")],
-    *[Entry("agreement.icc", f"{form}, F interval", "interval", functools.partial(_icc, form=form, ci_method="F"),
+    *[Entry("agreement.icc", f"{form}, F interval", "interval", functools.partial(_icc, form=form, interval="F"),
             _icc_designs(form) + (_random_raters_design(form),)) for form in ("ICC1", "ICC3", "ICC1k", "ICC3k")],
     *[Entry("agreement.icc", f"{form}, studentized bootstrap over items", "interval",
-            functools.partial(_icc, form=form, ci_method="studentized"), _icc_designs(form) + (_random_raters_design(form),))
+            functools.partial(_icc, form=form, interval="studentized"), _icc_designs(form) + (_random_raters_design(form),))
       for form in ("ICC2", "ICC2k")],
     Entry("agreement.icc", "ICC1 F-test p-value (default)", "test", functools.partial(_icc, form="ICC1", p_value=True),
           _icc_designs("ICC1", null=True), default=True),
@@ -421,7 +421,7 @@ ENTRIES = [
     Entry("agreement.fleiss_kappa", "studentized bootstrap over items (default)", "interval", _fleiss, _fleiss_designs(),
           default=True),
     Entry("agreement.fleiss_kappa", "percentile bootstrap over items", "interval",
-          functools.partial(_fleiss, ci_method="percentile"), _fleiss_designs()),
+          functools.partial(_fleiss, interval="percentile"), _fleiss_designs()),
     Entry("agreement.fleiss_kappa", "p-value of kappa = 0 (default)", "test", functools.partial(_fleiss, p_value=True),
           _fleiss_designs(null=True), default=True),
     Entry("agreement.human_ceiling", "score vs the consensus, percentile bootstrap (default)", "interval", _ceiling,

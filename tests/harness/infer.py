@@ -223,7 +223,7 @@ def _sequence(stat="mean", peek=False, half=0.1):
             ok = np.flatnonzero((half_width <= half) & (t >= 10))
             i = ok[0] if len(ok) else len(y) - 1
             return m[i] - half_width[i], m[i] + half_width[i]
-        cs = infer.confidence_sequence(human, confidence_level=level)
+        cs = infer.confidence_sequence(human=human, confidence_level=level)
         stop = infer.stopping_point(cs, half_width=half)
         row = cs.iloc[(stop or len(cs)) - 1]
         return row["cs_low"], row["cs_high"]
