@@ -521,12 +521,42 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
     0  v2       -0.40      0.0000              lower than baseline
     1  v3        0.025     1.0000  not distinguishable from baseline
     """
+    runs, by, adjust, confidence_level, smallest_change, power = _baseline_inputs(
+        runs, baseline, run, case, value, by, adjust, confidence_level, smallest_change, power)
+    scores = pd.api.types.is_numeric_dtype(runs[value]) and not pd.api.types.is_bool_dtype(runs[value])
+    kind = "mean score" if scores else "pass rate"
+    method = _check_method(method, kind)
+    generator = check_rng(rng)
+    if scores:
+        values = runs[value].to_numpy(dtype=float)
+        if not np.isfinite(values[~np.isnan(values)]).all():
+            raise ValueError(f"runs[{value!r}] holds inf; scores must be finite.")
+        bounds = _score_bounds(bounds, values[~np.isnan(values)])
+        coded = runs[value].astype(float)
+    else:
+        _, passing = verdict_levels(runs, pass_levels=pass_levels)
+        coded = as_pass(runs[value], f"runs[{value!r}]", levels=None, pass_levels=passing)
+    frame = runs[[*by, run, case]].assign(_value=coded.astype(float))  # pass as 1.0/0.0, missing as NaN
+    pairs = _baseline_pairs(frame, by, run, case, baseline)
+    joint_level = 1 - (1 - confidence_level) / len(pairs)
+    rows = [_baseline_row(labels, other, baseline, x_a, x_b, by=by, scores=scores, method=method,
+                          confidence_level=confidence_level, joint_level=joint_level, bounds=bounds, rng=generator)
+            for labels, other, x_a, x_b in pairs]
+    table = _baseline_table(rows, by, adjust, confidence_level, method, scores, smallest_change, power)
+    table.attrs.update({"adjust": adjust, "confidence_level": confidence_level, "comparisons": len(pairs),
+                        "method": _METHOD_NAMES[method], "test": table["test"].iloc[0] if len(pairs) else None,
+                        "joint": f"Bonferroni: each joint interval at {joint_level:.6g}, all {len(pairs)} together >= "
+                                 f"{confidence_level:g}", "kind": kind})
+    return table
+
+
+def _baseline_inputs(runs, baseline, run, case, value, by, adjust, confidence_level, smallest_change, power):
+    """:func:`against_baseline`'s checks: the table, its columns, one row per case and run, and the options."""
     runs = check_dataframe(runs, "runs")
     by = [] if by is None else ([by] if isinstance(by, str) else list(by))
     check_columns(runs, [case, run, value, *by], "runs")
     adjust = check_option(adjust, ADJUSTMENTS, "adjust")
     confidence_level = check_level(confidence_level)
-    alpha = 1 - confidence_level
     if smallest_change is not None:
         smallest_change = abs(check_number(smallest_change, "smallest_change"))
         if smallest_change == 0:
@@ -543,21 +573,12 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
         raise ValueError(f"`runs` has case {show(row[case])} more than once in run {show(row[run])}"
                          + (f" and group {tuple(row[b] for b in by)}" if by else "")
                          + "; each case appears once per run (and group).")
-    scores = pd.api.types.is_numeric_dtype(runs[value]) and not pd.api.types.is_bool_dtype(runs[value])
-    kind = "mean score" if scores else "pass rate"
-    method = _check_method(method, kind)
-    generator = check_rng(rng)
-    if scores:
-        values = runs[value].to_numpy(dtype=float)
-        if not np.isfinite(values[~np.isnan(values)]).all():
-            raise ValueError(f"runs[{value!r}] holds inf; scores must be finite.")
-        bounds = _score_bounds(bounds, values[~np.isnan(values)])
-        coded = runs[value].astype(float)
-    else:
-        _, passing = verdict_levels(runs, pass_levels=pass_levels)
-        coded = as_pass(runs[value], f"runs[{value!r}]", levels=None, pass_levels=passing)
+    return runs, by, adjust, confidence_level, smallest_change, power
 
-    frame = runs[[*by, run, case]].assign(_value=coded.astype(float))  # pass as 1.0/0.0, missing as NaN
+
+def _baseline_pairs(frame: pd.DataFrame, by: list, run: str, case: str, baseline) -> list:
+    """Each (group labels, run, baseline values, run values) on the cases both have, in the order the runs appear."""
+    names = frame[run].unique()
     pairs = []
     groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
     for key, group in groups:
@@ -570,31 +591,35 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
             values = wide[other].to_numpy()
             keep = ~(np.isnan(base) | np.isnan(values))
             pairs.append((dict(zip(by, key, strict=True)), other, base[keep], values[keep]))
-    m = len(pairs)
-    joint_level = 1 - alpha / m
-    rows = []
-    for labels, other, x_a, x_b in pairs:
-        row = {**labels, "run": other, "baseline": baseline}
-        if len(x_a) == 0:
-            warnings.warn(f"run {show(other)} shares no case with the baseline" + (f" in group {labels}" if by else "")
-                          + "; its row is NaN.", EvalkitWarning, stacklevel=2)
-            rows.append({**row, "n": 0})
-            continue
-        if scores:
-            a_, b_ = x_a, x_b
-            marginal = _score_comparison(a_, b_, method, confidence_level, bounds, generator)
-            _warn_few_changes(method, int(np.count_nonzero(b_ - a_)), stacklevel=3)
-            span = bounds[1] - bounds[0]
-            joint = mean_interval(b_ - a_, method, joint_level, bounds=(-span, span), rng=generator)
-        else:
-            a_, b_ = x_a.astype(bool), x_b.astype(bool)
-            marginal = _rate_comparison(a_, b_, method, confidence_level)
-            joint = tuple(_rate_comparison(a_, b_, method, joint_level)[k] for k in ("ci_low", "ci_high"))
-        row.update({"n": marginal["n"], "baseline_mean": marginal["mean_a"], "mean": marginal["mean_b"],
-                    "difference": marginal["difference"], "ci_low": marginal["ci_low"], "ci_high": marginal["ci_high"],
-                    "joint_low": joint[0], "joint_high": joint[1], "p_value": marginal["p_value"],
-                    "_discordant": marginal["discordant"]})
-        rows.append(row)
+    return pairs
+
+
+def _baseline_row(labels, other, baseline, x_a, x_b, *, by, scores, method, confidence_level, joint_level, bounds,
+                  rng) -> dict:
+    """One comparison with the baseline: its marginal interval and test, and its joint (Bonferroni) interval."""
+    row = {**labels, "run": other, "baseline": baseline}
+    if len(x_a) == 0:
+        warnings.warn(f"run {show(other)} shares no case with the baseline" + (f" in group {labels}" if by else "")
+                      + "; its row is NaN.", EvalkitWarning, stacklevel=3)
+        return {**row, "n": 0}
+    if scores:
+        marginal = _score_comparison(x_a, x_b, method, confidence_level, bounds, rng)
+        _warn_few_changes(method, int(np.count_nonzero(x_b - x_a)), stacklevel=4)
+        span = bounds[1] - bounds[0]
+        joint = mean_interval(x_b - x_a, method, joint_level, bounds=(-span, span), rng=rng)
+    else:
+        a_, b_ = x_a.astype(bool), x_b.astype(bool)
+        marginal = _rate_comparison(a_, b_, method, confidence_level)
+        joint = tuple(_rate_comparison(a_, b_, method, joint_level)[k] for k in ("ci_low", "ci_high"))
+    return {**row, "n": marginal["n"], "baseline_mean": marginal["mean_a"], "mean": marginal["mean_b"],
+            "difference": marginal["difference"], "ci_low": marginal["ci_low"], "ci_high": marginal["ci_high"],
+            "joint_low": joint[0], "joint_high": joint[1], "p_value": marginal["p_value"],
+            "_discordant": marginal["discordant"]}
+
+
+def _baseline_table(rows, by, adjust, confidence_level, method, scores, smallest_change, power) -> pd.DataFrame:
+    """The comparisons as one table: adjusted p-values, the power at the smallest change, and each conclusion."""
+    alpha = 1 - confidence_level
     table = pd.DataFrame(rows)
     for column in ("baseline_mean", "mean", "difference", "ci_low", "ci_high", "joint_low", "joint_high", "p_value",
                    "_discordant"):
@@ -609,16 +634,10 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
             else mcnemar_power(int(n), smallest_change, max(share, smallest_change), alpha)
             for n, share in zip(table["n"], table["_discordant"], strict=True)]
     table["conclusion"] = [_conclusion(row, alpha, smallest_change, power) for row in table.to_dict("records")]
-    table = table.drop(columns="_discordant")
     columns = [*by, "run", "baseline", "n", "baseline_mean", "mean", "difference", "ci_low", "ci_high", "joint_low",
                "joint_high", "p_value", "p_adjusted", "method", "test", *(["power"] if smallest_change else []),
                "conclusion"]
-    table = table[columns]
-    table.attrs.update({"adjust": adjust, "confidence_level": confidence_level, "comparisons": m,
-                        "method": _METHOD_NAMES[method], "test": table["test"].iloc[0] if m else None,
-                        "joint": f"Bonferroni: each joint interval at {joint_level:.6g}, all {m} together >= "
-                                 f"{confidence_level:g}", "kind": kind})
-    return table
+    return table.drop(columns="_discordant")[columns]
 
 
 def _conclusion(row: dict, alpha: float, smallest_change, power: float) -> str:

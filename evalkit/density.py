@@ -614,29 +614,11 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         r = float(res.statistic)
         if method == "spearman":  # Spearman's rho is Pearson's r of the mid-ranks
             x, y = stats.rankdata(x), stats.rankdata(y)
-        note = _PEARSON_NOTE if method == "pearson" else ""
-        if interval == "fisher" and len(x) == 3:  # the variance of z has n - 3 = 0 in its denominator
-            low, high, name, note = np.nan, np.nan, "none", ""
+        low, high, name, note = _length_interval(x, y, r, method, interval, confidence_level, n_resamples, rng)
+        if interval == "fisher" and len(x) == 3:
             lost.append(f"{column!r} (3 documents)")
-        elif interval == "fisher":
-            half = z_value(confidence_level) * np.sqrt(z_variance_factor(method, r, len(x)) / (len(x) - 3))
-            z = np.arctanh(r)
-            low, high = float(np.tanh(z - half)), float(np.tanh(z + half))
-            name = "Fisher z, Bonett-Wright variance" if method == "spearman" else "Fisher z (normal theory)"
-            if method == "spearman":
-                share, side = max((np.unique(v, return_counts=True)[1].max() / len(v), s)
-                                  for v, s in ((x, "length"), (y, "density")))
-                note = _TIES_NOTE.format(share=share, side=side) if share >= 0.10 else ""
-        elif n_resamples == 0:
-            low, high, name, note = np.nan, np.nan, "none", ""
-        else:
-            xs, ys = ((v - v.mean()) / v.std() for v in (x, y))  # r is unchanged; the sums stay well scaled
-            per_row = np.column_stack([np.ones(len(xs)), xs, ys, xs * xs, ys * ys, xs * ys])
-            z_low, z_high = studentized_over_items(_pearson_z_of_sums, per_row, n_resamples, confidence_level, rng)
-            low, high, name = float(np.tanh(z_low)), float(np.tanh(z_high)), "studentized bootstrap on Fisher z"
-            if not (np.isfinite(low) and np.isfinite(high)):
-                lost.append(repr(column))
-                note = ""
+        elif name != "none" and not (np.isfinite(low) and np.isfinite(high)):
+            lost.append(repr(column))
         if note:
             notes.setdefault(note, []).append(repr(column))
         row.update(r=r, ci_low=low, ci_high=high, interval=name, ci_note=note, p_val=float(res.pvalue))
@@ -659,6 +641,29 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
     out = out.astype({"n": "int64", "r": float, "ci_low": float, "ci_high": float, "p_val": float})
     out.index.name = "measure"
     return out
+
+
+def _length_interval(x, y, r: float, method: str, interval: str, confidence_level: float, n_resamples: int, rng):
+    """The interval of one length correlation (x, y: the documents' lengths and densities, ranked for Spearman): its
+    ends, its name and the note of an interval known not to hold there."""
+    note = _PEARSON_NOTE if method == "pearson" else ""
+    if interval == "fisher" and len(x) == 3:  # the variance of z has n - 3 = 0 in its denominator
+        return np.nan, np.nan, "none", ""
+    if interval == "fisher":
+        half = z_value(confidence_level) * np.sqrt(z_variance_factor(method, r, len(x)) / (len(x) - 3))
+        z = np.arctanh(r)
+        if method == "spearman":
+            share, side = max((np.unique(v, return_counts=True)[1].max() / len(v), s) for v, s in ((x, "length"), (y, "density")))
+            note = _TIES_NOTE.format(share=share, side=side) if share >= 0.10 else ""
+        name = "Fisher z, Bonett-Wright variance" if method == "spearman" else "Fisher z (normal theory)"
+        return float(np.tanh(z - half)), float(np.tanh(z + half)), name, note
+    if n_resamples == 0:
+        return np.nan, np.nan, "none", ""
+    xs, ys = ((v - v.mean()) / v.std() for v in (x, y))  # r is unchanged; the sums stay well scaled
+    per_row = np.column_stack([np.ones(len(xs)), xs, ys, xs * xs, ys * ys, xs * ys])
+    z_low, z_high = studentized_over_items(_pearson_z_of_sums, per_row, n_resamples, confidence_level, rng)
+    low, high = float(np.tanh(z_low)), float(np.tanh(z_high))
+    return low, high, "studentized bootstrap on Fisher z", note if np.isfinite(low) and np.isfinite(high) else ""
 
 
 def tier_means(table: pd.DataFrame, *, by: str = "source", column: str = "fd_star") -> pd.DataFrame:

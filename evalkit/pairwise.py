@@ -798,9 +798,39 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
     check_option(method, ["ppr", "human", "judge"], "method")
     check_option(sets, ["bonferroni", "ellipsoid"], "sets")
     confidence_level = check_level(confidence_level)
+    table, human_winner, positions = _rank_inputs(judge, human)
+    codes, systems = pd.factorize(pd.concat([table["system_a"], table["system_b"]], ignore_index=True), sort=True)
+    n_all, k = len(table), len(systems)
+    first, second = codes[:n_all], codes[n_all:]
+    verdict = table["winner"]
+    f1, f2 = (verdict == "a").to_numpy(float), (verdict == "b").to_numpy(float)
+    labelled = np.zeros(n_all, dtype=bool)
+    labelled[positions] = True
+    h1, h2 = np.zeros(n_all), np.zeros(n_all)
+    h1[positions] = (human_winner == "a").to_numpy(float)
+    h2[positions] = (human_winner == "b").to_numpy(float)
+    if method == "judge":
+        count, estimate = _system_means(first, second, f1, f2, k)
+        cov = _mean_covariance(first, second, f1, f2, estimate, count, k)
+        lam, needed = 1.0, count
+    elif method == "human":
+        lab = labelled
+        count, estimate = _system_means(first[lab], second[lab], h1[lab], h2[lab], k)
+        cov = _mean_covariance(first[lab], second[lab], h1[lab], h2[lab], estimate, count, k)
+        lam, needed = 0.0, count
+    else:
+        estimate, cov, lam, needed = _ppr_means(first, second, f1, f2, h1, h2, labelled, k)
+    out = _rank_table(systems, estimate, cov, needed, confidence_level, sets, method)
+    out.attrs.update(lam=lam, n_labelled=int(labelled.sum()), n_unlabelled=int((~labelled).sum()), method=method,
+                     sets=sets, confidence_level=confidence_level,
+                     covariance=pd.DataFrame(cov, index=list(systems), columns=list(systems)).loc[out["system"], out["system"]])
+    return out
+
+
+def _rank_inputs(judge, human):
+    """:func:`rank_sets`' checks: the judge's comparisons, the human winners, and their positions in the judge's."""
     table = validate(judge, name="judge")
     check_unique_index(table.index, "judge")
-    verdict = table["winner"]
     human_winner = _winner_series(human, "human")
     check_unique_index(human_winner.index, "human")
     positions = table.index.get_indexer(human_winner.index)
@@ -815,55 +845,46 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
         if differs.any():
             raise ValueError(f"`human` comparison {show(human.index[differs][0])} names other systems than `judge` "
                              "(or in the other order); the same comparison must have the same system_a and system_b.")
-    codes, systems = pd.factorize(pd.concat([table["system_a"], table["system_b"]], ignore_index=True), sort=True)
-    n_all, k = len(table), len(systems)
-    first, second = codes[:n_all], codes[n_all:]
-    f1, f2 = (verdict == "a").to_numpy(float), (verdict == "b").to_numpy(float)
-    labelled = np.zeros(n_all, dtype=bool)
-    labelled[positions] = True
-    h1 = np.zeros(n_all)
-    h2 = np.zeros(n_all)
-    h1[positions] = (human_winner == "a").to_numpy(float)
-    h2[positions] = (human_winner == "b").to_numpy(float)
+    return table, human_winner, positions
+
+
+def _ppr_means(first, second, f1, f2, h1, h2, labelled, k):
+    """Prediction-powered win rates per system: the judge's on the unlabelled comparisons, rectified by the labelled
+    ones with one weight lam (PPI++'s, pooled over systems), their covariance, and the comparisons each rests on."""
     lab, unl = labelled, ~labelled
-    n, big_n = int(lab.sum()), int(unl.sum())
-    if method == "judge":
-        count, estimate = _system_means(first, second, f1, f2, k)
-        cov = _mean_covariance(first, second, f1, f2, estimate, count, k)
-        lam, needed = 1.0, count
-    elif method == "human":
-        count, estimate = _system_means(first[lab], second[lab], h1[lab], h2[lab], k)
-        cov = _mean_covariance(first[lab], second[lab], h1[lab], h2[lab], estimate, count, k)
-        lam, needed = 0.0, count
-    else:
-        fl, sl, fu, su = first[lab], second[lab], first[unl], second[unl]
-        count_u, mean_u = _system_means(fu, su, f1[unl], f2[unl], k)
-        count_l, mean_h = _system_means(fl, sl, h1[lab], h2[lab], k)
-        _, mean_f = _system_means(fl, sl, f1[lab], f2[lab], k)
-        d_h = _deviations(fl, sl, h1[lab], h2[lab], mean_h, k)
-        d_f = _deviations(fl, sl, f1[lab], f2[lab], mean_f, k)
-        d_u = _deviations(fu, su, f1[unl], f2[unl], mean_u, k)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cross = np.asarray(d_h.multiply(d_f).sum(axis=1)).ravel() / count_l**2  # Cov(human, judge) / n_m, per system
-            judge_var = np.asarray(d_u.multiply(d_u).sum(axis=1)).ravel() / count_u  # judge variance, unlabelled
-            denominator = judge_var * (1 / count_u + 1 / count_l)
-            ok = (count_l > 0) & (count_u > 0)
-            lam = float(np.clip(cross[ok].sum() / denominator[ok].sum(), 0.0, 1.0)) if ok.any() and big_n else 0.0
-        if not np.isfinite(lam):
-            lam = 0.0
-        r1, r2 = lam * f1[lab] - h1[lab], lam * f2[lab] - h2[lab]
-        _, mean_r = _system_means(fl, sl, r1, r2, k)
-        estimate = lam * np.nan_to_num(mean_u) - mean_r
-        cov = lam**2 * np.nan_to_num(_mean_covariance(fu, su, f1[unl], f2[unl], mean_u, count_u, k)) + _mean_covariance(
-            fl, sl, r1, r2, mean_r, count_l, k)
-        needed = np.minimum(count_l, count_u if lam > 0 else count_l)
+    fl, sl, fu, su = first[lab], second[lab], first[unl], second[unl]
+    count_u, mean_u = _system_means(fu, su, f1[unl], f2[unl], k)
+    count_l, mean_h = _system_means(fl, sl, h1[lab], h2[lab], k)
+    _, mean_f = _system_means(fl, sl, f1[lab], f2[lab], k)
+    d_h = _deviations(fl, sl, h1[lab], h2[lab], mean_h, k)
+    d_f = _deviations(fl, sl, f1[lab], f2[lab], mean_f, k)
+    d_u = _deviations(fu, su, f1[unl], f2[unl], mean_u, k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cross = np.asarray(d_h.multiply(d_f).sum(axis=1)).ravel() / count_l**2  # Cov(human, judge) / n_m, per system
+        judge_var = np.asarray(d_u.multiply(d_u).sum(axis=1)).ravel() / count_u  # judge variance, unlabelled
+        denominator = judge_var * (1 / count_u + 1 / count_l)
+        ok = (count_l > 0) & (count_u > 0)
+        lam = float(np.clip(cross[ok].sum() / denominator[ok].sum(), 0.0, 1.0)) if ok.any() and unl.any() else 0.0
+    if not np.isfinite(lam):
+        lam = 0.0
+    r1, r2 = lam * f1[lab] - h1[lab], lam * f2[lab] - h2[lab]
+    _, mean_r = _system_means(fl, sl, r1, r2, k)
+    estimate = lam * np.nan_to_num(mean_u) - mean_r
+    cov = lam**2 * np.nan_to_num(_mean_covariance(fu, su, f1[unl], f2[unl], mean_u, count_u, k)) + _mean_covariance(
+        fl, sl, r1, r2, mean_r, count_l, k)
+    needed = np.minimum(count_l, count_u if lam > 0 else count_l)
+    return estimate, cov, lam, needed
+
+
+def _rank_table(systems, estimate, cov, needed, confidence_level, sets, method) -> pd.DataFrame:
+    """Each system's estimate and rank-set, best first; a system with nothing to rest on gets NaN and every rank."""
+    k = len(systems)
     known = needed > 0
-    low = np.ones(k, dtype=int)
-    high = np.full(k, k)
+    low, high = np.ones(k, dtype=int), np.full(k, k)
     if not known.all():
         warnings.warn(f"rank_sets: system(s) {list(map(str, systems[~known]))[:5]} have no comparison in the sample "
                       f"method={method!r} needs; their estimate is NaN and their rank-set every rank.",
-                      EvalkitWarning, stacklevel=2)
+                      EvalkitWarning, stacklevel=3)
     if known.sum() >= 2:
         lo, hi = _sets(estimate[known], cov[np.ix_(known, known)], confidence_level, sets)
         low[known], high[known] = lo, hi + int((~known).sum())
@@ -871,11 +892,7 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
     out = pd.DataFrame({"system": list(systems), "estimate": estimate, "rank_low": low, "rank_high": high})
     # ties broken by name: `systems` is sorted already (and names of mixed types cannot be compared with each other)
     order = np.lexsort((np.arange(k), -np.nan_to_num(out["estimate"].to_numpy(), nan=-np.inf)))
-    out = out.iloc[order].reset_index(drop=True)
-    out.attrs.update(lam=lam, n_labelled=n, n_unlabelled=big_n, method=method, sets=sets,
-                     confidence_level=confidence_level,
-                     covariance=pd.DataFrame(cov, index=list(systems), columns=list(systems)).loc[out["system"], out["system"]])
-    return out
+    return out.iloc[order].reset_index(drop=True)
 
 
 # ------------------------------------------------------------------------------- judge-bias diagnostics
