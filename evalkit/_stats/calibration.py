@@ -1,0 +1,178 @@
+"""A judge -> label calibration learned from labels, cross-fitted, and the prediction-powered estimate it rectifies.
+
+Several systems (or segments) judged on the same cases share one calibration: a monotone (isotonic) map from the
+judge's score to the expected label, learned from every labelled response of every system, K-fold cross-fitted by
+case (all labels of one case in one fold). Each system's estimate is its mean calibrated score over its cases,
+rectified by the mean residual of its own labels (label minus the out-of-fold calibrated score): cross-prediction-
+powered inference (Zrnic & Candes, PNAS 2024) with a calibrated predictor, the estimate CJE's direct mode makes
+(Landesberg 2025). It is unbiased for the system's mean label whatever the calibration, which only changes the width.
+
+Written here because scikit-learn (an optional dependency) is not needed for it: the isotonic fit is
+``scipy.optimize.isotonic_regression`` on the distinct scores, predicted by linear interpolation between them and
+clipped at the ends, as scikit-learn's ``IsotonicRegression(out_of_bounds="clip")`` does (tested against it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Folds of the cross-fitted calibration (fewer when fewer cases are labelled).
+FOLDS = 5
+
+
+def isotonic_fit(x, y, *, increasing: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The isotonic regression of ``y`` on ``x`` as knots ``(distinct x, fitted value)`` (ties in x pooled)."""
+    from scipy import optimize
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    knots, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    means = np.bincount(inverse, weights=y) / counts
+    fitted = optimize.isotonic_regression(means, weights=counts.astype(float), increasing=increasing).x
+    return knots, fitted
+
+
+def isotonic_predict(knots: tuple[np.ndarray, np.ndarray], x) -> np.ndarray:
+    """The fitted map at ``x``: linear between the knots, constant beyond the first and last."""
+    xs, fitted = knots
+    return np.interp(np.asarray(x, dtype=float), xs, fitted)
+
+
+def folds_of(cases: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+    """Fold numbers 0..k-1 of labelled cases, whole cases to a fold, round-robin over a seeded shuffle of the
+    distinct case codes (so fold sizes differ by at most one case)."""
+    distinct = np.unique(cases)
+    order = np.random.default_rng(seed).permutation(len(distinct))
+    fold_of = np.empty(len(distinct), dtype=np.int64)
+    fold_of[order] = np.arange(len(distinct)) % k
+    return fold_of[np.searchsorted(distinct, cases)]
+
+
+def cross_fit(f_labelled, y, cases_labelled, f_all, *, folds: int = FOLDS, increasing: bool | None = None, seed: int = 0):
+    """Cross-fitted calibration: each label's out-of-fold calibrated score, and every score's calibrated value under
+    each fold's model (their mean is the calibrated score). ``increasing=None`` takes the direction of the labels'
+    Spearman correlation with the scores. Returns ``(out_of_fold, by_fold (k, len(f_all)), increasing, k)``."""
+    f_labelled, y = np.asarray(f_labelled, dtype=float), np.asarray(y, dtype=float)
+    if increasing is None:
+        from scipy import stats
+
+        rho = stats.spearmanr(f_labelled, y).statistic if len(y) > 2 and np.ptp(y) > 0 and np.ptp(f_labelled) > 0 else 0.0
+        increasing = not (np.isfinite(rho) and rho < 0)
+    k = int(min(folds, len(np.unique(cases_labelled))))
+    fold = folds_of(np.asarray(cases_labelled), k, seed)
+    out_of_fold = np.empty(len(y))
+    by_fold = np.empty((k, len(f_all)))
+    for j in range(k):
+        train = fold != j
+        knots = isotonic_fit(f_labelled[train], y[train], increasing=increasing)
+        out_of_fold[~train] = isotonic_predict(knots, f_labelled[~train])
+        by_fold[j] = isotonic_predict(knots, f_all)
+    return out_of_fold, by_fold, increasing, k
+
+
+def calibrated_ppi(systems, cases, f, y, *, n_systems: int, folds: int = FOLDS, increasing: bool | None = None,
+                   seed: int = 0) -> dict:
+    """The cross-fitted calibrated PPI of several systems judged on shared cases: what every estimate and contrast
+    needs, per row (one row per system and case).
+
+    ``systems`` and ``cases`` are integer codes, ``f`` the judge's scores, ``y`` the labels (NaN: unlabelled). Returns
+    a dict: ``calibrated`` (every row's calibrated score), ``residual`` (label minus out-of-fold calibrated score,
+    NaN unlabelled), ``labelled``, the per-system ``n`` (labels), ``rows`` (cases), ``pred_mean``, ``resid_mean`` and
+    ``estimate`` (= pred_mean + resid_mean; the calibrated mean alone where a system has no label), and the
+    calibration's ``increasing`` and ``folds``.
+    """
+    systems, cases = np.asarray(systems), np.asarray(cases)
+    f, y = np.asarray(f, dtype=float), np.asarray(y, dtype=float)
+    labelled = ~np.isnan(y)
+    out_of_fold, by_fold, increasing, k = cross_fit(f[labelled], y[labelled], cases[labelled], f, folds=folds,
+                                                    increasing=increasing, seed=seed)
+    calibrated = by_fold.mean(axis=0)
+    residual = np.full(len(y), np.nan)
+    residual[labelled] = y[labelled] - out_of_fold
+    rows = np.bincount(systems, minlength=n_systems).astype(float)
+    n = np.bincount(systems[labelled], minlength=n_systems).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pred_mean = np.bincount(systems, weights=calibrated, minlength=n_systems) / rows
+        resid_mean = np.bincount(systems[labelled], weights=residual[labelled], minlength=n_systems) / n
+    estimate = pred_mean + np.where(n > 0, resid_mean, 0.0)
+    # each fold model's own estimate (its calibration for every score, its residuals for every label): the
+    # delete-one-fold jackknife of the calibration's uncertainty
+    with np.errstate(invalid="ignore", divide="ignore"):
+        jack = (np.stack([np.bincount(systems, weights=g, minlength=n_systems) for g in by_fold]) / rows
+                + np.where(n > 0, np.stack([np.bincount(systems[labelled], weights=y[labelled] - g[labelled],
+                                                        minlength=n_systems) for g in by_fold]) / n, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        label_mean = np.bincount(systems[labelled], weights=y[labelled], minlength=n_systems) / n
+    return {"calibrated": calibrated, "residual": residual, "labelled": labelled, "n": n, "rows": rows, "jackknife": jack,
+            "label_mean": label_mean,
+            "pred_mean": pred_mean, "resid_mean": np.where(n > 0, resid_mean, np.nan), "estimate": estimate,
+            "increasing": increasing, "folds": k, "systems": systems, "cases": cases}
+
+
+#: Pseudo-residuals, this weight each, at the two ends of the label scale join every system's residuals (with a known
+#: scale): a small-sample guard against labels that have not yet shown one end of the scale (a system whose labels
+#: are almost all 5 on a 1-5 scale), whose residuals then understate their spread. It shrinks the correction toward
+#: the middle of the scale by a twentieth of a label's weight, and vanishes as labels grow. On SummEval (6 systems x
+#: 100 documents, 20-50 labels per system, 300 draws) it moved the 95% intervals of the skewed consistency scores from
+#: 0.93-0.94 to 0.96-0.98 coverage at 1.01-1.05x the width of CJE's.
+PSEUDO_WEIGHT = 0.05
+
+
+def contrast_variance(fit: dict, weights: np.ndarray, *, bounds=None, pseudo: float = PSEUDO_WEIGHT
+                      ) -> tuple[float, float, float]:
+    """Estimate, variance and Welch-Satterthwaite degrees of freedom of ``sum_s weights[s] * theta_s``.
+
+    The influence of case p is ``sum_s w_s [(g_sp - mean_s g) / rows_s + labelled_sp (r_sp - mean_s r) / n_s]``; its
+    two parts are summed over cases separately, the calibrated scores' with G / (G - 1) (G: the contrast's cases) and
+    the residuals' with n / (n - 1) (n: the fewest labels of a system in the contrast), plus their cross term: the
+    cluster-robust (by case) variance of the estimate, shared cases counted once, so a paired difference keeps the
+    cases' covariance; and the delete-one-fold jackknife of the calibration (CJE's oracle jackknife), the calibration's
+    own uncertainty. The degrees of freedom weigh G - 1, n - 1 and folds - 1 by their parts' shares. With ``bounds``
+    (the label scale), each system's residuals take ``pseudo`` pseudo-residuals at each end (see ``PSEUDO_WEIGHT``).
+    """
+    w = np.asarray(weights, dtype=float)
+    s, c = fit["systems"], fit["cases"]
+    involved = w[s] != 0
+    rows, n = fit["rows"], fit["n"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = w[s] * (fit["calibrated"] - fit["pred_mean"][s]) / rows[s]
+        lab = fit["labelled"] & involved
+        b = np.where(lab, w[s] * (fit["residual"] - fit["resid_mean"][s]) / n[s], 0.0)
+    codes, case_index = np.unique(c[involved], return_inverse=True)
+    g = len(codes)
+    per_a = np.bincount(case_index, weights=a[involved], minlength=g)
+    per_b = np.bincount(case_index, weights=b[involved], minlength=g)
+    n_min = float(np.min(n[w != 0])) if np.any(w != 0) else 0.0
+    v_pred = g / (g - 1) * float(np.dot(per_a, per_a)) if g > 1 else np.nan
+    v_res = n_min / (n_min - 1) * float(np.dot(per_b, per_b)) if n_min > 1 else np.nan
+    v_cross = 2 * float(np.dot(per_a, per_b))
+    jack = fit["jackknife"] @ w
+    k = len(jack)
+    v_cal = (k - 1) / k * float(np.sum((jack - jack.mean()) ** 2)) if k > 1 else 0.0
+    shift, v_pseudo = (_pseudo_residuals(fit, w, bounds, pseudo) if bounds is not None and pseudo > 0
+                       and n_min > 0 else (0.0, 0.0))
+    v_res += v_pseudo
+    variance = v_pred + v_res + v_cross + v_cal
+    df = np.nan
+    if g > 1 and n_min > 1:
+        parts = v_pred**2 / (g - 1) + v_res**2 / (n_min - 1) + (v_cal**2 / (k - 1) if k > 1 else 0.0)
+        df = (v_pred + v_res + v_cal) ** 2 / parts if parts > 0 else float(n_min - 1)
+    return float(np.dot(w, fit["estimate"])) + shift, max(variance, 0.0), float(df)
+
+
+def _pseudo_residuals(fit: dict, w: np.ndarray, bounds, pseudo: float) -> tuple[float, float]:
+    """The shift of the estimate and the added variance from ``pseudo`` pseudo-residuals at each end of the scale
+    (``a - mean label`` and ``b - mean label``) among each system's residuals."""
+    a, b = map(float, bounds)
+    shift = added = 0.0
+    for s in np.flatnonzero(w):
+        own = (fit["systems"] == s) & fit["labelled"]
+        r = fit["residual"][own]
+        n = len(r)
+        if n < 2:
+            continue
+        ends = np.array([a, b]) - fit["label_mean"][s]
+        m = (r.sum() + pseudo * ends.sum()) / (n + 2 * pseudo)
+        v_adj = (np.sum((r - m) ** 2) + pseudo * np.sum((ends - m) ** 2)) / (n + 2 * pseudo - 1) / (n + 2 * pseudo)
+        shift += w[s] * (m - r.mean())
+        added += w[s] ** 2 * (v_adj - np.var(r, ddof=1) / n)
+    return shift, added

@@ -1,0 +1,44 @@
+"""Estimates from few human labels and many judge labels: prediction-powered inference (PPI, PPI++).
+
+A judge (an LLM verdict, a TCVA score, any automatic metric) scores every case; humans label a random
+subset. Prediction-powered inference (Angelopoulos et al., Science 2023) estimates the humans' mean over
+all cases as::
+
+    theta(lam) = lam * mean(judge on the unlabelled cases) + mean(human - lam * judge on the labelled cases)
+
+The second term rectifies the judge's bias with the labels, so the estimate is unbiased whatever the judge
+does; the judge only changes the width. ``lam = 1`` is PPI, ``lam = 0`` the classical human-only mean, and
+PPI++ (Angelopoulos, Duchi, Zrnic 2023) chooses ``lam`` from the data to minimise the variance, clipped
+to [0, 1], so that its interval is, up to estimation noise, never wider than the classical one. The point
+estimates are ``ppi_py``'s (``ppi_mean_pointestimate``). The default intervals are betting intervals
+(Waudby-Smith & Ramdas 2024), whose coverage holds at every number of labels for bounded scores; the normal
+(CLT) intervals with population (``ddof=0``) variances, exactly as ``ppi_py`` (``ppi_mean_ci``) computes them,
+are ``interval="clt"``, with the classical interval on the same convention so that widths compare like with
+like.
+
+evalkit computes these from a handful of per-group moments (counts, means, variances, one covariance) rather
+than calling ``ppi_py``: that keeps the library out of the runtime dependencies and lets segments, paired
+differences and thousands of simulated label draws share one vectorised kernel. The tests check every
+method against ``ppi_py`` to 1e-10.
+
+Labels must be a random sample of the cases (as :func:`choose_cases` draws them); labels chosen because
+the judge looked wrong do not give valid intervals.
+"""
+
+# the option names and table contracts callers read (infer.METHODS, infer.COLUMNS, ...) ride beside the functions
+from evalkit.infer._estimate import (  # noqa: F401
+    ADJUST,
+    COLUMNS,
+    INTERVALS,
+    METHODS,
+    MIN_CLUSTERS,
+    MIN_LARGE_SAMPLE,
+    difference,
+    mean,
+    pass_rate,
+)
+from evalkit.infer._planning import PLAN_INTERVALS, choose_cases, expected_half_width, labels_needed, simulate  # noqa: F401
+from evalkit.infer._sequences import STATISTICS, confidence_sequence, stopping_point  # noqa: F401
+
+__all__ = ["mean", "difference", "pass_rate", "confidence_sequence", "stopping_point", "expected_half_width", "labels_needed",
+           "choose_cases", "simulate"]
