@@ -436,6 +436,10 @@ GENERATED = {
         "n_labelled": st.integers(1, 50), "half_width": g.numbers(0, 1)[1]}), half_width=g.option(g.pick([0.05, 0.5, -1.0]))),
     "infer.choose_cases": lambda g: partial(infer.choose_cases, g.series(), g.pick([1, 2, 5]), rng=g.option(0)),
     "infer.simulate": lambda g: partial(infer.simulate, *_same_cases(g), n_labelled=g.option(2), n_draws=20, rng=g.option(0)),
+    "infer.systems": lambda g: partial(infer.systems, _responses(g), bounds=g.pick([None, (0.0, 5.0), (1.0, 0.0)]),
+                                       confidence_level=g.option(0.95)),
+    "infer.system_differences": lambda g: partial(infer.system_differences, _responses(g),
+                                                  baseline=g.pick([None, "s0", "nope"]), adjust=g.option(None)),
     # judge, labels, models
     "judge.parse_verdict": lambda g: partial(judge.parse_verdict, g.text()),
     "judge.render_prompts": lambda g: partial(judge.render_prompts, g.cases_table(), RUBRIC),
@@ -531,6 +535,14 @@ def _four_series(g: Gen):
 def _same_cases(g: Gen):
     judge_ = g.series()
     return judge_, g.series(g.related(judge_.index) if g.draw(st.booleans()) else judge_.index)
+
+
+def _responses(g: Gen) -> pd.DataFrame:
+    """A several-system responses table: system, case, judge score, label (NaN: unlabelled), each possibly bad."""
+    n = g.size()
+    table = g.table({"system": st.sampled_from(["s0", "s1", "s2"]), "case_id": st.sampled_from(IDS),
+                     "judge": g.numbers(0, 1)[1], "human": st.one_of(g.numbers(0, 5)[1], st.just(np.nan))}, n)
+    return table.drop_duplicates(["system", "case_id"]) if g.draw(st.booleans()) else table
 
 
 def _results_and_labels(g: Gen):

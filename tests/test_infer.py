@@ -261,7 +261,9 @@ def test_pass_rate_counts_the_rubric_pass_levels_as_judge_pass_rate_does(rng):
     assert table.loc["judge", "estimate"] == pytest.approx(reference["pass_rate"], abs=1e-12)
     human_pass = human.isin(["GOOD", "OK"]).astype(float)
     assert table.loc["classical", "estimate"] == pytest.approx(human_pass.mean(), abs=1e-12)
-    assert table.loc["ppi++", "lam"] > 0  # the judge is informative: PPI++ uses it instead of falling back
+    widths = table["ci_high"] - table["ci_low"]  # PPI++ is never wider than the humans-only interval in one table
+    assert widths["ppi++"] <= widths["classical"] + 1e-12
+    assert table.loc["ppi++", "lam"] > 0 or table.loc["ppi++", "note"].startswith("the judge did not narrow")
     scores = (said != "BAD").astype(float)
     direct = infer.mean(scores, human_pass, method=["ppi++", "classical", "judge"]).set_index("method")
     np.testing.assert_allclose(table["estimate"], direct["estimate"], rtol=1e-12)
@@ -306,7 +308,11 @@ def test_default_plan_at_the_pilot_size_is_the_interval_mean_prints(rng):
     actual = infer.mean(scores, human, method=["ppi++", "classical"]).set_index("method")
     plan = infer.expected_half_width(scores, human, n_labelled=[60]).set_index("method")
     np.testing.assert_allclose(plan["half_width"], (actual["ci_high"] - actual["ci_low"]) / 2, rtol=0.15)
-    assert (plan["interval"] == "betting").all()
+    assert (plan["interval"] == actual["interval"]).all()  # scores with no known scale: both the t interval
+    scored = infer.mean(scores, human, method=["ppi++", "classical"], bounds=(0, 6)).set_index("method")
+    plan = infer.expected_half_width(scores, human, n_labelled=[60], bounds=(0, 6)).set_index("method")
+    np.testing.assert_allclose(plan["half_width"], (scored["ci_high"] - scored["ci_low"]) / 2, rtol=0.15)
+    assert (plan["interval"] == "betting").all() and (scored["interval"] == "betting").all()
     verdicts, labels, _ = synthetic(rng, n_cases=800, n_labelled=60, binary=True)
     actual = infer.mean(verdicts, labels, method=["ppi++", "classical"]).set_index("method")
     plan = infer.expected_half_width(verdicts, labels, n_labelled=[60]).set_index("method")
@@ -875,3 +881,64 @@ def test_width_weights_in_a_loop_equal_all_at_once(monkeypatch):
     monkeypatch.setattr(_stats.ppi, "WEIGHT_GRID_AT_ONCE", 0)
     np.testing.assert_array_equal(_stats.ppi._width_weights(y, g, **kwargs), at_once)
     assert (at_once[:, :3] == 0).all() and 0 < at_once[:, 3:].mean() < 1
+
+
+def test_no_betting_interval_rests_on_bounds_read_from_the_data(rng):
+    """Scores without a known scale get the t interval by default, and the betting interval only with bounds; the
+    judge's scores are clipped to what a holdout of the unlabelled cases shows, a bound fixed before any label."""
+    scores, human, _ = synthetic(rng, n_cases=1000, n_labelled=80)
+    table = infer.mean(scores, human, method=["ppi++", "classical"])
+    assert (table["interval"] == "t").all() and table["note"].str.contains("scale is not known").all()
+    assert table.attrs["bounds"] is None
+    with pytest.raises(ValueError, match="rests on the labels' scale, which is not known"):
+        infer.mean(scores, human, interval="betting")
+    with pytest.raises(ValueError, match="rests on the labels' scale"):
+        infer.mean(scores, human, interval="t-pseudo")
+    labelled = human.clip(0, 6)
+    betting = infer.mean(scores, labelled, method="ppi", bounds=(0, 6)).iloc[0]
+    assert betting["interval"] == "betting" and np.isfinite(betting["ci_low"])
+    from evalkit._stats import ppi
+
+    rest = np.arange(100, dtype=float)
+    g, others, low, high = ppi._clipped(np.array([-5.0, 500.0]), rest, None, tuned=False)
+    holdout = rest[: int(round(ppi.CLIP_HOLDOUT * 100))]  # the first cases set aside; the rest clipped to their range
+    assert (low, high) == tuple(np.quantile(holdout, [ppi.JUDGE_CLIP_QUANTILE, 1 - ppi.JUDGE_CLIP_QUANTILE]))
+    assert g.tolist() == [low, high] and others.min() >= low and others.max() <= high and len(others) == 90
+
+
+def test_ppi_plus_plus_is_never_wider_than_the_humans_only_interval():
+    """0/1 labels at 40 labels (a judge agreeing on 85%, 2,000 cases), where the betting PPI++ interval is wider than
+    Clopper-Pearson's: the PPI++ row reports the humans-only one, with a note; with a strong judge and more labels it
+    keeps its own, narrower interval."""
+    gen = np.random.default_rng(11)
+    ids = pd.Index([f"c{i}" for i in range(2000)])
+    for n, agree in ((40, 0.85), (60, 0.8), (400, 0.97)):
+        human_all = gen.random(2000) < 0.8
+        judge = pd.Series(np.where(gen.random(2000) < agree, human_all, ~human_all).astype(float), index=ids)
+        picks = gen.choice(2000, n, replace=False)
+        human = pd.Series(human_all[picks].astype(float), index=ids[picks])
+        table = infer.mean(judge, human, method=["ppi++", "classical"]).set_index("method")
+        width = table["ci_high"] - table["ci_low"]
+        assert width["ppi++"] <= width["classical"] + 1e-12
+        if table.loc["ppi++", "lam"] == 0:
+            assert table.loc["ppi++", "interval"] == "clopper-pearson" and "did not narrow" in table.loc["ppi++", "note"]
+            assert table.loc["ppi++", "estimate"] == table.loc["classical", "estimate"]
+    assert table.loc["ppi++", "lam"] > 0 and width["ppi++"] < width["classical"]  # the strong judge, 400 labels
+
+
+def test_t_pseudo_is_t_with_half_a_pseudo_label_at_each_end_and_refused_where_the_far_end_is_thin():
+    ids = pd.Index([f"c{i}" for i in range(40)])
+    y = np.r_[np.full(20, 5.0), np.full(10, 4.0), np.full(10, 2.0)]  # 10 labels' worth toward the far end
+    human = pd.Series(y, index=ids)
+    judge = pd.Series(y, index=ids)  # every case labelled: the judge adds nothing
+    row = infer.mean(judge, human, method="classical", interval="t-pseudo", bounds=(1, 5)).iloc[0]
+    x = np.r_[y, 1.0, 5.0]
+    weights = np.r_[np.ones(40), 0.5, 0.5]
+    centre = np.sum(weights * x) / 41
+    var = np.sum(weights * (x - centre) ** 2) / 40
+    half = stats.t.ppf(0.975, 40) * np.sqrt(var / 41)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((centre - half, min(centre + half, 5.0)), abs=1e-12)
+    passes = pd.Series(np.r_[np.ones(39), 0.0], index=ids)  # 1 fail of 40: half a label's worth at the far end
+    with pytest.warns(EvalkitWarning, match="t-pseudo' is not given"):
+        refused = infer.mean(passes, passes, method="classical", interval="t-pseudo").iloc[0]
+    assert np.isnan(refused["ci_low"]) and "far end of the scale" in refused["note"]

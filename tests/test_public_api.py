@@ -156,6 +156,8 @@ ELSEWHERE = {
     "infer.labels_needed": "test_infer.py::test_labels_needed_unreachable_and_bad_input",
     "infer.choose_cases": "test_infer.py::test_choose_cases_exclude_random_and_labeller",
     "infer.simulate": "test_infer.py::test_types_options_and_no_mutation",
+    "infer.systems": "test_infer_systems.py::test_bad_input",
+    "infer.system_differences": "test_infer_systems.py::test_bad_input",
     "infer.confidence_sequence": "test_infer.py::test_confidence_sequence_bad_input",
     "infer.stopping_point": "test_infer.py::test_confidence_sequence_bad_input",
     "plots.label_budget": "test_infer.py::test_label_budget_plot",

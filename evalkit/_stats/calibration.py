@@ -70,7 +70,7 @@ def cross_fit(f_labelled, y, cases_labelled, f_all, *, folds: int = FOLDS, incre
 
 
 def calibrated_ppi(systems, cases, f, y, *, n_systems: int, folds: int = FOLDS, increasing: bool | None = None,
-                   seed: int = 0) -> dict:
+                   tuned: bool = True, seed: int = 0) -> dict:
     """The cross-fitted calibrated PPI of several systems judged on shared cases: what every estimate and contrast
     needs, per row (one row per system and case).
 
@@ -79,17 +79,28 @@ def calibrated_ppi(systems, cases, f, y, *, n_systems: int, folds: int = FOLDS, 
     NaN unlabelled), ``labelled``, the per-system ``n`` (labels), ``rows`` (cases), ``pred_mean``, ``resid_mean`` and
     ``estimate`` (= pred_mean + resid_mean; the calibrated mean alone where a system has no label), and the
     calibration's ``increasing`` and ``folds``.
+
+    ``tuned``: each system's calibrated score enters with a weight lam_s in [0, 1] (PPI++'s, Angelopoulos, Duchi &
+    Zrnic 2023: ``Cov(label, calibrated) / ((1 + n / N) Var(calibrated))`` on its own labels and cases), so that a judge
+    that tells little about a system's labels costs little over its labels alone; ``lam`` holds them. Calibrated
+    scores and residuals are then ``lam * g`` and ``label - lam * g``.
     """
     systems, cases = np.asarray(systems), np.asarray(cases)
     f, y = np.asarray(f, dtype=float), np.asarray(y, dtype=float)
     labelled = ~np.isnan(y)
     out_of_fold, by_fold, increasing, k = cross_fit(f[labelled], y[labelled], cases[labelled], f, folds=folds,
                                                     increasing=increasing, seed=seed)
+    rows = np.bincount(systems, minlength=n_systems).astype(float)
+    n = np.bincount(systems[labelled], minlength=n_systems).astype(float)
+    unweighted = by_fold.mean(axis=0)
+    against_calibration = np.full(len(y), np.nan)  # label minus out-of-fold calibrated score: the transport check's
+    against_calibration[labelled] = y[labelled] - out_of_fold
+    lam = _weights(systems, labelled, y, out_of_fold, unweighted, n, rows, n_systems) if tuned else np.ones(n_systems)
+    by_fold = by_fold * lam[systems][None, :]
+    out_of_fold = out_of_fold * lam[systems[labelled]]
     calibrated = by_fold.mean(axis=0)
     residual = np.full(len(y), np.nan)
     residual[labelled] = y[labelled] - out_of_fold
-    rows = np.bincount(systems, minlength=n_systems).astype(float)
-    n = np.bincount(systems[labelled], minlength=n_systems).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         pred_mean = np.bincount(systems, weights=calibrated, minlength=n_systems) / rows
         resid_mean = np.bincount(systems[labelled], weights=residual[labelled], minlength=n_systems) / n
@@ -105,7 +116,26 @@ def calibrated_ppi(systems, cases, f, y, *, n_systems: int, folds: int = FOLDS, 
     return {"calibrated": calibrated, "residual": residual, "labelled": labelled, "n": n, "rows": rows, "jackknife": jack,
             "label_mean": label_mean,
             "pred_mean": pred_mean, "resid_mean": np.where(n > 0, resid_mean, np.nan), "estimate": estimate,
-            "increasing": increasing, "folds": k, "systems": systems, "cases": cases}
+            "increasing": increasing, "folds": k, "systems": systems, "cases": cases, "lam": lam, "tuned": tuned,
+            "calibrated_mean": np.bincount(systems, weights=unweighted, minlength=n_systems) / rows,
+            "against_calibration": against_calibration}
+
+
+def _weights(systems, labelled, y, out_of_fold, calibrated, n, rows, n_systems) -> np.ndarray:
+    """Each system's PPI++ weight on its calibrated scores, in [0, 1] (1 where it has fewer than 3 labels)."""
+    lam = np.ones(n_systems)
+    for s in range(n_systems):
+        own = systems[labelled] == s
+        if own.sum() < 3:
+            continue
+        g_all = calibrated[systems == s]
+        var = np.var(g_all, ddof=1) if len(g_all) > 1 else 0.0
+        cov = np.cov(y[labelled][own], out_of_fold[own])[0, 1]
+        if var > 0 and np.isfinite(cov):
+            lam[s] = float(np.clip(cov / ((1 + n[s] / max(rows[s] - n[s], 1.0)) * var), 0.0, 1.0))
+        else:
+            lam[s] = 0.0
+    return lam
 
 
 #: Pseudo-residuals, this weight each, at the two ends of the label scale join every system's residuals (with a known
@@ -142,8 +172,9 @@ def contrast_variance(fit: dict, weights: np.ndarray, *, bounds=None, pseudo: fl
     per_a = np.bincount(case_index, weights=a[involved], minlength=g)
     per_b = np.bincount(case_index, weights=b[involved], minlength=g)
     n_min = float(np.min(n[w != 0])) if np.any(w != 0) else 0.0
+    fitted = 2.0 if fit.get("tuned") else 1.0  # the mean, and the weight lam
     v_pred = g / (g - 1) * float(np.dot(per_a, per_a)) if g > 1 else np.nan
-    v_res = n_min / (n_min - 1) * float(np.dot(per_b, per_b)) if n_min > 1 else np.nan
+    v_res = n_min / (n_min - fitted) * float(np.dot(per_b, per_b)) if n_min > fitted else np.nan
     v_cross = 2 * float(np.dot(per_a, per_b))
     jack = fit["jackknife"] @ w
     k = len(jack)
@@ -153,9 +184,9 @@ def contrast_variance(fit: dict, weights: np.ndarray, *, bounds=None, pseudo: fl
     v_res += v_pseudo
     variance = v_pred + v_res + v_cross + v_cal
     df = np.nan
-    if g > 1 and n_min > 1:
-        parts = v_pred**2 / (g - 1) + v_res**2 / (n_min - 1) + (v_cal**2 / (k - 1) if k > 1 else 0.0)
-        df = (v_pred + v_res + v_cal) ** 2 / parts if parts > 0 else float(n_min - 1)
+    if g > 1 and n_min > fitted:
+        parts = v_pred**2 / (g - 1) + v_res**2 / (n_min - fitted) + (v_cal**2 / (k - 1) if k > 1 else 0.0)
+        df = (v_pred + v_res + v_cal) ** 2 / parts if parts > 0 else float(n_min - fitted)
     return float(np.dot(w, fit["estimate"])) + shift, max(variance, 0.0), float(df)
 
 
@@ -170,7 +201,7 @@ def _pseudo_residuals(fit: dict, w: np.ndarray, bounds, pseudo: float) -> tuple[
         n = len(r)
         if n < 2:
             continue
-        ends = np.array([a, b]) - fit["label_mean"][s]
+        ends = np.array([a, b]) - (fit["label_mean"][s] - r.mean())  # a label at either end, less its prediction
         m = (r.sum() + pseudo * ends.sum()) / (n + 2 * pseudo)
         v_adj = (np.sum((r - m) ** 2) + pseudo * np.sum((ends - m) ** 2)) / (n + 2 * pseudo - 1) / (n + 2 * pseudo)
         shift += w[s] * (m - r.mean())

@@ -101,11 +101,12 @@ def _block_means(values, k: int):
 
 def _clip_range(scores, judge_bounds):
     """The judge's clipping range for PPI++'s rectifier: quantiles of ``scores`` (last axis), or the judge's bounds
-    for a judge with at most two distinct scores (verdicts), which clipping would only blind."""
-    ja, jb = map(float, judge_bounds)
+    for a judge with at most two distinct scores (verdicts), which clipping would only blind (their smallest and
+    largest where the judge's scale is not known)."""
     if scores.shape[-1] == 0 or np.unique(scores).size <= 2:
         shape = scores.shape[:-1]
-        return np.full(shape, ja), np.full(shape, jb)
+        ja, jb = map(float, judge_bounds) if judge_bounds is not None else (np.min(scores), np.max(scores))
+        return np.full(shape, float(ja)), np.full(shape, float(jb))
     low, high = np.quantile(scores, [JUDGE_CLIP_QUANTILE, 1 - JUDGE_CLIP_QUANTILE], axis=-1)
     return low, high
 
@@ -142,8 +143,10 @@ def ppi_betting(y, yhat, yhat_rest, *, weight, bounds, judge_bounds, confidence_
     """
     y, yhat, rest = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_rest))
     a, b = map(float, bounds)
-    ja, jb = map(float, judge_bounds)
     n, n_rest = y.shape[-1], rest.shape[-1]
+    if judge_bounds is None and finite_population:  # the pool is the population: its scores' range is known
+        everything = np.concatenate([yhat, rest], axis=-1)
+        judge_bounds = (float(everything.min()), float(everything.max()))
     alpha = 1 - confidence_level
     total = n + n_rest
     if sequence and not finite_population:
@@ -153,6 +156,7 @@ def ppi_betting(y, yhat, yhat_rest, *, weight, bounds, judge_bounds, confidence_
         return betting_interval(y, a, b, confidence_level=confidence_level, theta_range=(a, b), tol=tol, null=null)
     tuned = uses_judge and weight == "tuned"
     if finite_population:
+        ja, jb = map(float, judge_bounds)
         everything = np.concatenate([yhat, rest], axis=-1)
         if sequence or not tuned:
             g, g_all, g_low, g_high = yhat, everything, np.full(y.shape[:-1], ja), np.full(y.shape[:-1], jb)
@@ -182,18 +186,12 @@ def ppi_betting(y, yhat, yhat_rest, *, weight, bounds, judge_bounds, confidence_
         low, high = betting_sequence(z, lo, hi, **kwargs) if sequence else betting_interval(z, lo, hi, tol=tol, **kwargs)
         return _known_part(low, high, y, total, a, b, sequence)
     if n_rest >= SPLIT_MIN_RATIO * n:
-        return _split_population(y, yhat, rest, weight=weight, tuned=tuned, bounds=(a, b), judge_bounds=(ja, jb),
+        return _split_population(y, yhat, rest, weight=weight, tuned=tuned, bounds=(a, b), judge_bounds=judge_bounds,
                                  confidence_level=confidence_level, tol=tol, null=null)
     # the population estimand: one block of unlabelled scores per label
     order = np.random.default_rng(n_rest).permutation(n_rest)
     rest = rest[..., order]
-    hold = min(n_rest - 1, int(round(CLIP_HOLDOUT * n_rest))) if tuned and np.unique(rest).size > 2 else 0
-    if hold > 0:
-        g_low, g_high = _clip_range(rest[..., :hold], judge_bounds)
-        rest = np.clip(rest[..., hold:], g_low[..., None], g_high[..., None])
-        g = np.clip(yhat, g_low[..., None], g_high[..., None])
-    else:
-        g_low, g_high, g = np.full(y.shape[:-1], ja), np.full(y.shape[:-1], jb), yhat
+    g, rest, g_low, g_high = _clipped(yhat, rest, judge_bounds, tuned)
     k = min(n, rest.shape[-1])
     blocks = np.zeros(y.shape)
     blocks[..., :k] = _block_means(rest, k)
@@ -237,14 +235,7 @@ def _split_population(y, yhat, rest, *, weight, tuned: bool, bounds, judge_bound
     n_rest = rest.shape[-1]
     order = np.random.default_rng(n_rest).permutation(n_rest)
     rest = rest[..., order]
-    hold = min(n_rest - 1, int(round(CLIP_HOLDOUT * n_rest))) if tuned and np.unique(rest).size > 2 else 0
-    if hold > 0:
-        g_low, g_high = _clip_range(rest[..., :hold], judge_bounds)
-        rest = np.clip(rest[..., hold:], g_low[..., None], g_high[..., None])
-        g = np.clip(yhat, g_low[..., None], g_high[..., None])
-    else:
-        g_low, g_high = np.full(y.shape[:-1], judge_bounds[0]), np.full(y.shape[:-1], judge_bounds[1])
-        g = yhat
+    g, rest, g_low, g_high = _clipped(yhat, rest, judge_bounds, tuned)
     judge_level = 1 - JUDGE_MEAN_SHARE * alpha
     label_level = 1 - (1 - JUDGE_MEAN_SHARE) * alpha
     if rest.shape[-1] <= BETTING_MAX_UNLABELLED:
@@ -271,6 +262,26 @@ def _bernstein_rows(values, low, high, level: float):
     ends = [empirical_bernstein_interval(row, float(lo), float(hi), level) for row, lo, hi in zip(rows, lows, highs, strict=True)]
     m_lo, m_hi = (np.array(v).reshape(values.shape[:-1]) for v in zip(*ends, strict=True))
     return m_lo, m_hi
+
+
+def _clipped(yhat, rest, judge_bounds, tuned: bool):
+    """The judge's scores g as the population intervals bet with them, and their range ``[g_low, g_high]``, which a
+    bet must be able to rely on before any label is seen: the judge's known scale (``judge_bounds``), used as it is;
+    or, for PPI++ on a judge of many distinct scores and for any judge whose scale is not known (None), the range a
+    holdout of the unlabelled cases (``CLIP_HOLDOUT``, in their fixed pseudo-random order, set aside) gives, every
+    other score clipped to it. Returns ``(g of the labelled cases, g of the other unlabelled cases, g_low, g_high)``."""
+    shape = yhat.shape[:-1]
+    n_rest = rest.shape[-1]
+    hold = 0
+    if judge_bounds is None or (tuned and np.unique(rest).size > 2):
+        hold = max(1, min(n_rest - 1, int(round(CLIP_HOLDOUT * n_rest))))
+    if hold == 0 or n_rest < 2:
+        if judge_bounds is None:  # one unlabelled case: nothing to set aside; its range is its own
+            judge_bounds = (float(np.min(rest)), float(np.max(rest))) if n_rest else (0.0, 0.0)
+        return yhat, rest, np.full(shape, float(judge_bounds[0])), np.full(shape, float(judge_bounds[1]))
+    g_low, g_high = _clip_range(rest[..., :hold], judge_bounds)
+    clip = lambda v: np.clip(v, g_low[..., None], g_high[..., None])  # noqa: E731
+    return clip(yhat), clip(rest[..., hold:]), g_low, g_high
 
 
 def _known_part(low, high, y, total: int, a: float, b: float, sequence: bool):

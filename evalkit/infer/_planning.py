@@ -27,7 +27,9 @@ from evalkit.infer._estimate import (
     _estimate,
     _finite_estimate,
     _interval,
+    _judge_scale,
     _methods,
+    _resolve_interval,
 )
 
 
@@ -91,8 +93,8 @@ class _Planner:
         gen = check_rng(rng)
         self.total, self.pilot = len(values), len(y)
         self.values, self.level, self.finite = values, confidence_level, finite_population
-        self.scale = _bounds(bounds, y, values)
-        self.judge_bounds = (float(values.min()), float(values.max()))
+        self.scale = bounds  # resolved by _plan: a known scale
+        self.judge_bounds = _judge_scale(values, finite_population)
         self.exact = exact and self.scale == (0.0, 1.0) and bool(np.isin(y, (0.0, 1.0)).all()) and not finite_population
         labels = np.empty(self.total)
         labels[positions] = y
@@ -138,7 +140,10 @@ class _Planner:
                                                judge_bounds=self.judge_bounds, confidence_level=self.level,
                                                finite_population=self.finite,
                                                tol=1e-5 * (self.scale[1] - self.scale[0]))
-            out[method] = float(np.median((np.asarray(high) - np.asarray(low)) / 2))
+            out[method] = (np.asarray(high) - np.asarray(low)) / 2
+        # mean's PPI++ row falls back to the humans-only interval where that is narrower
+        out["ppi++"] = float(np.median(np.minimum(out["ppi++"], out["classical"])))
+        out["classical"] = float(np.median(out["classical"]))
         out["interval"] = "betting"
         out["classical interval"] = "clopper-pearson" if self.exact else "betting"
         return out
@@ -150,15 +155,20 @@ PLAN_INTERVALS = ("auto", "betting", "clt", "t")
 def _plan(judge, human_pilot, *, interval, confidence_level, finite_population, bounds, n_draws, rng):
     """A function n -> {"ppi++": half-width, "classical": half-width, "lam": ..., intervals} and the number of cases."""
     check_option(interval, list(PLAN_INTERVALS), "interval")
-    confidence_level = check_level(confidence_level)
+    confidence_level = check_level(confidence_level)  # "auto" plans what mean prints: betting on a known scale, else t
     n_draws = check_number(n_draws, "n_draws", low=1, integer=True)
     y, positions, values = _planning_inputs(judge, human_pilot)
     vy, cyh, vj, total, _ = _planning_moments(y, positions, values)
     finite_population = bool(finite_population)
+    scale = _bounds(bounds, y, values)
+    resolved, _ = _resolve_interval("betting" if interval == "betting" else interval if interval != "auto" else "auto",
+                                    scale)
+    exact = interval == "auto"
+    interval = resolved
     planner = None
-    if interval in ("auto", "betting"):
-        planner = _Planner(y, positions, values, bounds=bounds, confidence_level=confidence_level,
-                           finite_population=finite_population, n_draws=n_draws, rng=rng, exact=interval == "auto")
+    if interval == "betting":
+        planner = _Planner(y, positions, values, bounds=scale, confidence_level=confidence_level,
+                           finite_population=finite_population, n_draws=n_draws, rng=rng, exact=exact)
 
     def at(n: int) -> dict:
         if planner is not None:
@@ -228,7 +238,7 @@ def expected_half_width(judge: pd.Series, human_pilot: pd.Series, *, n_labelled,
     >>> judge = pd.Series(truth + rng.normal(0, 0.5, 2000))
     >>> infer.expected_half_width(judge, pd.Series(truth[:50]), n_labelled=[50, 200], bounds=(0, 6)).round(3)
        n_labelled     method  half_width    lam interval
-    0          50      ppi++       0.348  0.658  betting
+    0          50      ppi++       0.347  0.658  betting
     1          50  classical       0.347  0.000  betting
     2         200      ppi++       0.127  0.607  betting
     3         200  classical       0.151  0.000  betting
@@ -290,7 +300,7 @@ def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float
     >>> judge = pd.Series(truth + rng.normal(0, 0.5, 2000))
     >>> infer.labels_needed(judge, pd.Series(truth[:50]), half_width=0.15, bounds=(0, 6)).round(3)
           method  labels_needed  half_width  n_cases interval
-    0      ppi++            161        0.15     2000  betting
+    0      ppi++            160        0.15     2000  betting
     1  classical            202        0.15     2000  betting
     """
     half_width = check_number(half_width, "half_width", low=0.0)
@@ -487,14 +497,17 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
             np.put_along_axis(keep, picks, False, axis=1)
             rest = np.nonzero(keep)[1].reshape(n_draws, total - size)
             scale = _bounds(bounds, y_all, yhat_all)
-            judge_bounds = (float(yhat_all.min()), float(yhat_all.max()))
+            if scale is None:
+                raise ValueError("`interval='betting'` rests on the labels' scale, which is not known: pass "
+                                 "bounds=(low, high), e.g. (1, 5) for 1-5 ratings.")
+            judge_bounds = _judge_scale(yhat_all, finite_population)
         for name in methods:
             est, se, _ = (_finite_estimate if finite_population else _estimate)(m, name)
             if interval == "clt":
                 low, high = _interval(est, se, level)
             elif name == "judge":
                 low, high = _interval(est, se, level)  # the judge-only row: as in mean(), from every score
-                if not finite_population:
+                if not finite_population and judge_bounds is not None:
                     low, high = (np.full(n_draws, v) for v in _stats.betting_interval(
                         yhat_all, *judge_bounds, confidence_level=level, theta_range=judge_bounds))
             else:

@@ -109,11 +109,12 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     n = len(y)
     used_method = "classical" if (statistic != "mean" or scores is None) else method
     if statistic == "mean":
-        a, b = _bounds(bounds, y, scores.to_numpy(dtype=float) if scores is not None else np.array([]))
-        if not a < b:  # bounds read from the data, and every value is the same: the scale's ends are unknown
-            warnings.warn(f"confidence_sequence: every label{' and judge score' if scores is not None else ''} is {a:g} "
-                          "and `bounds` is not given, so the scale's ends are unknown: the sequence is NaN. Pass "
-                          "bounds=(low, high), the labels' scale.", EvalkitWarning, stacklevel=2)
+        scale = _bounds(bounds, y, scores.to_numpy(dtype=float) if scores is not None else np.array([]))
+        a, b = scale if scale is not None else (np.nan, np.nan)
+        if scale is None:  # a betting sequence rests on the scale's ends: the data's smallest and largest are not
+            warnings.warn("confidence_sequence: the labels are not 0/1 and `bounds` is not given, so the scale's ends "
+                          "are unknown: the sequence is NaN. Pass bounds=(low, high), the labels' scale.",
+                          EvalkitWarning, stacklevel=2)
             x, n_used = y, np.arange(1, n + 1)
             low = high = np.full(n, np.nan)
         elif scores is None:

@@ -18,7 +18,7 @@ NaN ends or a NaN p-value mean the function declined to give a number (a refusal
 are counted apart (``refused``) and coverage is measured over the intervals that were printed, which is
 what a user who reads them relies on.
 
-The registry is split by area, one module each (``rates``, ``infer``, ``compare``, ``pairwise``, ``labeller``,
+The registry is split by area, one module each (``rates``, ``infer``, ``systems``, ``compare``, ``pairwise``, ``labeller``,
 ``correlate``, ``agreement``, ``density``, ``retrieval``); ``core`` holds what they share. ``ENTRIES`` is every
 area's entries in that order.
 
@@ -32,7 +32,7 @@ design without real data at its first test size, ``FAST_TIER_REPS`` samples); in
 
 from __future__ import annotations
 
-from tests.harness import agreement, compare, core, correlate, density, infer, labeller, pairwise, rates, retrieval
+from tests.harness import agreement, compare, core, correlate, density, infer, labeller, pairwise, rates, retrieval, systems
 from tests.harness.core import ROOT, SHARED_DATA, SIZES, Design, Entry, Measurement, bernoulli, measure, table
 
 __all__ = ["AREAS", "ENTRIES", "EXEMPT", "ROOT", "SHARED_DATA", "SIZES", "Design", "Entry", "Measurement", "bernoulli",
@@ -40,7 +40,7 @@ __all__ = ["AREAS", "ENTRIES", "EXEMPT", "ROOT", "SHARED_DATA", "SIZES", "Design
 
 #: area name -> its module of entries, in the order of ``ENTRIES``
 AREAS = {module.__name__.rsplit(".", 1)[-1]: module
-         for module in (rates, infer, compare, pairwise, labeller, correlate, agreement, density, retrieval)}
+         for module in (rates, infer, systems, compare, pairwise, labeller, correlate, agreement, density, retrieval)}
 ENTRIES: list[Entry] = [entry for module in AREAS.values() for entry in module.ENTRIES]
 
 #: Public functions whose docstrings mention an interval or a p-value but that report none of their own.

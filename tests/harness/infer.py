@@ -348,3 +348,50 @@ EXEMPT = {
                                  "checks by simulation that the planned n gives the half-width and the coverage",
     "infer.labels_needed": "a plan, not an interval: tests/test_infer.py::test_planned_labels_deliver_the_half_width",
 }
+
+
+def unbounded_design(n_cases: int = 2611) -> Design:
+    """Normal scores with no known scale (a metric, a log-probability): the human score N(0, 1), the judge the human
+    score plus N(0, 0.5); 2,611 cases drawn afresh; the truth is 0. With no scale, mean's default is the t interval."""
+
+    def draw(rng, n):
+        y = rng.normal(0.0, 1.0, n_cases)
+        judge = y + rng.normal(0.0, 0.5, n_cases)
+        ids = pd.Index([f"c{i}" for i in range(n_cases)])
+        picks = rng.choice(n_cases, n, replace=False)
+        return {"judge": pd.Series(judge, index=ids), "human": pd.Series(y[picks], index=ids[picks]), "truth": 0.0,
+                "bounds": None}
+
+    return Design("normal-scores-no-scale", "normal scores with no known scale, 2,611 cases, a judge at r = 0.89", draw)
+
+
+def beta_design(a: float = 8.0, b: float = 2.0, n_cases: int = 2000) -> Design:
+    """Labels Beta(a, b) on [0, 1] (skewed toward 1 for 8, 2), a judge = label + N(0, 0.1) clipped; truth a / (a + b)."""
+
+    def draw(rng, n):
+        y = rng.beta(a, b, n_cases)
+        judge = np.clip(y + rng.normal(0.0, 0.1, n_cases), 0, 1)
+        ids = pd.Index([f"c{i}" for i in range(n_cases)])
+        picks = rng.choice(n_cases, n, replace=False)
+        return {"judge": pd.Series(judge, index=ids), "human": pd.Series(y[picks], index=ids[picks]),
+                "truth": a / (a + b), "bounds": (0, 1)}
+
+    return Design(f"beta({a:g},{b:g})-ppi", f"labels Beta({a:g}, {b:g}) on [0, 1], a judge = label + N(0, 0.1)", draw)
+
+
+ENTRIES += [
+    Entry("infer.mean", "method='ppi++' (default) on scores with no known scale: the t interval", "interval", _mean(),
+          (unbounded_design(),), default=True, sizes=(30, 50, 100, 200), test_sizes=(50,),
+          notes="no bounds given and the labels not 0/1: betting needs a scale, so the default is Student's t "
+                "(refused below 30 labels)"),
+    Entry("infer.mean", "method='classical' on scores with no known scale: the t interval", "interval",
+          _mean("classical"), (unbounded_design(),), sizes=(30, 50, 100, 200)),
+    Entry("infer.mean", "interval='t-pseudo', method='ppi++' (opt-in, approximate)", "interval", _mean("ppi++", "t-pseudo"),
+          SUMMEVAL_DESIGNS + (skewed_ppi_design(), beta_design(), pass_fail_design(0.98, 0.9), pass_fail_design(0.9)),
+          sizes=(20, 50, 100, 200), notes="large-sample; refused (NaN) where fewer than 5 labels' worth lie toward the "
+          "far end of the scale"),
+    Entry("infer.mean", "interval='t-pseudo', method='classical' (opt-in, approximate)", "interval",
+          _mean("classical", "t-pseudo"),
+          SUMMEVAL_DESIGNS + (skewed_ppi_design(), beta_design(), pass_fail_design(0.98, 0.9), pass_fail_design(0.9)),
+          sizes=(20, 50, 100, 200)),
+]

@@ -1,0 +1,181 @@
+"""Several systems, one calibration: infer.systems and infer.system_differences against a loop by hand."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalkit import EvalkitWarning, infer
+from evalkit._stats import calibration
+
+
+def responses(rng, *, systems=4, cases=150, labels=30, shared=False, offsets=None, scale=(1, 5)):
+    """A long responses table: 1-5 ratings, a judge on [0, 1] that blurs them; n labels per system."""
+    quality = np.linspace(2.6, 4.2, systems)
+    hardness = rng.normal(0, 0.6, cases)
+    rows = []
+    common = rng.choice(cases, labels, replace=False)
+    for s in range(systems):
+        latent = quality[s] + hardness + rng.normal(0, 0.7, cases)
+        truth = np.clip(np.round(latent), *scale)
+        offset = 0.0 if offsets is None else offsets[s]
+        score = np.clip((latent - 1) / 4 + offset + rng.normal(0, 0.1, cases), 0, 1)
+        labelled = np.zeros(cases, bool)
+        labelled[common if shared else rng.choice(cases, labels, replace=False)] = True
+        rows += [{"system": f"s{s}", "case_id": f"c{i}", "judge": score[i], "human": truth[i] if labelled[i] else np.nan}
+                 for i in range(cases)]
+    return pd.DataFrame(rows)
+
+
+def by_hand(table: pd.DataFrame, folds: int = 5):
+    """The estimate, from scikit-learn's IsotonicRegression and loops: the same folds of whole cases, each label's
+    out-of-fold calibrated score, each system's PPI++ weight, and its estimate."""
+    from sklearn.isotonic import IsotonicRegression
+
+    cases = pd.factorize(table["case_id"], sort=True)[0]
+    labelled = table["human"].notna().to_numpy()
+    fold = calibration.folds_of(cases[labelled], min(folds, len(np.unique(cases[labelled]))))
+    f, y = table["judge"].to_numpy(), table["human"].to_numpy()
+    oof = np.empty(labelled.sum())
+    every = np.zeros(len(table))
+    k = fold.max() + 1
+    for j in range(k):
+        train = fold != j
+        model = IsotonicRegression(out_of_bounds="clip").fit(f[labelled][train], y[labelled][train])
+        oof[~train] = model.predict(f[labelled][~train])
+        every += model.predict(f) / k
+    out = {}
+    lab_system = table["system"].to_numpy()[labelled]
+    for name in sorted(table["system"].unique()):
+        rows = (table["system"] == name).to_numpy()
+        own = lab_system == name
+        g, yy, gg = every[rows], y[labelled][own], oof[own]
+        lam = np.clip(np.cov(yy, gg)[0, 1] / ((1 + own.sum() / (rows.sum() - own.sum())) * np.var(g, ddof=1)), 0, 1)
+        out[name] = lam * g.mean() + np.mean(yy - lam * gg)
+    return out
+
+
+def test_the_estimate_equals_a_loop_by_hand_with_scikit_learns_isotonic_regression(rng):
+    table = responses(rng)
+    found = infer.systems(table, bounds=(1, 5)).set_index("system")["estimate"]
+    expected = by_hand(table)
+    for name, value in expected.items():
+        assert found[name] == pytest.approx(value, abs=1e-12)
+
+
+def test_the_variance_of_one_system_is_its_two_parts_and_the_fold_jackknife(rng):
+    """Without the pseudo-residuals (no scale): the t interval's variance is Var(lam g over cases) / G + Var(label -
+    lam oof) / (n - 2) * (n - 1) / n ... as written out here, plus the delete-one-fold jackknife."""
+    table = responses(rng, systems=3)
+    codes = pd.factorize(table["system"], sort=True)[0]
+    cases = pd.factorize(table["case_id"], sort=True)[0]
+    fit = calibration.calibrated_ppi(codes, cases, table["judge"].to_numpy(), table["human"].to_numpy(), n_systems=3)
+    w = np.array([0.0, 1.0, 0.0])
+    estimate, variance, df = calibration.contrast_variance(fit, w)
+    own = codes == 1
+    lab = own & fit["labelled"]
+    g, r = fit["calibrated"][own], fit["residual"][lab]
+    n, big = lab.sum(), own.sum()
+    a = (g - g.mean()) / big
+    b = np.zeros(big)
+    b[fit["labelled"][own]] = (r - r.mean()) / n
+    v_pred, v_res, v_cross = big / (big - 1) * np.sum(a**2), n / (n - 2) * np.sum(b**2), 2 * np.sum(a * b)
+    jack = fit["jackknife"][:, 1]
+    v_cal = (len(jack) - 1) / len(jack) * np.sum((jack - jack.mean()) ** 2)
+    assert variance == pytest.approx(v_pred + v_res + v_cross + v_cal, rel=1e-12)
+    assert estimate == pytest.approx(fit["estimate"][1], abs=1e-12)
+    assert df == pytest.approx((v_pred + v_res + v_cal) ** 2 / (v_pred**2 / (big - 1) + v_res**2 / (n - 2)
+                                                                 + v_cal**2 / (len(jack) - 1)), rel=1e-12)
+
+
+def test_the_interval_is_the_t_interval_of_that_variance_clipped_to_the_scale(rng):
+    table = responses(rng, systems=3)
+    row = infer.systems(table).set_index("system").loc["s1"]  # no scale: the plain t, unclipped
+    codes = pd.factorize(table["system"], sort=True)[0]
+    cases = pd.factorize(table["case_id"], sort=True)[0]
+    fit = calibration.calibrated_ppi(codes, cases, table["judge"].to_numpy(), table["human"].to_numpy(), n_systems=3)
+    estimate, variance, df = calibration.contrast_variance(fit, np.array([0.0, 1.0, 0.0]))
+    half = stats.t.ppf(0.975, df) * np.sqrt(variance)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((estimate - half, estimate + half), abs=1e-12)
+    scaled = infer.systems(table, bounds=(1, 5))
+    assert ((scaled["ci_low"] >= 1) & (scaled["ci_high"] <= 5)).all()
+    assert scaled.attrs["bounds"] == (1.0, 5.0) and (scaled["interval"] == "calibrated-t").all()
+
+
+def test_a_difference_uses_every_label_when_the_systems_were_labelled_on_cases_of_their_own(rng):
+    table = responses(rng, systems=2, labels=40, shared=False)
+    diff = infer.system_differences(table, bounds=(1, 5)).iloc[0]
+    means = infer.systems(table, bounds=(1, 5)).set_index("system")["estimate"]
+    assert diff["estimate"] == pytest.approx(means["s0"] - means["s1"], abs=1e-12)
+    assert diff["n_labelled_a"] == diff["n_labelled_b"] == 40 and diff["n_labelled_both"] < 40
+    assert np.isfinite(diff["ci_low"]) and diff["ci_high"] - diff["ci_low"] < 1.0
+    # paired on the cases: the difference's interval is narrower than the two means' intervals added in quadrature
+    wide = infer.systems(table, bounds=(1, 5)).set_index("system")
+    unpaired = np.hypot(*(wide["ci_high"] - wide["ci_low"]))
+    assert diff["ci_high"] - diff["ci_low"] < unpaired
+    assert diff["ci_low"] < 0 < diff["ci_high"] or diff["p_val"] < 0.05
+
+
+def test_the_transport_check_flags_a_system_the_shared_calibration_does_not_fit(rng):
+    table = responses(rng, systems=4, labels=60, offsets=[0.0, 0.0, 0.0, 0.25])  # s3's judge reads a quarter higher
+    out = infer.systems(table, bounds=(1, 5)).set_index("system")
+    assert out.loc["s3", "transport_p"] < 0.01 and "off by" in out.loc["s3", "note"]
+    assert (out.loc[["s0", "s1", "s2"], "transport_p"] > 0.001).all()
+
+
+def test_a_system_with_too_few_labels_gets_no_interval_and_says_why(rng):
+    table = responses(rng, systems=3)
+    lonely = table["system"] == "s2"
+    table.loc[lonely & table["human"].notna(), "human"] = np.nan  # s2: no label of its own
+    with pytest.warns(EvalkitWarning, match="no interval for \\['s2'\\]"):
+        out = infer.systems(table, bounds=(1, 5)).set_index("system")
+    assert np.isnan(out.loc["s2", "ci_low"]) and out.loc["s2", "n_labelled"] == 0
+    assert "cannot be checked" in out.loc["s2", "note"] and np.isfinite(out.loc["s2", "estimate"])
+    with pytest.warns(EvalkitWarning):
+        diff = infer.system_differences(table, bounds=(1, 5), baseline="s0")
+    assert diff.set_index("system_a").loc["s2", "note"].startswith("fewer than")
+
+
+def test_pairs_baseline_and_adjustment(rng):
+    table = responses(rng, systems=4)
+    every = infer.system_differences(table, bounds=(1, 5))
+    assert len(every) == 6 and list(every[["system_a", "system_b"]].iloc[0]) == ["s0", "s1"]
+    held = infer.system_differences(table, bounds=(1, 5), adjust="holm")
+    assert (held["p_adjusted"] >= held["p_val"]).all()
+    assert ((held["ci_high"] - held["ci_low"]) > (every["ci_high"] - every["ci_low"])).all()  # Bonferroni's, wider
+    assert held.attrs["joint_confidence_level"] == 0.95
+    base = infer.system_differences(table, bounds=(1, 5), baseline="s1")
+    assert list(base["system_b"].unique()) == ["s1"] and len(base) == 3
+
+
+def test_pass_fail_labels_and_verdicts(rng):
+    table = responses(rng, systems=3, labels=40)
+    table["human"] = np.where(table["human"].isna(), None, np.where(table["human"] >= 4, "PASS", "FAIL"))
+    table["judge"] = np.where(table["judge"] > 0.7, "PASS", "FAIL")
+    out = infer.systems(table)
+    assert out.attrs["bounds"] == (0.0, 1.0) and ((out["ci_low"] >= 0) & (out["ci_high"] <= 1)).all()
+
+
+def test_bad_input(rng):
+    table = responses(rng, systems=2)
+    with pytest.raises(KeyError, match="missing column"):
+        infer.systems(table.drop(columns="judge"))
+    with pytest.raises(ValueError, match="more than once"):
+        infer.systems(pd.concat([table, table.iloc[:1]]))
+    with pytest.raises(ValueError, match="holds 0 label"):
+        infer.systems(table.assign(human=np.nan))
+    with pytest.raises(ValueError, match="labels outside `bounds`"):
+        infer.systems(table, bounds=(2, 4))
+    with pytest.raises(ValueError, match="missing judge score"):
+        infer.systems(table.assign(judge=np.where(np.arange(len(table)) == 3, np.nan, table["judge"])))
+    with pytest.raises(ValueError, match="`interval` must be one of"):
+        infer.systems(table, interval="betting")
+    with pytest.raises(ValueError, match="is not a system"):
+        infer.system_differences(table, baseline="nope")
+    with pytest.raises(ValueError, match="a difference needs two"):
+        infer.system_differences(table[table["system"] == "s0"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        infer.systems(table, bounds=(1, 5))  # nothing to warn of
