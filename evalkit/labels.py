@@ -76,7 +76,7 @@ A :class:`LabelWriter` holds an advisory lock (``flock`` on ``.<file>.lock``, a 
 path resolves to, so a second writer through a symbolic link is refused too and the file browser does not list
 it) while it is open; the operating system releases it when the process dies, however it dies.
 :func:`append_label` takes the same lock for the one record it writes. A lock held by someone else is waited
-for, up to ``wait`` seconds (:data:`LOCK_WAIT`, 5 s, by default; ``wait=0`` refuses at once), before
+for, up to ``wait`` seconds (by default :data:`LOCK_WAIT`, 5 s; ``wait=0`` refuses at once), before
 :class:`LabelsLockedError`: two processes appending records at once take turns instead of refusing each other,
 while a labeller another kernel holds open is still refused, after the wait, naming its holder. Every append first
 repairs what an interrupted write may have left: a torn last line is moved to ``<file>.torn`` so the next record
@@ -116,11 +116,12 @@ ORDER_FIELDS = ["case_order", "case_seed"]
 PAIRWISE_FIELDS = ["system_left", "system_right", "order_seed"]
 #: What a :class:`evalkit.widgets.ClaimLabeller` adds: the claim's key in the claim-verdict table, and its text.
 CLAIM_FIELDS = ["item_id", "claim_idx", "claim"]
-#: Seconds a writer waits for a lock someone else holds before :class:`LabelsLockedError` (``wait=`` overrides it).
+#: Seconds a writer waits for a lock someone else holds before :class:`LabelsLockedError`, unless given ``wait=``;
+#: set it to change the wait of every writer, a labeller's included.
 LOCK_WAIT = 5.0
 
 
-def append_label(path, record: dict, *, wait: float = LOCK_WAIT) -> None:
+def append_label(path, record: dict, *, wait: float | None = None) -> None:
     """Append one record to a labels file and make it durable (flush and fsync) before returning.
 
     The file's lock is held for the write, a torn last line is moved aside first, and a failed write leaves the
@@ -133,8 +134,8 @@ def append_label(path, record: dict, *, wait: float = LOCK_WAIT) -> None:
         The labels file (created, with its folder, on the first record).
     record : dict
         One record, with at least ``case_id`` (see the fields above).
-    wait : float, default :data:`LOCK_WAIT` (5 s)
-        Seconds to wait for a lock someone else holds; 0 refuses at once.
+    wait : float, optional
+        Seconds to wait for a lock someone else holds; 0 refuses at once. Default: :data:`LOCK_WAIT` (5 s).
 
     Raises
     ------
@@ -175,6 +176,8 @@ def _encode(record) -> bytes:
 
 
 def _check_wait(wait) -> float:
+    if wait is None:
+        wait = LOCK_WAIT
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not 0 <= wait < float("inf"):
         raise ValueError(f"`wait` must be the seconds to wait for the lock, a number >= 0 (e.g. 5); got {wait!r}.")
     return float(wait)
@@ -222,9 +225,10 @@ class LabelWriter:
         Who writes (the annotator's name, stored with every record by the caller).
     session : str, optional
         Default: :func:`new_session_id`.
-    wait : float, default :data:`LOCK_WAIT` (5 s)
+    wait : float, optional
         Seconds to wait for a lock someone else holds (e.g. a script's :func:`append_label`) before
-        :class:`LabelsLockedError`; 0 refuses at once.
+        :class:`LabelsLockedError`; 0 refuses at once. Default: :data:`LOCK_WAIT` (5 s) as it is when the writer
+        opens, so setting ``evalkit.labels.LOCK_WAIT`` sets it for every writer, a labeller's too.
 
     Attributes
     ----------
@@ -258,7 +262,7 @@ class LabelWriter:
     ['PASS']
     """
 
-    def __init__(self, path, *, labeller: str, session: str | None = None, wait: float = LOCK_WAIT):
+    def __init__(self, path, *, labeller: str, session: str | None = None, wait: float | None = None):
         if not isinstance(labeller, str) or not labeller:
             raise TypeError(f"`labeller` must be a non-empty string (the annotator's name); got {labeller!r}.")
         self.wait = _check_wait(wait)

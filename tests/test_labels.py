@@ -322,7 +322,7 @@ def test_a_lock_is_waited_for_then_refused_after_the_wait(tmp_path):
     assert labels.read_labels(path)["labeller"].tolist() == ["ann"]
     # the lock file is a hidden file beside the labels file, so file browsers do not list it
     assert sorted(p.name for p in tmp_path.iterdir()) == [".labels.jsonl.lock", "labels.jsonl"]
-    for bad in (-1, float("nan"), float("inf"), "5", True):
+    for bad in (-1, float("nan"), float("inf"), "5", True, [1]):
         with pytest.raises(ValueError, match="`wait` must be the seconds to wait for the lock"):
             labels.append_label(path, {"case_id": "a"}, wait=bad)
         with pytest.raises(ValueError, match="`wait` must be"):
