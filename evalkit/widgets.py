@@ -212,7 +212,7 @@ function render({ model, el }) {
       a.addEventListener("focusin", paint);
       a.addEventListener("focusout", onOut);
     }
-    root.addEventListener("keydown", onTextKey);
+    root.addEventListener("keydown", onTextKey, true);  // capture: ipywidgets' text fields stop a key going further
     const status = root.querySelector(".evalkit-status");
     if (status) { status.setAttribute("role", "status"); status.setAttribute("aria-live", "polite"); }
     if (model.get("autofocus")) {  // first shown (its cell just run): the keys act at once
@@ -238,7 +238,7 @@ function render({ model, el }) {
       a.removeEventListener("focusin", paint);
       a.removeEventListener("focusout", onOut);
     }
-    if (root) root.removeEventListener("keydown", onTextKey);
+    if (root) root.removeEventListener("keydown", onTextKey, true);
   };
 }
 export default { render };
@@ -249,6 +249,7 @@ _KEYS_CSS = """
 .evalkit-keyarea:focus { outline: none; }
 .evalkit-keyarea.evalkit-keys-active { border: 2px solid #1a9850; background: #f6fbf7; }
 .evalkit-labeller.evalkit-dead .evalkit-keyarea { border: 2px solid #b2182b; background: #fdf3f3; }
+.evalkit-labeller .widget-html-content { line-height: 1.45; }
 .evalkit-keys-line { font-size: 0.92em; color: #555; padding: 2px 0; line-height: 1.45; }
 .evalkit-keys-line .evalkit-keys-state { font-weight: 600; color: #888; }
 .evalkit-keys-line.evalkit-keys-on .evalkit-keys-state { color: #1a7a40; }
@@ -553,20 +554,21 @@ class _KeyArea:
         self.back_button.on_click(lambda _: owner.back())
         self.undo_button.on_click(lambda _: owner.undo())
         self.find = widgets.Text(placeholder=f"find a {kind}: its id, or words in it (Enter; key / to get here)",
-                                 continuous_update=False, layout=widgets.Layout(width="26em"))
+                                 continuous_update=False, layout=widgets.Layout(width="auto", flex="0 1 28em", min_width="10em"))
         self.find.add_class("evalkit-find")
-        self.find_button = widgets.Button(description="find next", icon="search", layout=small,
+        self.find_button = widgets.Button(description="find next", icon="search",
+                                          layout=widgets.Layout(width="auto", flex="0 0 auto"),
                                           tooltip=f"show the next {kind} whose id is this, or whose text holds it")
         self.find_button.on_click(lambda _: owner.go_to(self.find.value))
         self.keys_line = _Keys(legend=self.legend(), file=str(owner.path))
         self.keys_line.on_msg(self._on_msg)
-        self.status = widgets.HTML(layout=widgets.Layout(min_height="2.9em"))  # two lines kept: the rest stays put
+        self.status = widgets.HTML(layout=widgets.Layout(min_height="2.9em"))  # two lines kept, so less moves below
         self.status.add_class("evalkit-status")
         self.progress = widgets.IntProgress(min=0, max=max(len(owner.order), 1), layout=widgets.Layout(width="12em",
                                                                                                       flex="0 0 auto"))
         self.progress_text = widgets.Label(layout=widgets.Layout(width="auto", flex="0 0 auto", margin="0 4px"))
         self.progress_text.add_class("evalkit-counter")
-        self.pacing = widgets.HTML(layout=widgets.Layout(flex="1 1 24em", min_width="0"))  # tally and pace
+        self.pacing = widgets.HTML(layout=widgets.Layout(flex="1 1 36em", min_width="0"))  # tally and pace; own row if narrow
         self.pace_warning = widgets.HTML(layout=widgets.Layout(display="none"))
         self.watch_view = widgets.HTML(layout=widgets.Layout(display="none"))  # the live interval, when one is watched
         controls = widgets.HBox([*self.buttons.values(), self.unsure_button, self.ignore_button, self.skip_button,
@@ -1887,7 +1889,7 @@ class PairwiseLabeller(_LabellerBase):
                     blind=blind, relabel=None, rng=None)
 
     def _button_style(self, level: str) -> str:
-        return "info" if level in ("A", "B") else "warning" if level == "BOTH_BAD" else ""
+        return "info" if level in ("A", "B") else "danger" if level == "BOTH_BAD" else ""
 
     def _shown_label(self, level) -> str:
         return _PAIR_TEXTS[level][1] if level in _PAIR_TEXTS else str(level)
