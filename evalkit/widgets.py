@@ -13,6 +13,7 @@ import html
 import io
 import json
 import os
+import statistics
 import warnings
 from collections import Counter
 from collections.abc import Mapping
@@ -950,8 +951,8 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         fast = [(seen, need) for seen, need in self._recent if seen < need]
         if len(fast) < _FAST_MANY:
             return ""
-        seen = float(np.median([s for s, _ in fast]))
-        need = float(np.median([n for _, n in fast]))
+        seen = statistics.median(s for s, _ in fast)
+        need = statistics.median(n for _, n in fast)
         return (f"⚠ too fast to read: {len(fast)} of your last {len(self._recent)} labels came {seen:.1f} s after their "
                 f"{self._kind} appeared, sooner than the {need:.1f} s a skim of it takes (at {_SKIM_WPM} words a minute, "
                 f"{_MIN_READ_S:g} s at the least). Slow down, or go back (key b) and check them.")
@@ -1485,6 +1486,7 @@ class Labeller(_LabellerBase):
         levels = self._check_levels(levels, rubric)
         self.cases = cases.reset_index(drop=True)
         self.show = show
+        self._fields = [self.cases[name].to_numpy(dtype=object) for name in show]  # by row, without a pandas row per click
         self._judge = None if judge is None else judge_verdicts(judge)
         ids = self.cases["case_id"].astype(str).tolist()
         self._plan_watch(ids, levels, rubric, watch=watch, stop_half_width=stop_half_width,
@@ -1760,14 +1762,14 @@ class Labeller(_LabellerBase):
         return doubts
 
     def _search_text(self, position: int) -> str:
-        row = self.cases.iloc[self.order[position]]
-        return "\n".join(_text(row[name]) for name in self.show)
+        row = self.order[position]
+        return "\n".join(_text(values[row]) for values in self._fields)
 
     def _case_html(self, position: int) -> str:
-        row = self.cases.iloc[self.order[position]]
+        row = self.order[position]
         height = "14em" if len(self.show) <= 2 else "10em"
         return "".join(f"<div style='font-weight: 600; margin-top: 2px'>{html.escape(str(name))}</div>"
-                       f"{_field_html(row[name], height=height)}" for name in self.show)
+                       f"{_field_html(values[row], height=height)}" for name, values in zip(self.show, self._fields, strict=True))
 
     def _hides(self) -> bool:
         return self.blind and self._judge is not None
@@ -1863,6 +1865,8 @@ class PairwiseLabeller(_LabellerBase):
         check_unique_column(table, comparison_id, "comparisons")
         self.comparisons = table.reset_index(drop=True)
         self._columns = {"id": comparison_id, "question": question, "answers": tuple(answers), "systems": tuple(systems)}
+        self._values = {name: self.comparisons[name].to_numpy(dtype=object)  # by row, without a pandas row per click
+                        for name in (question, *answers, *systems)}
         store = _LabelStore(path, labeller)
         records = store.mine
         if seed is None:
@@ -1896,8 +1900,8 @@ class PairwiseLabeller(_LabellerBase):
 
     def _search_text(self, position: int) -> str:
         shown = self.shown(position)
-        row = self.comparisons.iloc[self.order[position]]
-        return "\n".join(_text(v) for v in (row[self._columns["question"]], shown["left"], shown["right"]))
+        question = self._values[self._columns["question"]][self.order[position]]
+        return "\n".join(_text(v) for v in (question, shown["left"], shown["right"]))
 
     def _mode_badge(self) -> str:
         blind = ", blind to the systems" if self.blind else ""
@@ -1907,10 +1911,10 @@ class PairwiseLabeller(_LabellerBase):
     def shown(self, position: int | None = None) -> dict:
         """The comparison at ``position`` (default: on screen) as shown: ``left``/``right`` answers and systems."""
         position = self.position if position is None else position
-        row = self.comparisons.iloc[self.order[position]]
+        row, values = self.order[position], self._values
         (a, b), (sa, sb) = self._columns["answers"], self._columns["systems"]
-        pairs = [(row[a], row[sa]), (row[b], row[sb])]
-        if self._swap[self.order[position]]:
+        pairs = [(values[a][row], values[sa][row]), (values[b][row], values[sb][row])]
+        if self._swap[row]:
             pairs.reverse()
         return {"left": pairs[0][0], "right": pairs[1][0], "system_left": str(pairs[0][1]),
                 "system_right": str(pairs[1][1])}
@@ -1920,12 +1924,12 @@ class PairwiseLabeller(_LabellerBase):
         return {"system_left": shown["system_left"], "system_right": shown["system_right"], "order_seed": self.seed}
 
     def _case_html(self, position: int) -> str:
-        row = self.comparisons.iloc[self.order[position]]
+        question = self._values[self._columns["question"]][self.order[position]]
         shown = self.shown(position)
         column = ("<div style='flex: 1 1 0; min-width: 0'><div style='font-weight: 600; margin-top: 2px'>{title}</div>"
                   "{box}</div>")
         return (f"<div style='font-weight: 600; margin-top: 2px'>{html.escape(self._columns['question'])}</div>"
-                f"{_field_html(row[self._columns['question']], height='8em')}"
+                f"{_field_html(question, height='8em')}"
                 "<div style='display: flex; gap: 12px; align-items: flex-start'>"
                 + column.format(title="A (left)", box=_field_html(shown["left"], height="20em"))
                 + column.format(title="B (right)", box=_field_html(shown["right"], height="20em")) + "</div>")
