@@ -784,6 +784,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self._shown_at = _now()
         self._recent: list[tuple[float, float]] = []  # (seconds on screen, seconds a skim takes) of the last labels
         self._found: tuple[str, list[int]] | None = None  # the last search and its matches
+        self._haystacks: dict[int, str] = {}  # the lower-cased text of each case searched
         self._keys = keys = _KeyArea(self, self.levels, self._texts)
         view = self._view
         for name in ("buttons", "unsure_button", "ignore_button", "skip_button", "back_button", "undo_button", "find",
@@ -1131,10 +1132,9 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
                   f"{self._your_label(self.current_case)}")
 
     def _haystack(self, position: int) -> str:
-        cache = self.__dict__.setdefault("_haystacks", {})
-        if position not in cache:
-            cache[position] = f"{self._ids[position]}\n{self._search_text(position)}".lower()
-        return cache[position]
+        if position not in self._haystacks:
+            self._haystacks[position] = f"{self._ids[position]}\n{self._search_text(position)}".lower()
+        return self._haystacks[position]
 
     def _may_reveal(self, case: str) -> bool:
         return case in self._current
@@ -1991,6 +1991,13 @@ class ClaimLabeller(_LabellerBase):
     labeller, rubric, rubric_version
         As for :class:`Labeller`.
 
+    Attributes
+    ----------
+    claims : DataFrame
+        The claim-verdict table as labelled (validated; ``claim_idx`` numbered where it was absent).
+    claim_ids : Index
+        The claim id of each row of ``claims``, the ``case_id`` of its labels.
+
     Examples
     --------
     >>> import pathlib, tempfile, pandas as pd
@@ -2022,11 +2029,15 @@ class ClaimLabeller(_LabellerBase):
         if len(repeated):
             raise ValueError(f"`verdicts`: claims of items that read alike share the id {repeated[0]!r} (item_id as "
                              "text, '#', claim_idx); give every item an id of its own.")
-        self.claims.insert(0, "claim_id", ids)
-        self._judge = (self.claims.set_index("claim_id")["verdict"].astype(str)
+        self.claim_ids = pd.Index(ids, name="claim_id")
+        self._judge = (pd.Series(self.claims["verdict"].astype(str).to_numpy(), index=self.claim_ids)
                        if "verdict" in self.claims.columns else None)
-        first = ~self.claims["item_id"].duplicated()
-        self._opens_item = first.to_numpy()
+        # by row, without a pandas row per click: the item, the claim's text, the claims of each item
+        self._item = self.claims["item_id"].to_numpy(dtype=object)
+        self._claim = self.claims["claim"].to_numpy(dtype=object)
+        self._item_rows = {str(item): rows for item, rows in
+                           self.claims.groupby(self.claims["item_id"].astype(str), sort=False).indices.items()}
+        self._opens_item = (~self.claims["item_id"].duplicated()).to_numpy()
         store = _LabelStore(path, labeller)
         self._setup(store, ids, list(range(len(ids))), levels=_VERDICT_LEVELS, texts=_VERDICT_LEVELS, rubric=rubric,
                     rubric_version=rubric_version, blind=blind, relabel=None, rng=None)
@@ -2060,32 +2071,30 @@ class ClaimLabeller(_LabellerBase):
     def _button_style(self, level: str) -> str:
         return "success" if level == "fully" else "danger" if level == "none" else ""
 
-    def _row(self, position: int):
-        return self.claims.iloc[self.order[position]]
-
     def _item_fields(self, position: int) -> tuple[str, str]:
         """(question, answer) of the claim's item, "" where there is none."""
-        item = str(self._row(position)["item_id"])
+        item = str(self._item[self.order[position]])
         if self._answers is None or item not in self._answers.index:
             return "", ""
         row = self._answers.loc[item]
         return (_text(row[self._question]) if self._question else ""), _text(row[self._answer])
 
     def _search_text(self, position: int) -> str:
-        return "\n".join((_text(self._row(position)["claim"]), *self._item_fields(position)))
+        return "\n".join((_text(self._claim[self.order[position]]), *self._item_fields(position)))
 
     def _reading_words(self, position: int) -> int:
         """The claim; and the answer too for an item's first claim, where the annotator first reads it."""
         question, answer = self._item_fields(position)
         opens = self._opens_item[self.order[position]]
-        return _words(self._row(position)["claim"], *((question, answer) if opens else ()))
+        return _words(self._claim[self.order[position]], *((question, answer) if opens else ()))
 
     def _extra_fields(self, position: int) -> dict:
-        row = self._row(position)
-        return {"item_id": _native(row["item_id"]), "claim_idx": int(row["claim_idx"]), "claim": _text(row["claim"])}
+        row = self.order[position]
+        return {"item_id": _native(self._item[row]), "claim_idx": int(self.claims["claim_idx"].iat[row]),
+                "claim": _text(self._claim[row])}
 
     def _case_html(self, position: int) -> str:
-        row = self._row(position)
+        row, item = self.order[position], self._item[self.order[position]]
         question, answer = self._item_fields(position)
         parts = []
         if question:
@@ -2094,16 +2103,14 @@ class ClaimLabeller(_LabellerBase):
         if answer or self._answers is not None:
             parts.append(f"<div style='font-weight: 600; margin-top: 2px'>{html.escape(self._answer)}</div>"
                          f"{_field_html(answer, height='12em')}")
-        same = self.claims.index[self.claims["item_id"] == row["item_id"]]
         items = []
-        for at in same:
-            claim_id = self.claims.at[at, "claim_id"]
-            mine = self._current.get(claim_id)
+        for at in self._item_rows[str(item)]:
+            mine = self._current.get(self.claim_ids[at])
             you = f" <span style='color: #555'>· your verdict: {html.escape(str(mine['label']))}</span>" if mine else ""
-            now = at == self.order[position]
+            now = at == row
             items.append(f"<li class='{'evalkit-claim-now' if now else ''}'>{'▶ ' if now else ''}"
-                         f"{html.escape(_text(self.claims.at[at, 'claim']))}{you}</li>")
-        parts.append(f"<div style='font-weight: 600; margin-top: 2px'>claims of {html.escape(str(row['item_id']))} "
+                         f"{html.escape(_text(self._claim[at]))}{you}</li>")
+        parts.append(f"<div style='font-weight: 600; margin-top: 2px'>claims of {html.escape(str(item))} "
                      f"(label the marked one: how well does the answer's source support it?)</div>"
                      f"<ol class='evalkit-claims' start='0' style='margin: 2px 0 6px 0; line-height: 1.45'>{''.join(items)}</ol>")
         return "".join(parts)
@@ -2136,8 +2143,9 @@ class ClaimLabeller(_LabellerBase):
         """Your latest verdict per claim as a claim-verdict table (``item_id, claim_idx, claim, verdict``), in the
         table's order: what :func:`evalkit.tcva.sweep` and :func:`evalkit.verdicts.level_counts` take."""
         mine = self.labels()
-        table = self.claims[self.claims["claim_id"].isin(mine.index)]
-        out = table[["item_id", "claim_idx", "claim"]].assign(verdict=mine.reindex(table["claim_id"]).to_numpy())
+        kept = self.claim_ids.isin(mine.index)
+        out = self.claims.loc[kept, ["item_id", "claim_idx", "claim"]].assign(
+            verdict=mine.reindex(self.claim_ids[kept]).to_numpy())
         return _verdict_table.validate(out.reset_index(drop=True))
 
 

@@ -1406,6 +1406,8 @@ def test_claim_labeller_bad_input(tmp_path):
         ClaimLabeller(CLAIMS, tmp_path / "l.jsonl", answers=pd.concat([ANSWERS, ANSWERS]), labeller="ann")
     with pytest.raises(TypeError, match="`verdicts` must be a pandas DataFrame"):
         ClaimLabeller("claims.csv", tmp_path / "l.jsonl", labeller="ann")
-    numbered = ClaimLabeller(pd.DataFrame({"item_id": [7, 7], "claim": ["x", "y"]}), tmp_path / "n.jsonl", labeller="ann")
+    numbered = ClaimLabeller(pd.DataFrame({"item_id": [7, 7], "claim": ["x", "y"], "claim_id": ["own", "column"]}),
+                             tmp_path / "n.jsonl", labeller="ann")  # a column of the table's own is left as it is
+    assert numbered.claims["claim_id"].tolist() == ["own", "column"] and numbered.claim_ids.tolist() == ["7#0", "7#1"]
     numbered.label("fully")
     assert lines(tmp_path / "n.jsonl")[0]["item_id"] == 7 and numbered.current_case == "7#1"  # numbered in row order
