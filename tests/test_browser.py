@@ -370,6 +370,41 @@ def test_a_dead_kernel_is_said_in_place_of_keys_active_and_the_unsaved_note_kept
     assert count_rows(path) == 1 and "the kernel is gone" in page.inner_text(".evalkit-keys-line")
 
 
+def test_a_key_the_kernel_does_not_answer_is_said_and_the_line_clears_once_it_does(lab, shot, snap):
+    """A kernel that cannot answer (its process stopped, as a machine swapping hard or a debugger would): the key
+    is said to be perhaps unrecorded; once the kernel goes on, the key acts, is answered and the line clears."""
+    import os
+    import signal
+
+    path, pid = lab.folder / "frozen.jsonl", lab.folder / "frozen.pid"
+    page = lab.open("frozen", CASES + f'Labeller(cases, "{path.name}", labeller="browser-test")',
+                    f"import os, signal\nopen({pid.name!r}, 'w').write(str(os.getpid()))\nos.kill(os.getpid(), signal.SIGSTOP)")
+    shot.append(page)
+    keys_live(page)
+    page.locator(".jp-Cell").nth(1).locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    deadline = time.monotonic() + 30
+    while not (pid.exists() and pid.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    kernel = int(pid.read_text())
+    try:
+        time.sleep(1)  # stopped now
+        page.click(".evalkit-labeller div:text-is('q1')")
+        keys_live(page)
+        page.keyboard.press("1")
+        page.wait_for_selector("text=no answer from the kernel for 4 s: the last key may not have been recorded",
+                               timeout=10_000)
+        assert count_rows(path) == 0
+        snap(page, "a-key-not-answered")
+    finally:
+        os.kill(kernel, signal.SIGCONT)
+    page.wait_for_selector("text=labelled c1 PASS", timeout=30_000)  # the kernel goes on: the key acts, is answered
+    page.wait_for_selector(".evalkit-keys-line:not(.evalkit-keys-dead)", timeout=10_000)
+    assert rows_of(path, 1) == [("c1", "PASS", "label")]
+    keys_live(page)
+    snap(page, "answered-once-the-kernel-goes-on")
+
+
 # ------------------------------------------------------------------ pacing
 MANY = """
 import pandas as pd
