@@ -1403,7 +1403,7 @@ class Labeller(_LabellerBase):
         The stop rule "stop when the half-width is at most h" (a rate's h in points: 0.1 is ±10 points). The line
         says the range in plain words, then whether it is narrow enough ("pass rate: between 30% and 88%
         (estimate 59%; anytime-valid 95%) — too wide to stop: ±29 points now, stop at ±10 points"; "... between 81% and
-        88% ... — you can stop: ±3.5 ≤ 5 points after 190 labels"), from the first number of labels
+        88% ... — you can stop: ±4 ≤ 5 points after 190 labels"), from the first number of labels
         :func:`evalkit.infer.stopping_point` gives. Needs ``watch``.
     confidence_level : float, default 0.95
         Of the live interval.
