@@ -1326,8 +1326,8 @@ class Labeller(_LabellerBase):
     tally ("3 PASS · 1 FAIL"; numbered levels read "1: 3 labels · 2: 0 labels"), the time in this session, the
     pace and an estimate of the time left; the end shows a summary and the next step.
 
-    **Whose labels**: the labeller resumes, shows ("your label"), counts, undoes and returns (:meth:`labels`,
-    :meth:`records`) only the labels of its annotator (``labeller``). A file several annotators share is read
+    **Whose labels**: the labeller resumes, shows ("your label"), counts, undoes and returns (``labels()``,
+    ``records()``) only the labels of its annotator (``labeller``). A file several annotators share is read
     whole, and the others' labels stay theirs: never shown as yours, never replaced by yours (each label is
     keyed by case and annotator, see :func:`evalkit.labels.latest_labels`). One file per annotator is still the
     layout for labelling at the same time, as a file has one writer at a time.
@@ -1966,7 +1966,7 @@ class ClaimLabeller(_LabellerBase):
 
     Each label is one record per claim (see :mod:`evalkit.labels`): ``case_id`` the claim's id
     ``"<item_id>#<claim_idx>"``, ``label`` the level, and :data:`evalkit.labels.CLAIM_FIELDS` (``item_id``,
-    ``claim_idx``, ``claim``). :meth:`labels` gives your verdicts by claim id and :meth:`judge_verdicts` the
+    ``claim_idx``, ``claim``). ``labels()`` gives your verdicts by claim id and :meth:`judge_verdicts` the
     judge's by the same ids, which :func:`evalkit.calibrate.calibrate` takes with the levels that pass (e.g.
     ``pass_levels=["fully", "mostly"]``); :meth:`verdicts` gives them as a claim-verdict table (what
     :func:`evalkit.tcva.sweep` takes). The files of several annotators go to :mod:`evalkit.agreement` as they are
@@ -2134,7 +2134,7 @@ class ClaimLabeller(_LabellerBase):
                 "with <code>tcva.sweep(labeller.verdicts(), ...)</code>.")
 
     def judge_verdicts(self) -> pd.Series:
-        """The judge's verdicts (the table's ``verdict``) by claim id, the index of :meth:`labels`."""
+        """The judge's verdicts (the table's ``verdict``) by claim id, the index of ``labels()``."""
         if self._judge is None:
             raise ValueError("`verdicts` has no 'verdict' column: there is no judge's verdict to compare with.")
         return self._judge.rename("verdict")
