@@ -192,9 +192,10 @@ def comparisons_from_labels(labels) -> pd.DataFrame:
     ----------
     labels : str, Path, list of paths, or DataFrame
         Labels files (read with :func:`evalkit.labels.read_labels`) or their records. Each record: ``case_id``
-        (the comparison), ``label`` (``"A"``: the answer shown on the left, ``"B"``: on the right, ``"TIE"``),
+        (the comparison), ``label`` (``"A"``: the answer shown on the left, ``"B"``: on the right, ``"TIE"``, or
+        ``"BOTH_BAD"``: neither acceptable, a tie here, as Chatbot Arena counts its "tie (bothbad)"),
         ``system_left`` and ``system_right`` (the systems as they were shown) and ``labeller``. The latest
-        label per labeller and case counts; an undo (a record without a label) clears it; re-labels
+        label per labeller and case counts; an undo or ignore (a record without a label) clears it; re-labels
         (``mode="relabel"``) are left out.
 
     Returns
@@ -230,13 +231,13 @@ def comparisons_from_labels(labels) -> pd.DataFrame:
     check_columns(records, ["case_id", "label", "labeller", "system_left", "system_right"], "labels")
     latest = latest_labels(records, by_labeller=True)
     label = latest["label"].astype(str).str.upper()
-    bad = ~label.isin(["A", "B", "TIE"]).to_numpy()
+    bad = ~label.isin(["A", "B", "TIE", "BOTH_BAD"]).to_numpy()
     if bad.any():
         row = latest[bad].iloc[0]
         raise ValueError(f"`labels`: case {show(row['case_id'])} by {show(row['labeller'])} has label "
-                         f"{show(row['label'])}; a pairwise label is 'A' (left), 'B' (right) or 'TIE'.")
+                         f"{show(row['label'])}; a pairwise label is 'A' (left), 'B' (right), 'TIE' or 'BOTH_BAD'.")
     out = pd.DataFrame({"system_a": latest["system_left"].to_numpy(), "system_b": latest["system_right"].to_numpy(),
-                        "winner": label.map({"A": "a", "B": "b", "TIE": "tie"}).to_numpy(),
+                        "winner": label.map({"A": "a", "B": "b", "TIE": "tie", "BOTH_BAD": "tie"}).to_numpy(),
                         "rater": latest["labeller"].to_numpy(), "comparison_id": latest["case_id"].to_numpy()})
     out = out.sort_values(["comparison_id", "rater"], kind="stable").reset_index(drop=True)
     return validate(out, name="labels")

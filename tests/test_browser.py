@@ -1,7 +1,9 @@
-"""The labellers in a real JupyterLab, driven by headless Chromium: clicks, keys, notes and blind mode.
+"""The labellers in a real JupyterLab, driven by headless Chromium: clicks, keys, notes, blind mode, whose labels,
+keys that stay live, a dead kernel, pacing, and what a graded labeller looks like at 800 px.
 
 One JupyterLab server and one browser serve every test of the module; each test writes its own notebook
-into the server's folder and its own labels file.
+into the server's folder and its own labels file. Every state a test reaches is saved as a screenshot
+(``snap``) in the server's folder, ``screens/<test>-<n>-<state>.png``, to be looked at.
 """
 
 import json
@@ -70,11 +72,15 @@ class Lab:
             pytest.skip("chromium is not installed and could not be installed here (.ci/run installs Debian's chromium)")
         self.folder = folder
         self.port = free_port()
+        settings = folder / ".settings" / "@jupyterlab" / "apputils-extension"
+        settings.mkdir(parents=True)  # no news toast over the screenshots
+        (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+        env = {**__import__("os").environ, "JUPYTERLAB_SETTINGS_DIR": str(folder / ".settings")}
         self.server = subprocess.Popen(
             [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
              "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root", "--LabApp.news_url=None",
              "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-            cwd=folder, stdout=(folder / "jupyter.log").open("w"), stderr=subprocess.STDOUT)
+            cwd=folder, stdout=(folder / "jupyter.log").open("w"), stderr=subprocess.STDOUT, env=env)
         try:
             wait_for_port(self.port)
             self._playwright = playwright.sync_playwright().start()
@@ -85,15 +91,16 @@ class Lab:
             self.server.terminate()
             raise
 
-    def open(self, name: str, code: str):
-        """A new page on a new notebook holding ``code``, with the cell run and the labeller rendered."""
+    def open(self, name: str, code: str, *more: str, viewport=VIEWPORT):
+        """A new page on a new notebook holding ``code`` (and the cells ``more``, not run), with the first cell run
+        and the labeller rendered."""
         import nbformat
 
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        nb.cells = [nbformat.v4.new_code_cell(code.strip())]
+        nb.cells = [nbformat.v4.new_code_cell(cell.strip()) for cell in (code, *more)]
         nbformat.write(nb, self.folder / f"{name}.ipynb")
-        page = self.browser.new_page(viewport=VIEWPORT)
+        page = self.browser.new_page(viewport=viewport)
         # A workspace of its own, reset: the page shows this notebook alone, not the tabs of earlier tests.
         page.goto(f"http://127.0.0.1:{self.port}/lab/workspaces/{name}/tree/{name}.ipynb?reset", timeout=60_000)
         page.wait_for_selector(".jp-Notebook", timeout=60_000)
@@ -103,6 +110,14 @@ class Lab:
         page.keyboard.press("Shift+Enter")
         page.wait_for_selector(".evalkit-labeller .evalkit-keys-line", timeout=60_000)
         return page
+
+    def snap(self, page, test: str, state: str) -> Path:
+        """A screenshot of the page in ``state``, numbered in the order taken."""
+        folder = self.folder / "screens"
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{test}-{len(list(folder.glob(test + '-*'))):02d}-{state}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
 
     def close(self) -> None:
         try:
@@ -133,6 +148,19 @@ def shot(request, lab):
         page.close()
 
 
+@pytest.fixture
+def snap(request, lab):
+    """``snap(page, state)``: a screenshot of this state, kept in the server's folder (screens/)."""
+    return lambda page, state: lab.snap(page, request.node.name.replace("[", "-").replace("]", ""), state)
+
+
+def keys_live(page, timeout=10_000) -> None:
+    """Wait until the keys line says the keys act, with the focus in a key area."""
+    page.wait_for_selector(".evalkit-keys-line.evalkit-keys-on", timeout=timeout)
+    assert page.evaluate("() => !!document.activeElement.closest('.evalkit-keyarea')")
+    assert "keys active" in page.inner_text(".evalkit-keys-line")
+
+
 def cells(page) -> int:
     return page.locator(".jp-Notebook .jp-Cell").count()
 
@@ -148,7 +176,8 @@ def test_labeller_clicks_and_keys_in_jupyterlab(lab, shot):
     # The untrusted output is shown as text, not run as markup.
     assert page.locator(".evalkit-labeller div:text-is('<script>alert(1)</script>')").count() == 1
     assert "labelling as browser-test → clicks.jsonl" in page.inner_text(".evalkit-labeller")
-    assert "1 PASS · 2 FAIL · s skip · b back · u undo · ? unsure" in page.inner_text(".evalkit-keys-line")
+    assert ("1 PASS · 2 FAIL · s skip · b back · u undo · i ignore · ? unsure · / find"
+            in page.inner_text(".evalkit-keys-line"))
     page.click("button.jupyter-button:has-text('PASS')")
     page.wait_for_selector("text=1 / 3", timeout=30_000)
     page.wait_for_selector("text=labelled c1 PASS", timeout=30_000)
@@ -245,7 +274,314 @@ Labeller(cases, "{path.name}", labeller="browser-test", watch="pass_rate", stop_
 '''
     page = lab.open("live", code)
     shot.append(page)
-    page.wait_for_selector("text=pass rate 1.00 [0.03, 1.00] (anytime-valid 95%), ±0.48; stop at ±0.40", timeout=30_000)
+    page.wait_for_selector("text=pass rate: between 3% and 100% (estimate 100%; anytime-valid 95%) — too wide to stop: "
+                           "±48 points now, stop at ±40 points", timeout=30_000)
     page.click("button.jupyter-button:has-text('PASS')")
-    page.wait_for_selector("text=settled: ±0.36 ≤ 0.40 after 3 labels — you can stop", timeout=30_000)
+    page.wait_for_selector("text=— you can stop: ±36 ≤ 40 points after 3 labels", timeout=30_000)
     assert [r["label"] for r in read_rows(path, 3)] == ["PASS"] * 3
+
+
+# ------------------------------------------------------------------ keys that never go dead without a word
+def rows_of(path: Path, want: int) -> list:
+    return [(r["case_id"], r["label"], r["mode"]) for r in read_rows(path, want)]
+
+
+def test_keys_stay_live_after_the_cell_run_and_after_each_click_that_disables_or_hides_its_button(lab, shot, snap):
+    path = lab.folder / "live-keys.jsonl"
+    page = lab.open("live-keys", CASES + f'Labeller(cases, "{path.name}", labeller="browser-test", judge=judge)')
+    shot.append(page)
+    keys_live(page)  # the cell run: the keys act at once, no click needed
+    snap(page, "keys-live-after-the-cell-run")
+    page.keyboard.press("1")
+    assert rows_of(path, 1) == [("c1", "PASS", "label")]
+    page.click("button.jupyter-button:has-text('back')")  # back onto the first case: back is disabled now
+    page.wait_for_selector("text=back to c1", timeout=30_000)
+    assert page.locator("button.jupyter-button:has-text('back')").is_disabled()
+    keys_live(page)
+    snap(page, "keys-live-after-back-onto-the-first-case")
+    page.keyboard.press("2")
+    assert rows_of(path, 2)[-1] == ("c1", "FAIL", "label")
+    page.keyboard.press("b")
+    page.click("button.jupyter-button:has-text(\"show the judge's verdict\")")  # the button hides itself
+    page.wait_for_selector("text=judge: FAIL", timeout=30_000)
+    assert not page.locator("button.jupyter-button:has-text(\"show the judge's verdict\")").is_visible()
+    keys_live(page)
+    snap(page, "keys-live-after-show-the-judges-verdict")
+    page.keyboard.press("2")
+    assert rows_of(path, 4)[-2:] == [("c1", None, "reveal"), ("c1", "FAIL", "label")]
+    page.click("button.jupyter-button:has-text('undo')")  # the last label that can be undone: undo is disabled now
+    page.wait_for_selector("text=undid c1 FAIL", timeout=30_000)
+    assert page.locator("button.jupyter-button:has-text('undo')").is_disabled()
+    keys_live(page)
+    snap(page, "keys-live-after-the-last-undo")
+    page.keyboard.press("1")
+    assert rows_of(path, 6)[-2:] == [("c1", None, "label"), ("c1", "PASS", "label")]
+    page.keyboard.press("1")  # c2
+    page.click("button.jupyter-button:has-text('FAIL')")  # c3, the last of the batch: every label button is disabled
+    page.wait_for_selector("text=All 3 cases are labelled", timeout=30_000)
+    keys_live(page)
+    snap(page, "keys-live-after-the-last-label-of-the-batch")
+    page.keyboard.press("b")  # the end summary says "Press back (key b)": it works
+    page.wait_for_selector("text=back to c3 · current label: FAIL", timeout=30_000)
+    # From command mode, the key area is a few Tab presses away (the notebook's toolbars come first).
+    page.click(".jp-Cell .cm-content")
+    page.keyboard.press("Escape")
+    tabs = 0
+    while not page.evaluate("() => !!document.activeElement.closest('.evalkit-keyarea')") and tabs < 40:
+        page.keyboard.press("Tab")
+        tabs += 1
+    print(f"Tab presses from command mode to the key area: {tabs}")
+    assert tabs <= 12, tabs
+    # Run the cell again (from command mode): the new labeller takes the focus too.
+    page.click(".jp-Cell .cm-content")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_selector("text=nothing left to label", timeout=60_000)
+    keys_live(page)
+    page.keyboard.press("b")
+    page.wait_for_selector("text=back to c3 · current label: FAIL", timeout=30_000)
+    snap(page, "keys-live-after-the-cell-is-run-again")
+    assert count_rows(path) == 8
+
+
+def test_a_dead_kernel_is_said_in_place_of_keys_active_and_the_unsaved_note_kept(lab, shot, snap):
+    path = lab.folder / "dead.jsonl"
+    page = lab.open("dead", CASES + f'Labeller(cases, "{path.name}", labeller="browser-test")',
+                    "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)  # the kernel dies (as when out of memory)")
+    shot.append(page)
+    keys_live(page)
+    page.keyboard.press("1")
+    assert rows_of(path, 1) == [("c1", "PASS", "label")]
+    page.click(".evalkit-labeller textarea")
+    page.keyboard.type("wrong date, check the source", delay=10)
+    page.locator(".jp-Cell").nth(1).locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_selector(".evalkit-keys-line.evalkit-keys-dead", timeout=60_000)
+    dialog = page.locator(".jp-Dialog button.jp-mod-accept")  # JupyterLab's own "the kernel appears to have died"
+    dialog.wait_for(timeout=30_000)
+    dialog.click()
+    state = page.inner_text(".evalkit-keys-line")
+    assert "the kernel is gone (stopped or restarted)" in state and "dead.jsonl" in state and "keys active" not in state
+    assert "The note in the box below was NOT saved: copy it before you run the cell." in state
+    assert page.locator(".evalkit-labeller textarea").input_value() == "wrong date, check the source"
+    snap(page, "dead-kernel-with-an-unsaved-note")
+    page.click(".evalkit-labeller div:text-is('second answer')")
+    page.keyboard.press("2")  # nothing can reach the kernel: nothing is written, and the line still says why
+    time.sleep(1.5)
+    assert count_rows(path) == 1 and "the kernel is gone" in page.inner_text(".evalkit-keys-line")
+
+
+def test_a_key_the_kernel_does_not_answer_is_said_and_the_line_clears_once_it_does(lab, shot, snap):
+    """A kernel that cannot answer (its process stopped, as a machine swapping hard or a debugger would): the key
+    is said to be perhaps unrecorded; once the kernel goes on, the key acts, is answered and the line clears."""
+    import os
+    import signal
+
+    path, pid = lab.folder / "frozen.jsonl", lab.folder / "frozen.pid"
+    page = lab.open("frozen", CASES + f'Labeller(cases, "{path.name}", labeller="browser-test")',
+                    f"import os, signal\nopen({pid.name!r}, 'w').write(str(os.getpid()))\nos.kill(os.getpid(), signal.SIGSTOP)")
+    shot.append(page)
+    keys_live(page)
+    page.locator(".jp-Cell").nth(1).locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    deadline = time.monotonic() + 30
+    while not (pid.exists() and pid.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    kernel = int(pid.read_text())
+    try:
+        time.sleep(1)  # stopped now
+        page.click(".evalkit-labeller div:text-is('q1')")
+        keys_live(page)
+        page.keyboard.press("1")
+        page.wait_for_selector("text=no answer from the kernel for 4 s: the last key may not have been recorded",
+                               timeout=10_000)
+        assert count_rows(path) == 0
+        snap(page, "a-key-not-answered")
+    finally:
+        os.kill(kernel, signal.SIGCONT)
+    page.wait_for_selector("text=labelled c1 PASS", timeout=30_000)  # the kernel goes on: the key acts, is answered
+    page.wait_for_selector(".evalkit-keys-line:not(.evalkit-keys-dead)", timeout=10_000)
+    assert rows_of(path, 1) == [("c1", "PASS", "label")]
+    keys_live(page)
+    snap(page, "answered-once-the-kernel-goes-on")
+
+
+# ------------------------------------------------------------------ pacing
+MANY = """
+import pandas as pd
+from evalkit.widgets import Labeller
+cases = pd.DataFrame({"case_id": [f"k{i:02d}" for i in range(30)], "input": "what is it?", "output": "a short answer"})
+"""
+
+
+@pytest.mark.parametrize("pace", ["0.6 s per label", "12 labels in a second"])
+def test_a_pacing_warning_when_labels_come_faster_than_the_case_can_be_read(lab, shot, snap, pace):
+    name = "pace-steady" if pace.startswith("0.6") else "pace-burst"
+    path = lab.folder / f"{name}.jsonl"
+    page = lab.open(name, MANY + f'Labeller(cases, "{path.name}", labeller="browser-test")')
+    shot.append(page)
+    keys_live(page)
+    n, gap = (3, 0.6) if pace.startswith("0.6") else (12, 0)
+    started = time.monotonic()
+    for _ in range(n):
+        page.keyboard.press("1")
+        time.sleep(gap)
+    if not gap:
+        assert time.monotonic() - started < 1.0
+    page.wait_for_selector("text=too fast to read", timeout=30_000)
+    warning = page.inner_text(".evalkit-labeller :text('too fast to read')")
+    assert "of your last" in warning and "sooner than the 1.0 s a skim of it takes" in warning
+    assert len(read_rows(path, n)) == n
+    snap(page, "pacing-warning")
+
+
+# ------------------------------------------------------------------ readable at a glance, at 800 px
+GRADED = """
+import pandas as pd
+from evalkit.widgets import Labeller
+cases = pd.DataFrame({"case_id": [f"case-{i:03d}" for i in range(1000)], "input": "Rate the answer.",
+                      "output": [f"answer number {i}" for i in range(1000)]})
+levels = {"1": "very poor", "2": "poor", "3": "fair", "4": "good", "5": "excellent"}
+"""
+
+
+def counter_whole(page) -> str:
+    """The k / N counter's text, asserting that none of it is cut off."""
+    box = page.locator(".evalkit-labeller .evalkit-counter")
+    assert box.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), "the k / N counter is cut"
+    return box.inner_text()
+
+
+@pytest.mark.parametrize("width", [800, 1000])
+def test_a_graded_labeller_reads_right_at_800_and_1000_px(lab, shot, snap, width):
+    name = f"graded-{width}"
+    path = lab.folder / f"{name}.jsonl"
+    page = lab.open(name, GRADED + f'Labeller(cases, "{path.name}", labeller="browser-test", levels=levels, '
+                    'watch="mean", stop_half_width=0.5, order="random")', viewport={"width": width, "height": 1000})
+    shot.append(page)
+    keys_live(page)
+    legend = page.inner_text(".evalkit-keys-line")
+    assert "1 (very poor) · 2 (poor) · 3 (fair) · 4 (good) · 5 (excellent) · s skip" in legend and "1 1" not in legend
+    assert counter_whole(page) == "0 / 1000"
+    button = page.locator("button.jupyter-button:has-text('very poor')")
+    top = button.bounding_box()["y"]
+    for i, key in enumerate("5455431"):
+        page.keyboard.press(key)
+        page.wait_for_function(f"() => document.querySelector('.evalkit-counter').innerText === '{i + 1} / 1000'",
+                               timeout=30_000)
+        assert button.bounding_box()["y"] == top, "the buttons moved"  # the lines that change sit below them
+    assert counter_whole(page) == "7 / 1000"
+    text = page.inner_text(".evalkit-labeller")
+    assert "5 (excellent): 3 labels" in text and "1 (very poor): 1 label" in text and "2 (poor): 0 labels" in text
+    assert "mean label: between " in text and "— too wide to stop:" in text
+    snap(page, "graded-after-seven-labels")
+    page.keyboard.press("b")
+    page.wait_for_selector("text=back to case-006 · current label: 1 (very poor)", timeout=30_000)
+    current = page.locator("button.jupyter-button.evalkit-current")
+    assert current.count() == 1 and "very poor" in current.inner_text()
+    page.keyboard.press("?")
+    page.wait_for_selector("button.jupyter-button.mod-warning:has-text('unsure')", timeout=30_000)
+    snap(page, "graded-back-current-label-marked-and-unsure")
+    status = page.locator(".evalkit-labeller .evalkit-status")
+    assert status.get_attribute("role") == "status" and status.get_attribute("aria-live") == "polite"
+    page.locator(".jp-FileBrowser [title*='Refresh']").first.click()  # the lock file is hidden from the file browser
+    page.wait_for_function(f"() => document.querySelector('.jp-DirListing-content').innerText.includes('{name}.jsonl')",
+                           timeout=30_000)
+    assert (lab.folder / f".{name}.jsonl.lock").exists() and ".lock" not in page.inner_text(".jp-DirListing-content")
+
+
+def test_numbered_levels_without_descriptions_say_level_and_count(lab, shot, snap):
+    path = lab.folder / "numbered.jsonl"
+    page = lab.open("numbered", GRADED + f'Labeller(cases.head(20), "{path.name}", labeller="browser-test", '
+                    'levels=("1", "2", "3", "4", "5"))', viewport={"width": 800, "height": 900})
+    shot.append(page)
+    keys_live(page)
+    assert "1–5 the level · s skip" in page.inner_text(".evalkit-keys-line")
+    for key in "53":
+        page.keyboard.press(key)
+    page.wait_for_selector("text=3: 1 label", timeout=30_000)
+    assert "1: 0 labels · 2: 0 labels · 3: 1 label · 4: 0 labels · 5: 1 label" in page.inner_text(".evalkit-labeller")
+    snap(page, "numbered-levels")
+
+
+# ------------------------------------------------------------------ whose labels, claims, find, ignore, both bad
+def test_a_second_annotator_on_the_same_file_starts_from_their_own_labels(lab, shot, snap):
+    path = lab.folder / "shared.jsonl"
+    code = CASES + f'''
+from evalkit.labels import append_label
+for case in ("c1", "c2", "c3"):  # ann labelled every case before, into the same file
+    append_label("{path.name}", {{"case_id": case, "label": "PASS", "labeller": "ann", "mode": "label"}})
+Labeller(cases, "{path.name}", labeller="bob", judge=judge)
+'''
+    page = lab.open("shared", code)
+    shot.append(page)
+    keys_live(page)
+    text = page.inner_text(".evalkit-labeller")
+    assert "0 / 3" in text and "ready: 3 cases to label" in text and "also holds labels by 'ann'" in text
+    assert "your label" not in text
+    page.keyboard.press("2")
+    page.keyboard.press("b")
+    page.wait_for_selector("text=back to c1 · current label: FAIL", timeout=30_000)
+    assert "your label: FAIL" in page.inner_text(".evalkit-labeller")
+    snap(page, "bob-sees-his-own-label")
+    rows = read_rows(path, 4)
+    assert [(r["labeller"], r["case_id"], r["label"]) for r in rows] == [
+        ("ann", "c1", "PASS"), ("ann", "c2", "PASS"), ("ann", "c3", "PASS"), ("bob", "c1", "FAIL")]
+
+
+CLAIMS = """
+import pandas as pd
+from evalkit.widgets import ClaimLabeller
+claims = pd.DataFrame({"item_id": ["a1", "a1", "a2", "a3"], "claim_idx": [0, 1, 0, 0],
+                       "claim": ["The drug cut deaths by 20%.", "It was tested on <b>4,000</b> people.",
+                                 "Rain fell on Monday.", "The bridge opened in 1932."],
+                       "verdict": ["fully", "mostly", "partial", "fully"]})
+answers = pd.DataFrame({"item_id": ["a1", "a2", "a3"], "input": ["q1", "q2", "q3"],
+                        "output": ["A trial of 4,000 people found 20% fewer deaths.", "It rained.", "It opened in 1932."]})
+"""
+
+
+def test_claims_find_and_ignore_in_jupyterlab(lab, shot, snap):
+    path = lab.folder / "claims.jsonl"
+    page = lab.open("claims", CLAIMS + f'ClaimLabeller(claims, "{path.name}", answers=answers, question="input", '
+                    'labeller="browser-test")')
+    shot.append(page)
+    keys_live(page)
+    text = page.inner_text(".evalkit-labeller")
+    assert "1 none · 2 minor · 3 partial · 4 mostly · 5 fully" in text and "It was tested on <b>4,000</b> people." in text
+    snap(page, "claim-labeller")
+    page.keyboard.press("5")
+    page.keyboard.press("/")  # to the find box; Enter finds and gives the keys back
+    assert page.evaluate("() => !!document.activeElement.closest('.evalkit-find')")
+    page.keyboard.type("bridge")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=found 'bridge' in a3#0", timeout=30_000)
+    keys_live(page)
+    page.keyboard.press("3")  # a3#0; then round to the first claim still open, a1#1
+    page.wait_for_selector("text=claim a1#1 · 2 of 4", timeout=30_000)
+    page.keyboard.press("i")  # ignored: recorded as an answer that is not a label
+    page.wait_for_selector("text=ignored a1#1", timeout=30_000)
+    snap(page, "claims-found-and-ignored")
+    rows = read_rows(path, 3)
+    assert [(r["case_id"], r["label"], r.get("ignored", False)) for r in rows] == [
+        ("a1#0", "fully", False), ("a3#0", "partial", False), ("a1#1", None, True)]
+    assert rows[0]["item_id"] == "a1" and rows[0]["claim_idx"] == 0 and rows[0]["claim"] == "The drug cut deaths by 20%."
+
+
+PAIRS = """
+import pandas as pd
+from evalkit.widgets import PairwiseLabeller
+pairs = pd.DataFrame({"comparison_id": ["p1", "p2"], "input": ["q1", "q2"], "output_a": ["a1", "a2"],
+                      "output_b": ["b1", "b2"], "system_a": "alpha", "system_b": "beta"})
+"""
+
+
+def test_pairwise_both_bad_in_jupyterlab(lab, shot, snap):
+    path = lab.folder / "pairs.jsonl"
+    page = lab.open("pairs", PAIRS + f'PairwiseLabeller(pairs, "{path.name}", labeller="browser-test", seed=0)')
+    shot.append(page)
+    keys_live(page)
+    assert "3 tie · 4 both bad" in page.inner_text(".evalkit-keys-line")
+    page.keyboard.press("4")
+    page.wait_for_selector("text=labelled p1 both bad", timeout=30_000)
+    snap(page, "pairwise-both-bad")
+    assert [r["label"] for r in read_rows(path, 1)] == ["BOTH_BAD"]

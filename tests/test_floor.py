@@ -126,7 +126,11 @@ def test_label_storage_without_widgets(tmp_path):
     labels.append_label(path, {"case_id": "b", "label": None, "labeller": "ann", "mode": "label"})
     records = labels.read_labels(path)
     assert list(records.columns[:9]) == labels.LABEL_FIELDS and len(records) == 3
-    assert labels.latest_labels(records)["label"].to_dict() == {"a": "FAIL"}
+    # bob's FAIL is bob's: it neither replaces ann's PASS nor stands for it; ann's undo of b clears only hers
+    with pytest.raises(ValueError, match=r"labels by several annotators \('ann', 'bob'\); pass labeller="):
+        labels.latest_labels(records)
+    assert labels.latest_labels(records, labeller="ann")["label"].to_dict() == {"a": "PASS"}
+    assert labels.latest_labels(records, labeller="bob")["label"].to_dict() == {"a": "FAIL"}
     per_annotator = labels.latest_labels(records, by_labeller=True)
     assert sorted(zip(per_annotator["labeller"], per_annotator["label"], strict=True)) == [("ann", "PASS"), ("bob", "FAIL")]
     assert len(labels.read_labels([path, tmp_path / "not-yet.jsonl"])) == 3

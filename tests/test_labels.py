@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import pandas as pd
 import pytest
 
 from evalkit import EvalkitWarning, labels
@@ -16,13 +17,15 @@ from evalkit import EvalkitWarning, labels
 pytestmark = pytest.mark.skipif(labels.fcntl is None, reason="advisory locks need fcntl (POSIX)")
 
 
-def hold(path, labeller="bob"):
-    """A separate process that opens a writer on ``path`` and waits; returns it once the lock is held."""
+def hold(path, labeller="bob", seconds=60):
+    """A separate process that opens a writer on ``path`` and holds it ``seconds``; returns it once the lock is held."""
     code = textwrap.dedent(f"""
         import sys, time
         from evalkit.labels import LabelWriter
         writer = LabelWriter({str(path)!r}, labeller={labeller!r})
         print("locked", flush=True)
+        time.sleep({seconds})
+        writer.close()
         time.sleep(60)
     """)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -36,7 +39,7 @@ def test_a_second_writer_is_refused_naming_the_holder_until_it_dies(tmp_path):
     other = hold(path)
     try:
         with pytest.raises(labels.LabelsLockedError) as refused:
-            labels.LabelWriter(path, labeller="ann")
+            labels.LabelWriter(path, labeller="ann", wait=0)
         message = str(refused.value)
         assert f"labeller 'bob' (process {other.pid} on {socket.gethostname()}, since 20" in message
         assert "session 20" in message and "label into a file of your own" in message
@@ -97,7 +100,7 @@ def test_nothing_is_created_before_the_first_record_in_a_new_folder(tmp_path):
     assert not path.parent.exists()  # opening a labeller in report mode writes nothing
     writer.append({"case_id": "a", "label": "PASS", "labeller": "ann"})  # creates the folder and locks the file
     second = subprocess.run([sys.executable, "-c", f"from evalkit.labels import LabelWriter; LabelWriter({str(path)!r}, "
-                             "labeller='bob')"], capture_output=True, text=True,
+                             "labeller='bob', wait=0)"], capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert second.returncode != 0 and f"labeller 'ann' (process {os.getpid()}" in second.stderr
     writer.close()
@@ -212,16 +215,16 @@ def test_the_lock_is_taken_on_the_resolved_path(tmp_path):
     other = hold(path)
     try:
         with pytest.raises(labels.LabelsLockedError, match="labeller 'bob'"):
-            labels.LabelWriter(link, labeller="ann")
+            labels.LabelWriter(link, labeller="ann", wait=0)
         with pytest.raises(labels.LabelsLockedError, match="labeller 'bob'"):
-            labels.append_label(link, {"case_id": "a", "label": "PASS"})
+            labels.append_label(link, {"case_id": "a", "label": "PASS"}, wait=0)
     finally:
         other.send_signal(signal.SIGKILL)
         other.wait()
     other = hold(link)
     try:
         with pytest.raises(labels.LabelsLockedError, match="labeller 'bob'"):
-            labels.LabelWriter(path, labeller="ann")
+            labels.LabelWriter(path, labeller="ann", wait=0)
     finally:
         other.send_signal(signal.SIGKILL)
         other.wait()
@@ -252,3 +255,139 @@ def test_label_records_without_a_labeller_name_are_refused(tmp_path):
     records = labels.read_labels([tmp_path / "a.jsonl"]).assign(labeller=" ")
     with pytest.raises(ValueError, match="`labels`: 1 label record"):
         agreement.ratings_from_labels(records)
+
+
+# ------------------------------------------------------------------ two processes appending at once
+APPENDER = """
+import json, sys
+from evalkit.labels import LabelsLockedError, append_label
+path, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+print("ready", flush=True)
+sys.stdin.readline()  # both start together
+refused = 0
+for i in range(n):
+    try:
+        append_label(path, {"case_id": f"{who}-{i:04d}", "label": "PASS", "labeller": who, "mode": "label",
+                            "note": "x" * (i % 97)})
+    except LabelsLockedError:
+        refused += 1
+print(json.dumps({"refused": refused}), flush=True)
+"""
+
+
+def test_two_processes_appending_at_once_wait_for_the_lock_and_lose_nothing(tmp_path):
+    """Two processes append 1,000 labels each to one file at the same time: none refused, none lost, none torn."""
+    path, n = tmp_path / "labels.jsonl", 1000
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(path), who, str(n)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=env) for who in ("ann", "bob")]
+    for proc in procs:
+        assert proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    refused = [json.loads(proc.communicate(timeout=300)[0].strip().splitlines()[-1])["refused"] for proc in procs]
+    assert refused == [0, 0]
+    records = labels.read_labels(path)
+    for who in ("ann", "bob"):  # every append is there once, in its writer's order
+        assert records.loc[records["labeller"] == who, "case_id"].tolist() == [f"{who}-{i:04d}" for i in range(n)]
+    assert len(records) == 2 * n and not (tmp_path / "labels.jsonl.torn").exists()
+    assert all(json.loads(line)["case_id"] for line in path.read_text().splitlines())  # no line glued to another
+
+
+def test_a_lock_is_waited_for_then_refused_after_the_wait(tmp_path):
+    """A writer that lets go within the wait is waited for; one that holds on is refused once the wait is over."""
+    import time
+
+    path = tmp_path / "labels.jsonl"
+    other = hold(path, seconds=1.0)  # a writer that lets go after a second
+    try:
+        with pytest.raises(labels.LabelsLockedError, match=r"open for writing by labeller 'bob'.*; close that labeller"):
+            labels.append_label(path, {"case_id": "a", "label": "PASS"}, wait=0)  # wait=0: refused at once
+        started = time.monotonic()
+        labels.append_label(path, {"case_id": "a", "label": "PASS", "labeller": "ann"})  # the default wait covers it
+        assert 0.2 < time.monotonic() - started < labels.LOCK_WAIT
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+    other = hold(path)  # one that holds on: refused after the wait, which the message states
+    try:
+        started = time.monotonic()
+        with pytest.raises(labels.LabelsLockedError, match=r"labeller 'bob' \(process \d+ .*\) \(waited 0.5 s\)"):
+            labels.LabelWriter(path, labeller="ann", wait=0.5)
+        assert 0.5 <= time.monotonic() - started < 3
+    finally:
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+    assert labels.read_labels(path)["labeller"].tolist() == ["ann"]
+    # the lock file is a hidden file beside the labels file, so file browsers do not list it
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".labels.jsonl.lock", "labels.jsonl"]
+    for bad in (-1, float("nan"), float("inf"), "5", True, [1]):
+        with pytest.raises(ValueError, match="`wait` must be the seconds to wait for the lock"):
+            labels.append_label(path, {"case_id": "a"}, wait=bad)
+        with pytest.raises(ValueError, match="`wait` must be"):
+            labels.LabelWriter(path, labeller="ann", wait=bad)
+
+
+# ------------------------------------------------------------------ annotators: every label stays its annotator's
+def _naive_latest(records):
+    """(labeller, case) -> label, replaying the records one by one: the reference for latest_labels."""
+    state = {}
+    for r in records:
+        if r.get("mode", "label") != "label":
+            continue
+        key = (r.get("labeller"), r["case_id"])
+        if r.get("label") is None:
+            state.pop(key, None)  # an undo or an ignore clears this annotator's label, and only theirs
+        else:
+            state[key] = r["label"]
+    return state
+
+
+def test_every_interleaving_of_two_annotators_keeps_each_label_its_own(tmp_path):
+    """ann's and bob's records on the same cases (labels, re-labels, undo, ignore, a reveal, records of no one) written
+    in every interleaving: each annotator's latest labels are theirs, as a record-by-record replay says, in one shared
+    file and in one file each; none is replaced, hidden or credited to another."""
+    import itertools
+
+    ann = [{"case_id": "c1", "label": "PASS"}, {"case_id": "c2", "label": "FAIL"}, {"case_id": "c1", "label": "FAIL"},
+           {"case_id": "c2", "label": None, "note": "undo"}, {"case_id": "c3", "label": None, "ignored": True}]
+    bob = [{"case_id": "c1", "label": "FAIL"}, {"case_id": "c3", "label": "PASS"}, {"case_id": "c2", "label": "PASS"},
+           {"case_id": "c1", "label": None, "mode": "reveal"}, {"case_id": "c3", "label": "FAIL", "mode": "relabel"}]
+    nobody = [{"case_id": "c2", "label": "FAIL"}]
+    orders = set()
+    for slots in itertools.combinations(range(len(ann) + len(bob)), len(ann)):  # every interleaving of ann's and bob's
+        merged, a, b = [], iter(ann), iter(bob)
+        for i in range(len(ann) + len(bob)):
+            merged.append(("ann", next(a)) if i in slots else ("bob", next(b)))
+        orders.add(slots)
+        merged.insert(len(orders) % (len(merged) + 1), (None, nobody[0]))  # a record of no one, anywhere among them
+        records = [{**r, "labeller": who, "mode": r.get("mode", "label")} if who else {**r, "mode": "label"}
+                   for who, r in merged]
+        expected = _naive_latest(records)
+        assert expected == {("ann", "c1"): "FAIL", ("bob", "c1"): "FAIL", ("bob", "c3"): "PASS", ("bob", "c2"): "PASS",
+                            (None, "c2"): "FAIL"}
+        table = pd.DataFrame(records)
+        if len(orders) % 25 == 1:  # through a shared file too, now and then
+            shared = tmp_path / f"shared-{len(orders)}.jsonl"
+            for record in records:
+                labels.append_label(shared, record, wait=0)
+            table = labels.read_labels(shared)
+            for who in ("ann", "bob"):
+                mine = labels.latest_labels(table, labeller=who)["label"].to_dict()
+                assert mine == {c: lab for (w, c), lab in expected.items() if w == who}
+        latest = labels.latest_labels(table, by_labeller=True)
+        got = {(None if pd.isna(w) else w, c): lab for w, c, lab in zip(latest["labeller"], latest["case_id"],
+                                                                         latest["label"], strict=True)}
+        assert got == expected
+        again = labels.latest_labels(table, mode="relabel", by_labeller=True)
+        assert again[["labeller", "case_id", "label"]].values.tolist() == [["bob", "c3", "FAIL"]]
+    assert len(orders) == 252  # C(10, 5) interleavings
+    everyone = labels.read_labels(tmp_path / "shared-1.jsonl")
+    assert everyone["ignored"].tolist().count(True) == 1 and everyone["ignored"].dtype == bool
+    with pytest.raises(ValueError, match=r"labels by several annotators \('ann', 'bob', no name\); pass labeller="):
+        labels.latest_labels(everyone)
+    with pytest.raises(KeyError, match="no 'labeller' column"):
+        labels.latest_labels(everyone.drop(columns="labeller"), labeller="ann")
+    with pytest.raises(TypeError, match="`labeller` must be an annotator's name"):
+        labels.latest_labels(everyone, labeller=3)

@@ -102,6 +102,7 @@ ELSEWHERE = {
     "report.build_report": "test_report.py::test_unknown_parameter_is_refused",
     "widgets.Labeller": "test_widgets.py::test_labeller_bad_input",
     "widgets.PairwiseLabeller": "test_widgets.py::test_pairwise_bad_input",
+    "widgets.ClaimLabeller": "test_widgets.py::test_claim_labeller_bad_input",
     "widgets.AnnotatorError": "test_widgets.py::test_two_annotators_with_the_default_name_are_refused",
     "labels.read_labels": "test_widgets.py::test_killed_kernel_loses_nothing_but_the_partial_line",
     "widgets.SweepExplorer": "test_widgets.py::test_sweep_explorer_bad_input",

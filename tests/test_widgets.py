@@ -15,7 +15,14 @@ pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip insta
 from evalkit import EvalkitWarning, calibrate, datasets, density, infer, judge, labels, tcva, widgets  # noqa: E402
 from evalkit import cases as cases_mod  # noqa: E402
 from evalkit.labels import LabelsLockedError, read_labels  # noqa: E402
-from evalkit.widgets import AnnotatorError, FDBinExplorer, Labeller, PairwiseLabeller, SweepExplorer  # noqa: E402
+from evalkit.widgets import (  # noqa: E402
+    AnnotatorError,
+    ClaimLabeller,
+    FDBinExplorer,
+    Labeller,
+    PairwiseLabeller,
+    SweepExplorer,
+)
 
 CASES = pd.DataFrame({
     "case_id": ["c1", "c2", "c3", "c4"],
@@ -358,7 +365,7 @@ def test_two_annotators_with_the_default_name_are_refused(tmp_path, monkeypatch)
 
 def test_every_key_says_what_it_did(tmp_path):
     lab = Labeller(CASES, tmp_path / "l.jsonl", labeller="ann")
-    assert lab.keys_line.legend == "1 PASS · 2 FAIL · s skip · b back · u undo · ? unsure"
+    assert lab.keys_line.legend == "1 PASS · 2 FAIL · s skip · b back · u undo · i ignore · ? unsure · / find"
     lab.handle_key({"key": "?"})
     assert lab.unsure_button.value and "<code>c1</code> marked unsure" in lab.status.value
     lab.handle_key({"key": "1"})
@@ -524,10 +531,11 @@ def test_relabel_mode_looks_different(tmp_path):
     assert "#e66101" in again.header.value and "your label" not in again.case_view.value
 
 
-def test_lock_refusal_is_one_line(tmp_path):
+def test_lock_refusal_is_one_line(tmp_path, monkeypatch):
     import subprocess
     import sys
 
+    monkeypatch.setattr(labels, "LOCK_WAIT", 0.2)  # every writer's wait, the labeller's too: refused after 0.2 s
     path = tmp_path / "ann.jsonl"
     code = (f"import time; from evalkit.labels import LabelWriter; w = LabelWriter({str(path)!r}, labeller='bob'); "
             "print('locked', flush=True); time.sleep(60)")
@@ -538,6 +546,7 @@ def test_lock_refusal_is_one_line(tmp_path):
             Labeller(CASES, path, labeller="ann")
         shown = refused.value._render_traceback_()
         assert len(shown) == 1 and shown[0].startswith("LabelsLockedError: ") and "labeller 'bob'" in shown[0]
+        assert "(waited 0.2 s)" in shown[0]
         from IPython.core.interactiveshell import InteractiveShell
 
         shell = InteractiveShell.instance()
@@ -585,7 +594,8 @@ PAIRS = pd.DataFrame({
 def test_pairwise_labels_rebuild_the_comparisons_table(tmp_path):
     path = tmp_path / "ann.jsonl"
     lab = PairwiseLabeller(PAIRS, path, labeller="ann", seed=7)
-    assert lab.keys_line.legend == "1 A (left) · 2 B (right) · 3 tie · s skip · b back · u undo · ? unsure"
+    assert lab.keys_line.legend == ("1 A (left) · 2 B (right) · 3 tie · 4 both bad · s skip · b back · u undo · "
+                                    "i ignore · ? unsure · / find")
     assert "&lt;b&gt;answer from beta" in lab.case_view.value and "alpha" not in lab.judge_view.value
     assert lab.pacing.value.startswith(" · 0 A (left) · 0 B (right) · 0 tie") and "8 comparisons to label" in lab.status.value
     winners = {}
@@ -720,22 +730,33 @@ def expected_sequence(lab, judge=None):
 
 
 def expected_line(name, cs, h, *, hidden=False):
-    """The status line from infer's table and stopping point (two decimals; ends rounded outwards)."""
+    """The status line from infer's table and stopping point: the range in plain words (a rate in percent, its widths
+    in points, ends rounded outwards), then whether it is narrow enough to stop."""
     row = cs.iloc[-1]
     stop = infer.stopping_point(cs, half_width=h) if h is not None else None
-    half = row["half_width"]
-    digits = 2
-    while h is not None and half != h and ((round(half, digits) <= round(h, digits)) != (half <= h)
-                                           or round(half, digits) == round(h, digits)):
-        digits += 1
-    ends = f"[{np.floor(row['cs_low'] * 100 + 1e-9) / 100:.2f}, {np.ceil(row['cs_high'] * 100 - 1e-9) / 100:.2f}]"
+    rate = name != "mean label"
+    scale, unit, pct = (100, " points", "%") if rate else (1, "", "")
+    digits = 0 if rate else 2  # h of 0.1 to 0.45: two decimals, none in points
+    half, limit = row["half_width"] * scale, None if h is None else h * scale
+    shown = digits
+    while limit is not None and half != limit and ((round(half, shown) <= round(limit, shown)) != (half <= limit)
+                                                   or round(half, shown) == round(limit, shown)):
+        shown += 1
+    width = f"±{half:.{shown}f}{unit}"
+    low = np.floor(row["cs_low"] * scale * 10**digits + 1e-9) / 10**digits
+    high = np.ceil(row["cs_high"] * scale * 10**digits - 1e-9) / 10**digits
     over = f" over {row['n_used']} human FAIL{'' if row['n_used'] == 1 else 's'}" if row["statistic"] == "fail_recall" else ""
-    head = (f"{name}{over} ±{half:.{digits}f} (anytime-valid 95%; the estimate stays hidden while you label blind)" if hidden
-            else f"{name} {row['estimate']:.2f} {ends}{over} (anytime-valid 95%)")
+    if hidden:
+        head = f"{name}{over}: within {width} (anytime-valid 95%; the estimate stays hidden while you label blind)"
+    else:
+        head = (f"{name}{over}: between {low:.{digits}f}{pct} and {high:.{digits}f}{pct} (estimate "
+                f"{row['estimate'] * scale:.{digits}f}{pct}; anytime-valid 95%)")
     if stop is None:
-        return head + ("" if hidden else f", ±{half:.{digits}f}") + (f"; stop at ±{h:.2f}" if h is not None else "")
+        if h is None:
+            return f"{head}, {width}"
+        return f"{head} — too wide to stop:{'' if hidden else f' {width} now,'} stop at ±{limit:.{digits}f}{unit}"
     since = "" if stop == len(cs) else f" (first at {stop})"
-    return f"{head} · settled: ±{half:.{digits}f} ≤ {h:.2f} after {len(cs)} labels{since} — you can stop"
+    return f"{head} — you can stop: ±{half:.{shown}f} ≤ {limit:.{digits}f}{unit} after {len(cs)} labels{since}"
 
 
 @pytest.mark.parametrize(("watch", "h"), [("pass_rate", 0.3), ("agreement", 0.3), ("fail_recall", 0.45)])
@@ -769,7 +790,7 @@ def test_live_interval_equals_infer_through_labels_undo_back_and_skips(tmp_path,
             assert lab.watch_text == expected_line(name, cs, h)
             lines_checked += 1
     assert lab.settled_at is not None and lines_checked > 15
-    assert html.escape(f"{name} ") in lab.watch_view.value and lab.watch_view.layout.display != "none"
+    assert html.escape(name) in lab.watch_view.value and ": between " in lab.watch_view.value and lab.watch_view.layout.display != "none"
 
 
 def test_live_mean_of_numeric_levels_and_a_resumed_file(tmp_path):
@@ -791,22 +812,24 @@ def test_live_mean_of_numeric_levels_and_a_resumed_file(tmp_path):
 def test_live_interval_lines_before_during_and_after_the_stop(tmp_path):
     lab = Labeller(cases_of(200), tmp_path / "ann.jsonl", labeller="ann", watch="pass_rate", stop_half_width=0.1,
                    order="shuffle", rng=0)
-    assert lab.watch_text == "pass rate: no label yet · anytime-valid 95% interval from the first label; stop at ±0.10"
+    assert lab.watch_text == ("pass rate: no label yet · an anytime-valid 95% range from the first label; you can stop "
+                              "at ±10 points")
     gen = np.random.default_rng(1)
     while lab.settled_at is None:
         lab.label("PASS" if gen.random() < 0.95 else "FAIL")
         if lab.settled_at is None:
-            assert lab.watch_text.endswith("; stop at ±0.10") and "(anytime-valid 95%), ±" in lab.watch_text
+            assert lab.watch_text.endswith("points now, stop at ±10 points") and "— too wide to stop: ±" in lab.watch_text
             assert "#4575b4" in lab.watch_view.value  # the live tone
     n = lab.settled_at
     cs = infer.confidence_sequence(human=labels_in_order(lab) == "PASS")
     assert infer.stopping_point(cs, half_width=0.1) == n == len(cs)
-    assert lab.watch_text.endswith(f"≤ 0.10 after {n} labels — you can stop") and "#1a9850" in lab.watch_view.value
+    assert lab.watch_text.endswith(f"≤ 10 points after {n} labels") and "— you can stop: ±" in lab.watch_text
+    assert "#1a9850" in lab.watch_view.value
     lab.label("PASS")
-    assert lab.watch_text.endswith(f"after {n + 1} labels (first at {n}) — you can stop")
+    assert lab.watch_text.endswith(f"after {n + 1} labels (first at {n})") and "you can stop" in lab.watch_text
     lab.undo()
     lab.undo()  # back under the stop point: the rule is not met any more
-    assert lab.settled_at is None and lab.watch_text.endswith("; stop at ±0.10")
+    assert lab.settled_at is None and lab.watch_text.endswith("stop at ±10 points")
     assert lab.watch_view.value in lab._snapshot_html()  # a report page shows the line too
 
 
@@ -817,8 +840,9 @@ def test_an_order_not_known_to_be_random_is_said_and_never_called_stoppable(tmp_
     for _ in range(4):
         lab.label("PASS")
     assert lab.settled_at == 4 and "you can stop" not in lab.watch_text
-    assert ("settled: ±0.31 ≤ 0.35 after 4 labels, but the labels so far came in an order not known to be random "
-            "(order='given'), so the interval may not hold") in lab.watch_text and "#e66101" in lab.watch_view.value
+    assert lab.watch_text == ("pass rate: between 37% and 100% (estimate 100%; anytime-valid 95%) — settled (±31 ≤ 35 "
+                              "points after 4 labels), but the labels so far came in an order not known to be random "
+                              "(order='given'), so the interval may not hold") and "#e66101" in lab.watch_view.value
     assert {r["case_order"] for r in lines(tmp_path / "ann.jsonl")} == {"given"}
     lab.close()
     # Resumed in a random order: the labels made before still came in the given one, and the line keeps saying so.
@@ -841,12 +865,12 @@ def test_skipped_cases_are_named_before_the_stop(tmp_path):
     for _ in range(4):
         lab.label("PASS")
     assert lab.settled_at == 4
-    assert lab.watch_text.endswith("— label the 2 skipped cases still open before you stop: it assumes skipping has "
-                                   "nothing to do with the label")
+    assert lab.watch_text.endswith("after 4 labels): label the 2 skipped cases still open before you stop: it assumes "
+                                   "skipping has nothing to do with the label")
     lab.position = 0
     lab.label("FAIL")
     lab.label("FAIL")  # the skipped ones, labelled: the caveat goes
-    assert lab.watch_text.endswith("after 6 labels (first at 4) — you can stop")
+    assert lab.watch_text.endswith("— you can stop: ±31 ≤ 35 points after 6 labels (first at 4)")
     pd.testing.assert_frame_equal(lab.sequence(), expected_sequence(lab), check_exact=True)
 
 
@@ -885,14 +909,15 @@ def test_blind_agreement_shows_only_the_half_width(tmp_path):
         lab.label("PASS" if i % 3 else "FAIL")
         cs = expected_sequence(lab, judge)
         assert lab.watch_text == expected_line("agreement with the judge", cs, 0.1, hidden=True)
-        assert f"{cs.iloc[-1]['estimate']:.2f}" not in lab.watch_text.split("±")[0]
+        assert "between" not in lab.watch_text and "%" not in lab.watch_text.replace("95%", "")
     lab.label("PASS")  # the batch is done: the estimate shows, as the verdicts do
     assert lab.watch_text == expected_line("agreement with the judge", expected_sequence(lab, judge), 0.1)
     recall = Labeller(cases, tmp_path / "bo.jsonl", labeller="bo", judge=judge, watch="fail_recall", order="random")
     recall.label("PASS")
     assert recall.watch_text.startswith("the judge's FAIL recall: no human FAIL yet")
     recall.label("FAIL")
-    assert recall.watch_text.startswith("the judge's FAIL recall over 1 human FAIL ±0.50 (anytime-valid 95%; the estimate")
+    assert recall.watch_text.startswith("the judge's FAIL recall over 1 human FAIL: within ±50 points (anytime-valid "
+                                        "95%; the estimate stays hidden")
     # What the half-width can tell: over the first 200 labels of agreement streams at 0.85, the share of labels after
     # which the two-decimal half-width would differ had the judge agreed or not.
     differs = []
@@ -965,3 +990,424 @@ def test_stopping_when_the_labeller_says_settled_keeps_its_level(tmp_path):
     assert rate["settled, normal"] < floor - 0.05, rate  # about 0.80
     assert rate["settled, clopper-pearson"] >= floor, rate  # about 0.97: the half-width rule is mild for an exact interval
     assert rate["bar, clopper-pearson"] < floor, rate  # about 0.89
+
+
+# ------------------------------------------------------------------ annotators: whose label is this
+# Four sessions on one shared file, ann's and bob's, whose observations depend on their own annotator's labels only:
+# the same in every interleaving with the other annotator's sessions, in one kernel, in two, and after a kill.
+SESSION_CODE = '''
+import pandas as pd
+from evalkit.widgets import Labeller
+
+CASES4 = pd.DataFrame({"case_id": ["c1", "c2", "c3", "c4"], "input": ["q1", "q2", "q3", "q4"], "output": "a"})
+SESSIONS = {"ann1": ("ann", [("label", "PASS")] * 3), "bob1": ("bob", [("label", "FAIL")] * 2),
+            "ann2": ("ann", [("back",), ("label", "FAIL"), ("undo",)]), "bob2": ("bob", [("label", "PASS"), ("ignore",)])}
+
+
+def run_session(path, name):
+    who, actions = SESSIONS[name]
+    lab = Labeller(CASES4, path, labeller=who)
+    seen = {"done": lab.progress.value, "case": lab.current_case, "labels": lab.labels().to_dict()}
+    for action, *args in actions:
+        getattr(lab, action)(*args)
+        if action == "back":
+            seen["back"] = lab.status.value
+            seen["yours"] = lab.case_view.value.split("your label: ")[1][:11] if "your label: " in lab.case_view.value else None
+    seen.update(end=lab.labels().to_dict(), done_end=lab.progress.value, case_end=lab.current_case)
+    return lab, seen
+'''
+EXPECTED_SESSIONS = {
+    "ann1": {"done": 0, "case": "c1", "labels": {}, "end": {"c1": "PASS", "c2": "PASS", "c3": "PASS"}, "done_end": 3,
+             "case_end": "c4"},
+    "bob1": {"done": 0, "case": "c1", "labels": {}, "end": {"c1": "FAIL", "c2": "FAIL"}, "done_end": 2, "case_end": "c3"},
+    "ann2": {"done": 3, "case": "c4", "labels": {"c1": "PASS", "c2": "PASS", "c3": "PASS"},
+             "back": "back to <code>c3</code> · current label: <b>PASS</b>", "yours": "<b>PASS</b>",
+             "end": {"c1": "PASS", "c2": "PASS"}, "done_end": 2, "case_end": "c3"},
+    "bob2": {"done": 2, "case": "c3", "labels": {"c1": "FAIL", "c2": "FAIL"}, "end": {"c1": "FAIL", "c2": "FAIL", "c3": "PASS"},
+             "done_end": 4, "case_end": None},
+}
+# every record each session writes: (labeller, case, label, ignored, note)
+SESSION_RECORDS = {"ann1": [("ann", c, "PASS", False, None) for c in ("c1", "c2", "c3")],
+                   "bob1": [("bob", c, "FAIL", False, None) for c in ("c1", "c2")],
+                   "ann2": [("ann", "c3", "FAIL", False, None), ("ann", "c3", None, False, "undo")],
+                   "bob2": [("bob", "c3", "PASS", False, None), ("bob", "c4", None, True, None)]}
+ORDERS = [order for order in __import__("itertools").permutations(["ann1", "ann2", "bob1", "bob2"])
+          if order.index("ann1") < order.index("ann2") and order.index("bob1") < order.index("bob2")]
+
+SESSION_SERVER = SESSION_CODE + '''
+import json, os, signal, sys
+path, mode = sys.argv[1], sys.argv[2]
+print("ready", flush=True)
+for line in sys.stdin:
+    lab, seen = run_session(path, line.strip())
+    if mode == "kill":
+        print(json.dumps(seen), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)  # killed with its labeller open: the lock goes with the process
+    lab.close()
+    print(json.dumps(seen), flush=True)
+'''
+
+
+def _session_namespace():
+    namespace = {}
+    exec(SESSION_CODE, namespace)  # noqa: S102 - the sessions' code, run here and in the other kernels alike
+    return namespace
+
+
+def _check_records(path, order):
+    rows = read_labels(path)
+    got = [(r["labeller"], r["case_id"], None if pd.isna(r["label"]) else r["label"], bool(r["ignored"]),
+            None if pd.isna(r["note"]) else r["note"]) for r in rows.to_dict("records")]
+    assert got == [record for name in order for record in SESSION_RECORDS[name]], order  # none lost, none misattributed
+    latest = labels.latest_labels(rows, by_labeller=True)
+    assert sorted(zip(latest["labeller"], latest["case_id"], latest["label"], strict=True)) == [
+        ("ann", "c1", "PASS"), ("ann", "c2", "PASS"), ("bob", "c1", "FAIL"), ("bob", "c2", "FAIL"), ("bob", "c3", "PASS")]
+
+
+def _sessions_in_kernels(path, order, mode):
+    """Each annotator's sessions in a kernel of their own (``mode="close"``: it stays, closing each labeller), or
+    each session in a new kernel killed at its end with its labeller open (``mode="kill"``)."""
+    import subprocess
+    import sys
+
+    kernels, seen = {}, {}
+    try:
+        for name in order:
+            who = SESSIONS_WHO[name]
+            if who not in kernels or kernels[who].poll() is not None:
+                kernels[who] = subprocess.Popen([sys.executable, "-c", SESSION_SERVER, str(path), mode], text=True,
+                                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                assert kernels[who].stdout.readline().strip() == "ready"
+            kernels[who].stdin.write(name + "\n")
+            kernels[who].stdin.flush()
+            seen[name] = json.loads(kernels[who].stdout.readline())
+            if mode == "kill":
+                assert kernels[who].wait(timeout=30) == -9
+    finally:
+        for kernel in kernels.values():
+            kernel.kill()
+            kernel.wait()
+    return seen
+
+
+SESSIONS_WHO = {"ann1": "ann", "ann2": "ann", "bob1": "bob", "bob2": "bob"}
+
+
+@pytest.mark.parametrize("order", ORDERS, ids="-".join)
+def test_two_annotators_on_one_file_in_one_kernel_keep_their_own_labels(tmp_path, order):
+    """ann's and bob's sessions on one shared file, in each of the six orders, in one kernel (a later labeller takes
+    the file over): each resumes, shows and undoes only its annotator's labels, and every record is whose it says."""
+    namespace = _session_namespace()
+    path, labs = tmp_path / "shared.jsonl", {}
+    for name in order:
+        labs[name], seen = namespace["run_session"](path, name)
+        assert seen == EXPECTED_SESSIONS[name], name
+    _check_records(path, order)
+    stale = labs[order[0]]  # taken over long ago: it writes nothing, and says so
+    stale.label("FAIL") if stale.current_case else stale.undo()
+    assert "not saved" in stale.status.value
+    _check_records(path, order)
+    for lab in labs.values():
+        lab.close()
+
+
+def test_two_annotators_in_two_kernels_and_after_a_kill_keep_their_own_labels(tmp_path):
+    """The same sessions with each annotator in a kernel of their own, and each session in a kernel killed with its
+    labeller open, in one order (every order: the slow test below)."""
+    order = ("ann1", "bob1", "ann2", "bob2")
+    for mode in ("close", "kill"):
+        path = tmp_path / f"{mode}.jsonl"
+        assert _sessions_in_kernels(path, order, mode) == {name: EXPECTED_SESSIONS[name] for name in order}
+        _check_records(path, order)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["close", "kill"])
+@pytest.mark.parametrize("order", ORDERS, ids="-".join)
+def test_two_annotators_in_every_order_of_kernels_keep_their_own_labels(tmp_path, order, mode):
+    path = tmp_path / "shared.jsonl"
+    assert _sessions_in_kernels(path, order, mode) == {name: EXPECTED_SESSIONS[name] for name in order}
+    _check_records(path, order)
+
+
+def test_a_shared_file_names_the_other_annotators_and_self_agreement_is_your_own(tmp_path):
+    path = tmp_path / "shared.jsonl"
+    ann = Labeller(CASES, path, labeller="ann")
+    for level in ("PASS", "FAIL", "PASS", "FAIL"):
+        ann.label(level)
+    ann.close()
+    labels.append_label(path, {"case_id": "c1", "label": "PASS", "mode": "label"})  # a record of no one
+    bob = Labeller(CASES, path, labeller="bob")
+    assert "this file also holds labels by &#x27;ann&#x27;: theirs, never shown or counted as yours" in bob.header.value
+    assert "1 label record(s) without an annotator's name, no one's" in bob.header.value
+    assert bob.labels().empty and bob.progress_text.value == "0 / 4" and "ready: 4 cases to label" in bob.status.value
+    for level in ("FAIL", "FAIL", "FAIL", "FAIL"):
+        bob.label(level)
+    bob.close()
+    again = Labeller(CASES, path, labeller="ann", relabel=4, rng=0)  # ann's re-labels, compared with ann's labels only
+    for level in ("PASS", "FAIL", "PASS", "FAIL"):
+        again.label(level)
+    agreement = again.self_agreement().iloc[0]
+    assert agreement["n"] == 4 and agreement["agreement"] == 1.0
+    with pytest.raises(ValueError, match=r"labels by several annotators \('ann', 'bob', no name\)"):
+        calibrate.self_agreement(read_labels(path))  # the file's records as a whole are no one annotator's
+    with pytest.raises(ValueError, match="has none by 'cy'"):
+        Labeller(CASES, path, labeller="cy", relabel=2)
+
+
+# ------------------------------------------------------------------ ignore, find, pacing, readable levels
+def test_ignore_is_an_answer_never_a_label(tmp_path):
+    path = tmp_path / "ann.jsonl"
+    lab = Labeller(CASES, path, labeller="ann", watch="pass_rate", order="random")
+    lab.label("PASS")  # c1
+    lab.note.value = "the output is empty"
+    lab.handle_key({"key": "i"})  # c2: ignored, with the note as its reason
+    assert lab.status.value == ("ignored <code>c2</code>: recorded as your answer, not a label (with the note as its "
+                                "reason); undo takes it back")
+    last = lines(path)[-1]
+    assert (last["case_id"], last["label"], last["ignored"], last["note"]) == ("c2", None, True, "the output is empty")
+    assert lab.current_case == "c3" and lab.progress_text.value == "2 / 4" and "1 ignored" in lab.pacing.value
+    assert lab.labels().to_dict() == {"c1": "PASS"}  # not a label: calibration and agreement leave it out
+    assert "1 ignored case left out: it assumes ignoring has nothing to do with the label" in lab.watch_text
+    lab.back()
+    assert "back to <code>c2</code> · ignored by you (not a label)" in lab.status.value
+    assert "you ignored it" in lab.case_view.value and lab.ignore_button.button_style == "warning"
+    lab.label("FAIL")  # a label replaces the ignore
+    assert lab.labels().to_dict() == {"c1": "PASS", "c2": "FAIL"} and "ignored" not in lab.pacing.value
+    lab.ignore()  # c3
+    lab.ignore()  # c4
+    assert lab.done and "All 4 cases are done</b>: 1 PASS · 1 FAIL, 2 ignored" in lab.case_view.value
+    lab.undo()  # c4 open again
+    assert lab.status.value == "undid your ignore of <code>c4</code>: open again" and lab.current_case == "c4"
+    lab.close()
+    again = Labeller(CASES, path, labeller="ann")  # resumed: the ignored case is done, the undone one open
+    assert again.current_case == "c4" and again.progress_text.value == "3 / 4"
+    assert again.labels().to_dict() == {"c1": "PASS", "c2": "FAIL"}
+    assert calibrate.calibrate(JUDGE, again.labels()).n == 2
+
+
+def test_find_a_case_by_its_id_or_by_words_in_it(tmp_path):
+    cases = pd.DataFrame({"case_id": [f"k{i}" for i in range(6)], "input": "q",
+                          "output": ["refund policy", "shipping", "Refund later", "x", "no REFUND", "y"]})
+    lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann")
+    lab.go_to("k3")
+    assert lab.current_case == "k3" and "found <code>k3</code> by its id · not labelled yet" in lab.status.value
+    lab.go_to("refund")  # the next match after k3, then on, wrapping round
+    assert lab.current_case == "k4" and "(match 3 of 3; Enter again for the next)" in lab.status.value
+    lab.go_to("refund")
+    assert lab.current_case == "k0"
+    lab.label("PASS")
+    lab.go_to("  Refund ")
+    assert lab.current_case == "k2"
+    lab.go_to("k0")
+    assert "current label: <b>PASS</b>" in lab.status.value
+    lab.go_to("nowhere")
+    assert "no case has the id &#x27;nowhere&#x27; or holds it in its text" in lab.status.value and lab.current_case == "k0"
+    lab.go_to("")
+    assert "type a case id, or words in one, in the find box" in lab.status.value
+    sent = []
+    lab.keys_line.send = sent.append  # what the page gets back
+    lab.keys_line._handle_custom_msg({"find": "shipping", "seq": 4}, [])  # Enter in the find box
+    assert lab.current_case == "k1" and sent == [{"ack": 4}]
+    lab.find.value = "k5"
+    lab.find_button.click()
+    assert lab.current_case == "k5"
+    with pytest.raises(TypeError, match="`query` must be a case id or words to find"):
+        lab.go_to(5)
+
+
+def test_every_key_is_acknowledged_and_the_page_knows_the_saved_note(tmp_path):
+    lab = Labeller(CASES, tmp_path / "ann.jsonl", labeller="ann")
+    sent = []
+    lab.keys_line.send = sent.append
+    assert lab.keys_line.autofocus and lab.keys_line.file == str(tmp_path / "ann.jsonl")
+    lab.note.value = "typed, not saved"
+    assert lab.keys_line.saved_note == ""  # the page compares the box with this: not saved yet
+    lab.keys_line._handle_custom_msg({"key": "2", "seq": 1}, [])
+    lab.keys_line._handle_custom_msg({"key": "x", "seq": 2}, [])  # a key that does nothing is answered too
+    assert sent == [{"ack": 1}, {"ack": 2}] and lab.labels().to_dict() == {"c1": "FAIL"}
+    lab.back()
+    assert lab.keys_line.saved_note == "typed, not saved" and lab.note.value == "typed, not saved"  # saved with c1
+
+
+def test_pacing_warning_when_labels_come_faster_than_the_case_can_be_read(tmp_path, monkeypatch):
+    clock = [pd.Timestamp("2026-11-30T10:00:00", tz="UTC").to_pydatetime()]
+    monkeypatch.setattr(widgets, "_now", lambda: clock[0])
+
+    def labeller(name, output="a short answer"):
+        cases = pd.DataFrame({"case_id": [f"k{i}" for i in range(20)], "input": "what is it?", "output": output})
+        return Labeller(cases, tmp_path / f"{name}.jsonl", labeller=name)
+
+    def pace(lab, seconds, n):
+        for _ in range(n):
+            clock[0] += pd.Timedelta(seconds=seconds)
+            lab.label("PASS")
+
+    steady = labeller("steady")
+    pace(steady, 3, 6)  # 3 s on a six-word case: read
+    assert steady.pace_warning.layout.display == "none" and steady.pace_warning.value == ""
+    quick = labeller("quick")
+    pace(quick, 0.6, 1)
+    assert quick.pace_warning.value == ""  # one quick label is not a pattern
+    pace(quick, 0.6, 1)
+    assert quick.pace_warning.layout.display != "none"
+    assert ("⚠ too fast to read: 2 of your last 2 labels came 0.6 s after their case appeared, sooner than the 1.0 s a "
+            "skim of it takes (at 700 words a minute, 1 s at the least). Slow down, or go back (key b) and check them."
+            ) in html.unescape(quick.pace_warning.value)
+    pace(quick, 3, 2)  # slower again: two of the last three are read
+    assert quick.pace_warning.value == ""
+    burst = labeller("burst")
+    pace(burst, 1 / 12, 12)  # twelve labels in one second
+    assert "3 of your last 3 labels came 0.1 s after" in html.unescape(burst.pace_warning.value)
+    long = labeller("long", output="word " * 400)  # 403 words: a skim takes 403 / (700 / 60) = 34.5 s
+    pace(long, 10, 2)
+    assert "came 10.0 s after their case appeared, sooner than the 34.5 s a skim" in html.unescape(long.pace_warning.value)
+
+
+def test_graded_levels_read_as_levels_not_as_doubled_numbers(tmp_path):
+    levels = ("1", "2", "3", "4", "5")
+    lab = Labeller(cases_of(10), tmp_path / "ann.jsonl", labeller="ann", levels=levels)
+    assert lab.keys_line.legend == "1–5 the level · s skip · b back · u undo · i ignore · ? unsure · / find"
+    for level in "51555":
+        lab.label(level)
+    assert lab.pacing.value.startswith(" · 1: 1 label · 2: 0 labels · 3: 0 labels · 4: 0 labels · 5: 4 labels · ")
+    described = Labeller(cases_of(10), tmp_path / "bo.jsonl", labeller="bo", levels={
+        "1": "very poor", "2": "poor", "3": "fair", "4": "good", "5": "excellent"})
+    assert described.keys_line.legend.startswith("1 (very poor) · 2 (poor) · 3 (fair) · 4 (good) · 5 (excellent) · s skip")
+    assert [b.description for b in described.buttons.values()] == ["1 · very poor", "2 · poor", "3 · fair", "4 · good",
+                                                                    "5 · excellent"]
+    described.handle_key({"key": "4"})
+    assert described.status.value == "labelled <code>k000</code> <b>4 (good)</b>" and lines(tmp_path / "bo.jsonl")[0]["label"] == "4"
+    assert " · 4 (good): 1 label · " in described.pacing.value
+    tcva_levels = Labeller(CASES, tmp_path / "cy.jsonl", labeller="cy", levels=("fully", "mostly", "partial", "minor", "none"))
+    assert tcva_levels.keys_line.legend.startswith("1 fully · 2 mostly · 3 partial · 4 minor · 5 none · s skip")
+    with pytest.raises(TypeError, match="`levels` as a mapping gives each level its description"):
+        Labeller(CASES, tmp_path / "dee.jsonl", labeller="dee", levels={"PASS": 1, "FAIL": 0})
+
+
+def test_the_current_label_is_marked_and_unsure_is_plain_to_see(tmp_path):
+    lab = Labeller(CASES, tmp_path / "ann.jsonl", labeller="ann")
+    lab.label("FAIL")
+    assert not any("evalkit-current" in b._dom_classes for b in lab.buttons.values())  # c2: no label yet
+    lab.back()
+    assert "evalkit-current" in lab.buttons["FAIL"]._dom_classes and "evalkit-current" not in lab.buttons["PASS"]._dom_classes
+    lab.label("PASS")  # replaced: the mark follows the label
+    lab.back()
+    assert "evalkit-current" in lab.buttons["PASS"]._dom_classes and "evalkit-current" not in lab.buttons["FAIL"]._dom_classes
+    assert lab.unsure_button.button_style == "" and lab.unsure_button.description == "unsure"
+    lab.handle_key({"key": "?"})
+    assert lab.unsure_button.button_style == "warning" and lab.unsure_button.description == "unsure ✓"
+    assert "evalkit-status" in lab.status._dom_classes  # the page gives it role=status and aria-live=polite
+
+
+# ------------------------------------------------------------------ pairwise: both bad
+def test_pairwise_both_bad_is_its_own_answer_and_a_tie_for_the_ratings(tmp_path):
+    from evalkit import pairwise
+
+    path = tmp_path / "ann.jsonl"
+    lab = PairwiseLabeller(PAIRS, path, labeller="ann", seed=3)
+    assert [b.description for b in lab.buttons.values()] == ["A (left) is better", "B (right) is better", "tie", "both bad"]
+    lab.handle_key({"key": "4"})
+    lab.handle_key({"key": "3"})
+    lab.handle_key({"key": "1"})
+    assert [r["label"] for r in lines(path)] == ["BOTH_BAD", "TIE", "A"]
+    assert lab.status.value == "labelled <code>p2</code> <b>A (left)</b>" and "1 both bad" in lab.pacing.value
+    table = pairwise.comparisons_from_labels(path)
+    assert table["winner"].tolist() == ["tie", "tie", "a"] and table["comparison_id"].tolist() == ["p0", "p1", "p2"]
+    assert pairwise.bradley_terry(table)["ties"].sum() == 4  # two ties, each counted for both systems
+
+
+# ------------------------------------------------------------------ claims
+CLAIMS = pd.DataFrame({"item_id": ["a1", "a1", "a1", "a2", "a2", "a3"], "claim_idx": [0, 1, 2, 0, 1, 0],
+                       "claim": ["The drug cut deaths by 20%.", "It was tested on <b>4,000</b> people.", "It is cheap.",
+                                 "Rain fell on Monday.", "It was 30 degrees.", "The bridge opened in 1932."],
+                       "verdict": ["fully", "mostly", "none", "partial", "minor", "fully"]})
+ANSWERS = pd.DataFrame({"item_id": ["a1", "a2", "a3"], "input": ["q1", "q2", "q3"],
+                        "output": ["A trial of 4,000 people found 20% fewer deaths.", "It rained.", "It opened in 1932."]})
+
+
+def test_claim_labeller_records_round_trip_into_calibrate_agreement_and_the_sweep(tmp_path):
+    from evalkit import agreement
+
+    human = {"ann": ["fully", "partial", "none", "minor", "minor", "fully"],
+             "bob": ["mostly", "mostly", "minor", "minor", "none", "fully"]}
+    files = {}
+    for who, verdicts in human.items():
+        files[who] = tmp_path / f"{who}-claims.jsonl"
+        lab = ClaimLabeller(CLAIMS, files[who], answers=ANSWERS, question="input", labeller=who)
+        assert lab.current_case == "a1#0" and "judge's verdict hidden until you label this claim" in lab.judge_view.value
+        for i, level in enumerate(verdicts):
+            lab.handle_key({"key": str(lab.levels.index(level) + 1)})
+            if i == 0:
+                lab.back()
+                assert f"your verdict: {level}" in lab.case_view.value.split("▶")[1].split("</li>")[0]  # the marked one
+                assert "judge: " not in lab.judge_view.value  # blind: still hidden going back
+                lab.skip()
+        assert lab.done and lab.current_case is None and "All 6 claims are labelled" in lab.case_view.value
+        lab.close()
+    records = read_labels(files["ann"])
+    assert set(labels.CLAIM_FIELDS) <= set(records.columns)
+    assert records[["case_id", "item_id", "claim_idx", "label"]].values.tolist() == [
+        [f"{i}#{c}", i, c, v] for i, c, v in zip(CLAIMS["item_id"], CLAIMS["claim_idx"], human["ann"], strict=True)]
+    lab = ClaimLabeller(CLAIMS, files["ann"], labeller="ann")  # resumed: all done
+    assert lab.done and lab.labels().tolist() == human["ann"]
+    # calibrate: the labeller's two Series against the same computed from the tables directly
+    report = calibrate.calibrate(lab.judge_verdicts(), lab.labels(), pass_levels=["fully", "mostly"])
+    judge_pass = CLAIMS["verdict"].isin(["fully", "mostly"]).to_numpy()
+    human_pass = np.isin(human["ann"], ["fully", "mostly"])
+    assert report.n == 6 and report.agreement == np.mean(judge_pass == human_pass)
+    assert report.caught == int((~judge_pass & ~human_pass).sum()) and report.human_fails == int((~human_pass).sum())
+    from_file = labels.latest_labels(read_labels(files["ann"]), labeller="ann")["label"]  # the labels reader alone
+    pd.testing.assert_series_equal(from_file.rename("label"), lab.labels(), check_names=False)
+    # agreement: the two files as they are, each claim an item, against the long table built by hand
+    long = pd.DataFrame([{"item_id": f"{i}#{c}", "annotator": who, "rating": v} for who, vs in human.items()
+                         for i, c, v in zip(CLAIMS["item_id"], CLAIMS["claim_idx"], vs, strict=True)])
+    pd.testing.assert_frame_equal(agreement.krippendorff_alpha([files["ann"], files["bob"]], n_resamples=0),
+                                  agreement.krippendorff_alpha(long, n_resamples=0))
+    # the human verdict table: what the sweep takes, equal to the table built by hand
+    mine = lab.verdicts()
+    assert mine["verdict"].dtype == CLAIMS.pipe(lambda t: __import__("evalkit").verdicts.validate(t))["verdict"].dtype
+    by_hand = CLAIMS.assign(verdict=human["ann"])
+    pd.testing.assert_frame_equal(tcva.sweep(mine, [0.3, 0.7]), tcva.sweep(by_hand, [0.3, 0.7]))
+
+
+def test_claim_labeller_shows_the_answer_once_per_item_and_escapes_it(tmp_path):
+    lab = ClaimLabeller(CLAIMS, tmp_path / "ann.jsonl", answers=ANSWERS, labeller="ann", blind=False)
+    view = lab.case_view.value
+    assert "A trial of 4,000 people found 20% fewer deaths." in view and "&lt;b&gt;4,000&lt;/b&gt;" in view
+    assert "<b>4,000</b>" not in view and view.count("<li") == 3 and "▶ The drug cut deaths by 20%." in view
+    assert "judge: <b>fully</b>" in lab.judge_view.value  # not blind
+    assert lab._reading_words(0) == 6 + 9 and lab._reading_words(1) == 6  # the answer is read with an item's first claim
+    lab.label("mostly")
+    assert "claims of a1" in lab.case_view.value and "your verdict: mostly" in lab.case_view.value
+    lab.go_to("bridge")
+    assert lab.current_case == "a3#0"
+    bare = ClaimLabeller(CLAIMS.drop(columns="verdict"), tmp_path / "bo.jsonl", labeller="bo")
+    assert bare.judge_view.value == "" and "output" not in bare.case_view.value
+    with pytest.raises(ValueError, match="no 'verdict' column"):
+        bare.judge_verdicts()
+
+
+def test_claim_labeller_bad_input(tmp_path):
+    with pytest.raises(KeyError, match="claim"):
+        ClaimLabeller(CLAIMS.drop(columns="claim"), tmp_path / "l.jsonl", labeller="ann")
+    with pytest.raises(ValueError, match="verdict 'maybe' is not one of"):
+        ClaimLabeller(CLAIMS.replace({"verdict": {"none": "maybe"}}), tmp_path / "l.jsonl", labeller="ann")
+    with pytest.raises(ValueError, match="repeated \\(item_id, claim_idx\\)"):
+        ClaimLabeller(CLAIMS.assign(claim_idx=0), tmp_path / "l.jsonl", labeller="ann")
+    with pytest.raises(ValueError, match="has the claim \\('a1', 0\\) twice"):
+        ClaimLabeller(CLAIMS.drop(columns="verdict").assign(claim_idx=0), tmp_path / "l.jsonl", labeller="ann")
+    alike = pd.DataFrame({"item_id": [1, "1"], "claim_idx": [0, 0], "claim": ["x", "y"]})
+    with pytest.raises(ValueError, match="share the id '1#0'"):
+        ClaimLabeller(alike, tmp_path / "l.jsonl", labeller="ann")
+    with pytest.raises(KeyError, match="summary"):
+        ClaimLabeller(CLAIMS, tmp_path / "l.jsonl", answers=ANSWERS, answer="summary", labeller="ann")
+    with pytest.raises(ValueError, match="twice"):
+        ClaimLabeller(CLAIMS, tmp_path / "l.jsonl", answers=pd.concat([ANSWERS, ANSWERS]), labeller="ann")
+    with pytest.raises(TypeError, match="`verdicts` must be a pandas DataFrame"):
+        ClaimLabeller("claims.csv", tmp_path / "l.jsonl", labeller="ann")
+    numbered = ClaimLabeller(pd.DataFrame({"item_id": [7, 7], "claim": ["x", "y"], "claim_id": ["own", "column"]}),
+                             tmp_path / "n.jsonl", labeller="ann")  # a column of the table's own is left as it is
+    assert numbered.claims["claim_id"].tolist() == ["own", "column"] and numbered.claim_ids.tolist() == ["7#0", "7#1"]
+    numbered.label("fully")
+    assert lines(tmp_path / "n.jsonl")[0]["item_id"] == 7 and numbered.current_case == "7#1"  # numbered in row order
