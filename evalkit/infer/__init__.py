@@ -39,7 +39,7 @@ from evalkit.infer._estimate import (  # noqa: F401
 )
 from evalkit.infer._planning import PLAN_INTERVALS, choose_cases, expected_half_width, labels_needed, simulate  # noqa: F401
 from evalkit.infer._sequences import STATISTICS, confidence_sequence, stopping_point  # noqa: F401
-from evalkit.infer._systems import SYSTEM_INTERVALS, system_differences, systems  # noqa: F401
+from evalkit.infer._systems import MIN_SYSTEM_LABELS, SYSTEM_INTERVALS, system_differences, systems  # noqa: F401
 
 __all__ = ["mean", "difference", "pass_rate", "systems", "system_differences", "confidence_sequence", "stopping_point",
            "expected_half_width", "labels_needed", "choose_cases", "simulate"]
