@@ -1011,44 +1011,56 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
     out = _inference(judge, human, methods=methods, interval=interval, confidence_level=confidence_level, by=None,
                      adjust=None, cluster=cluster, bounds=scale, finite_population=bool(finite_population),
                      nan_policy=nan_policy, alternative=alternative, keep_se=True, judge_bounds=judge_bounds)
-    resolved = out.attrs["interval"]
-    p_values = []
-    groups = None if cluster is None else as_clusters(cluster, judge.index)[0]
-    for row in out.to_dict("records"):
-        if str(row.get("note", "")).startswith(FALLBACK_NOTE):
-            row["method"] = "classical"  # the humans-only interval it reports: its test
-        resolved_row = resolved
-        if resolved == "betting" and row["method"] == "judge" and judge_bounds is None and groups is None:
-            resolved_row = "t"  # the judge's own mean without a known scale: Student's t
-        if resolved_row == "betting" and groups is not None:
-            y, positions, unlabelled, values = _align(judge, human, nan_policy)
-            arrays = (*_segment_arrays(y, values, positions, unlabelled, None, 0), values)
-            bound = float(np.bincount(groups).max())
-
-            def excludes(alpha, method=row["method"], arrays=arrays, judge_bounds=judge_bounds, bound=bound):
-                return _cluster_betting(arrays, groups, method, 1 - alpha, scale, judge_bounds, alternative, bound,
-                                        null=0.0)
-
-            p_values.append(np.nan if np.isnan(row["ci_low"]) and np.isnan(row["ci_high"]) else
-                            _stats.betting_p_value(excludes))
-        elif resolved_row == "betting":
-            y, positions, unlabelled, values = _align(judge, human, nan_policy)
-            arrays = (*_segment_arrays(y, values, positions, unlabelled, None, 0), values)
-
-            degenerate = bool(row["n_unlabelled"] == 0 or np.nanmax(values) == np.nanmin(values))
-
-            def excludes(alpha, method=row["method"], arrays=arrays, judge_bounds=judge_bounds, degenerate=degenerate):
-                return _betting_rows(arrays, [method], 1 - alpha, scale, judge_bounds, bool(finite_population),
-                                     alternative, degenerate, null=0.0)[method]
-
-            p_values.append(_stats.betting_p_value(excludes))
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                z = np.divide(np.float64(row["estimate"]), np.float64(row.get("_se", np.nan)))
-            dist = stats.norm if resolved_row == "clt" else stats.t(row.get("_df", np.nan))
-            p_values.append({"two-sided": 2 * dist.sf(np.abs(z)), "greater": dist.sf(z), "less": dist.cdf(z)}[alternative])
+    context = _DifferenceTest(judge, human, out.attrs["interval"], scale, judge_bounds, bool(finite_population),
+                              alternative, nan_policy, None if cluster is None else as_clusters(cluster, judge.index)[0])
+    p_values = [context.p_value(row) for row in out.to_dict("records")]
     out.insert(3, "p_val", np.asarray(p_values, dtype=float))
     return out.drop(columns=["_se", "_df"], errors="ignore")
+
+
+
+@dataclass(frozen=True)
+class _DifferenceTest:
+    """The p-value of "no difference" for one row of :func:`difference`, by the interval the row reports.
+
+    A betting interval's p-value is the smallest level whose interval excludes 0 (over whole clusters when
+    ``groups`` is given); a t or normal interval's is the studentized estimate's tail.
+    """
+
+    judge: pd.Series
+    human: pd.Series
+    interval: str
+    scale: tuple | None
+    judge_bounds: tuple | None
+    finite_population: bool
+    alternative: str
+    nan_policy: str
+    groups: np.ndarray | None
+
+    def p_value(self, row: dict) -> float:
+        if str(row.get("note", "")).startswith(FALLBACK_NOTE):
+            row["method"] = "classical"  # the humans-only interval it reports: its test
+        interval = self.interval
+        if interval == "betting" and row["method"] == "judge" and self.judge_bounds is None and self.groups is None:
+            interval = "t"  # the judge's own mean without a known scale: Student's t
+        if interval != "betting":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.divide(np.float64(row["estimate"]), np.float64(row.get("_se", np.nan)))
+            dist = stats.norm if interval == "clt" else stats.t(row.get("_df", np.nan))
+            return {"two-sided": 2 * dist.sf(np.abs(z)), "greater": dist.sf(z), "less": dist.cdf(z)}[self.alternative]
+        y, positions, unlabelled, values = _align(self.judge, self.human, self.nan_policy)
+        arrays = (*_segment_arrays(y, values, positions, unlabelled, None, 0), values)
+        method = row["method"]
+        if self.groups is not None:
+            if np.isnan(row["ci_low"]) and np.isnan(row["ci_high"]):
+                return np.nan
+            bound = float(np.bincount(self.groups).max())
+            return _stats.betting_p_value(lambda alpha: _cluster_betting(
+                arrays, self.groups, method, 1 - alpha, self.scale, self.judge_bounds, self.alternative, bound, null=0.0))
+        degenerate = bool(row["n_unlabelled"] == 0 or np.nanmax(values) == np.nanmin(values))
+        return _stats.betting_p_value(lambda alpha: _betting_rows(
+            arrays, [method], 1 - alpha, self.scale, self.judge_bounds, self.finite_population, self.alternative,
+            degenerate, null=0.0)[method])
 
 
 def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame | None = None, method="ppi++",

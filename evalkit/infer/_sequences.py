@@ -79,86 +79,17 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     >>> infer.stopping_point(cs, half_width=0.15)
     148
     """
-    if human is None:
-        if judge is None:
-            raise TypeError("confidence_sequence() needs `human`, the labels so far.")
-        warnings.warn("confidence_sequence(labels): the order is (judge, human), as in mean and calibrate; pass the "
-                      "labels as human=labels (the judge, if any, first). The labels alone in the first place will not "
-                      "be read as labels in the next release.", FutureWarning, stacklevel=2)
-        judge, human = None, judge
+    judge, human = _sequence_order(judge, human)
     check_option(statistic, list(STATISTICS), "statistic")
     confidence_level = check_level(confidence_level)
     check_option(method, ["ppi++", "ppi", "classical"], "method")
-    labels = _as_scores(human, "human")
-    check_unique_index(labels.index, "human")
-    if labels.isna().any():
-        raise ValueError(f"`human` has {int(labels.isna().sum())} missing label(s); drop them first.")
-    if len(labels) == 0:
-        raise ValueError("`human` holds no label yet.")
-    scores = None
-    if judge is not None:
-        scores = _as_scores(judge, "judge")
-        check_unique_index(scores.index, "judge")
-        missing = labels.index[~labels.index.isin(scores.index)]
-        if len(missing):
-            raise ValueError(f"`human` has {len(missing)} case id(s) that `judge` does not score, e.g. {missing[:3].tolist()} "
-                             "(the order is confidence_sequence(judge, human)).")
-    elif statistic != "mean":
-        raise ValueError(f"statistic={statistic!r} compares judge and human: pass `judge`.")
-    y = labels.to_numpy(dtype=float)
-    n = len(y)
+    labels, scores = _sequence_inputs(judge, human, statistic)
     used_method = "classical" if (statistic != "mean" or scores is None) else method
     if statistic == "mean":
-        scale = _bounds(bounds, y, scores.to_numpy(dtype=float) if scores is not None else np.array([]))
-        a, b = scale if scale is not None else (np.nan, np.nan)
-        if scale is None:  # a betting sequence rests on the scale's ends: the data's smallest and largest are not
-            warnings.warn("confidence_sequence: the labels are not 0/1 and `bounds` is not given, so the scale's ends "
-                          "are unknown: the sequence is NaN. Pass bounds=(low, high), the labels' scale.",
-                          EvalkitWarning, stacklevel=2)
-            x, n_used = y, np.arange(1, n + 1)
-            low = high = np.full(n, np.nan)
-        elif scores is None:
-            x, n_used = y, np.arange(1, n + 1)
-            low, high = _stats.betting_sequence(x, a, b, confidence_level=confidence_level, theta_range=(a, b))
-        else:
-            values = scores.to_numpy(dtype=float)
-            if np.isnan(values).any():
-                raise ValueError("`judge` has missing scores; a confidence sequence over its cases needs every score.")
-            labelled = scores.index.get_indexer(labels.index)
-            rest = np.ones(len(values), dtype=bool)
-            rest[labelled] = False
-            low, high = _stats.ppi_betting(y, values[labelled], values[rest], weight=_WEIGHT[used_method], bounds=(a, b),
-                                           judge_bounds=(float(values.min()), float(values.max())),
-                                           confidence_level=confidence_level, finite_population=True, sequence=True)
-            x, n_used = y, np.arange(1, n + 1)
-        estimate = np.cumsum(x) / n_used
-        if scores is not None and used_method != "classical":  # the running PPI++ estimate on the pool
-            with warnings.catch_warnings():  # only the estimate is used: the clt interval's notes do not apply
-                warnings.simplefilter("ignore", EvalkitWarning)
-                estimate = np.array([mean(scores, labels.iloc[: t + 1], method=used_method, finite_population=True,
-                                          interval="clt").iloc[0]["estimate"] if t >= 1 else y[0] for t in range(n)])
+        estimate, n_used, low, high = _mean_sequence(labels, scores, used_method, bounds, confidence_level)
     else:
-        if not (np.isin(y, (0.0, 1.0)).all() and np.isin(scores.to_numpy(dtype=float)[~scores.isna().to_numpy()], (0.0, 1.0)).all()):
-            raise ValueError(f"statistic={statistic!r} needs PASS/FAIL (or boolean) labels and verdicts.")
-        j = scores.loc[labels.index].to_numpy(dtype=float)
-        if np.isnan(j).any():
-            raise ValueError("`judge` has no verdict for some labelled case; drop those labels first.")
-        if statistic == "agreement":
-            hits, counts = (j == y).astype(float), np.ones(n)
-        else:
-            counts = (y == 0).astype(float)
-            hits = ((j == 0) & (y == 0)).astype(float)
-        used = counts > 0
-        n_used = np.cumsum(counts).astype(int)
-        low, high = np.full(n, 0.0), np.full(n, 1.0)
-        if used.any():
-            seq_low, seq_high = _stats.betting_sequence(hits[used], 0.0, 1.0, confidence_level=confidence_level,
-                                                        theta_range=(0.0, 1.0))
-            step = np.maximum(n_used - 1, 0)
-            seen = n_used > 0
-            low[seen], high[seen] = seq_low[step[seen]], seq_high[step[seen]]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            estimate = np.cumsum(hits) / n_used
+        estimate, n_used, low, high = _rate_sequence(labels, scores, statistic, confidence_level)
+    n = len(labels)
     out = pd.DataFrame({"n_labelled": np.arange(1, n + 1), "n_used": np.asarray(n_used, dtype=int), "estimate": estimate,
                         "cs_low": low, "cs_high": high})
     out["half_width"] = (out["cs_high"] - out["cs_low"]) / 2
@@ -166,6 +97,100 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     out.attrs.update(confidence_level=confidence_level, population="finite" if (statistic == "mean" and scores is not None)
                      else "superpopulation")
     return out
+
+
+def _sequence_order(judge, human):
+    """``(judge, human)``, reading the labels given alone in the first place (the order before) with a FutureWarning."""
+    if human is not None:
+        return judge, human
+    if judge is None:
+        raise TypeError("confidence_sequence() needs `human`, the labels so far.")
+    warnings.warn("confidence_sequence(labels): the order is (judge, human), as in mean and calibrate; pass the "
+                  "labels as human=labels (the judge, if any, first). The labels alone in the first place will not "
+                  "be read as labels in the next release.", FutureWarning, stacklevel=3)
+    return None, judge
+
+
+def _sequence_inputs(judge, human, statistic):
+    """The labels (floats by case id, none missing) and the judge's scores (or None), checked against each other."""
+    labels = _as_scores(human, "human")
+    check_unique_index(labels.index, "human")
+    if labels.isna().any():
+        raise ValueError(f"`human` has {int(labels.isna().sum())} missing label(s); drop them first.")
+    if len(labels) == 0:
+        raise ValueError("`human` holds no label yet.")
+    if judge is None:
+        if statistic != "mean":
+            raise ValueError(f"statistic={statistic!r} compares judge and human: pass `judge`.")
+        return labels, None
+    scores = _as_scores(judge, "judge")
+    check_unique_index(scores.index, "judge")
+    missing = labels.index[~labels.index.isin(scores.index)]
+    if len(missing):
+        raise ValueError(f"`human` has {len(missing)} case id(s) that `judge` does not score, e.g. {missing[:3].tolist()} "
+                         "(the order is confidence_sequence(judge, human)).")
+    return labels, scores
+
+
+def _mean_sequence(labels, scores, method, bounds, confidence_level):
+    """The running mean (PPI on the judge's pool when ``scores`` is given) and its betting sequence."""
+    y = labels.to_numpy(dtype=float)
+    n = len(y)
+    n_used = np.arange(1, n + 1)
+    scale = _bounds(bounds, y, scores.to_numpy(dtype=float) if scores is not None else np.array([]))
+    if scale is None:  # a betting sequence rests on the scale's ends: the data's smallest and largest are not
+        warnings.warn("confidence_sequence: the labels are not 0/1 and `bounds` is not given, so the scale's ends "
+                      "are unknown: the sequence is NaN. Pass bounds=(low, high), the labels' scale.",
+                      EvalkitWarning, stacklevel=3)
+        return np.cumsum(y) / n_used, n_used, np.full(n, np.nan), np.full(n, np.nan)
+    a, b = scale
+    if scores is None:
+        low, high = _stats.betting_sequence(y, a, b, confidence_level=confidence_level, theta_range=(a, b))
+        return np.cumsum(y) / n_used, n_used, low, high
+    values = scores.to_numpy(dtype=float)
+    if np.isnan(values).any():
+        raise ValueError("`judge` has missing scores; a confidence sequence over its cases needs every score.")
+    labelled = scores.index.get_indexer(labels.index)
+    rest = np.ones(len(values), dtype=bool)
+    rest[labelled] = False
+    low, high = _stats.ppi_betting(y, values[labelled], values[rest], weight=_WEIGHT[method], bounds=(a, b),
+                                   judge_bounds=(float(values.min()), float(values.max())),
+                                   confidence_level=confidence_level, finite_population=True, sequence=True)
+    if method == "classical":
+        return np.cumsum(y) / n_used, n_used, low, high
+    with warnings.catch_warnings():  # the running PPI++ estimate on the pool: only the estimate is used, the clt
+        warnings.simplefilter("ignore", EvalkitWarning)  # interval's notes do not apply
+        estimate = np.array([mean(scores, labels.iloc[: t + 1], method=method, finite_population=True,
+                                  interval="clt").iloc[0]["estimate"] if t >= 1 else y[0] for t in range(n)])
+    return estimate, n_used, low, high
+
+
+def _rate_sequence(labels, scores, statistic, confidence_level):
+    """The running agreement or FAIL recall of PASS/FAIL verdicts and its betting sequence over the labels it rests on."""
+    y = labels.to_numpy(dtype=float)
+    n = len(y)
+    if not (np.isin(y, (0.0, 1.0)).all() and np.isin(scores.to_numpy(dtype=float)[~scores.isna().to_numpy()], (0.0, 1.0)).all()):
+        raise ValueError(f"statistic={statistic!r} needs PASS/FAIL (or boolean) labels and verdicts.")
+    j = scores.loc[labels.index].to_numpy(dtype=float)
+    if np.isnan(j).any():
+        raise ValueError("`judge` has no verdict for some labelled case; drop those labels first.")
+    if statistic == "agreement":
+        hits, counts = (j == y).astype(float), np.ones(n)
+    else:
+        counts = (y == 0).astype(float)
+        hits = ((j == 0) & (y == 0)).astype(float)
+    used = counts > 0
+    n_used = np.cumsum(counts).astype(int)
+    low, high = np.full(n, 0.0), np.full(n, 1.0)
+    if used.any():
+        seq_low, seq_high = _stats.betting_sequence(hits[used], 0.0, 1.0, confidence_level=confidence_level,
+                                                    theta_range=(0.0, 1.0))
+        step = np.maximum(n_used - 1, 0)
+        seen = n_used > 0
+        low[seen], high[seen] = seq_low[step[seen]], seq_high[step[seen]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = np.cumsum(hits) / n_used
+    return estimate, n_used, low, high
 
 
 def stopping_point(sequence: pd.DataFrame, *, half_width: float) -> int | None:
