@@ -73,15 +73,22 @@ def validate(verdicts: pd.DataFrame) -> pd.DataFrame:
     return _validate(verdicts)[0]
 
 
-def _validate(verdicts: pd.DataFrame, *, table: bool = True) -> tuple[pd.DataFrame | None, np.ndarray, pd.Index, np.ndarray]:
+def _validate(verdicts: pd.DataFrame, *, table: bool = True, presorted: bool = False
+              ) -> tuple[pd.DataFrame | None, np.ndarray, pd.Index, np.ndarray]:
     """Validate; return the normalised table (None with ``table=False``: the counts need only the codes), each
-    row's item code, the item ids in order of first appearance and each row's level code."""
+    row's item code, the item ids in order of first appearance and each row's level code. ``presorted``: the
+    rows must be in ascending order of item_id (checked; the ids are then numbered by comparing neighbours)."""
     verdicts = check_dataframe(verdicts, "verdicts")
     check_columns(verdicts, ["item_id", "verdict"], "verdicts")
-    codes, uniques, level = claim_codes(verdicts["item_id"], verdicts["verdict"])
+    codes, uniques, level, disorder = claim_codes(verdicts["item_id"], verdicts["verdict"], presorted=presorted)
     if len(codes) and codes.min() < 0:  # factorize numbers a missing id -1
         row = verdicts.index[int(np.argmax(codes < 0))]
         raise ValueError(f"`verdicts` row {show(row)}: item_id is missing; every claim needs an item_id.")
+    if disorder >= 0:
+        ids = verdicts["item_id"]
+        raise ValueError(f"`verdicts` row {show(verdicts.index[disorder])}: item_id {show(ids.iloc[disorder])} comes after "
+                         f"{show(ids.iloc[disorder - 1])}; with presorted=True the claims must be in ascending order of "
+                         "item_id (sort them, or leave presorted=False).")
     bad = level < 0
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
@@ -206,7 +213,7 @@ def items_index(items) -> pd.Index | None:
     return index.rename("item_id")
 
 
-def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
+def level_counts(verdicts: pd.DataFrame, *, items=None, presorted: bool = False) -> pd.DataFrame:
     """Count the claims at each verdict level for every item.
 
     Parameters
@@ -216,6 +223,10 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     items : Index, DataFrame or list-like, optional
         All item ids to report, including those without claims (their counts are 0). Every item in
         ``verdicts`` must be among them. Without it, the items in ``verdicts`` in order of appearance.
+    presorted : bool, default False
+        The claims are in ascending order of ``item_id`` (as a table written item by item is, an item's claims
+        possibly continuing into the next file). Checked: a row out of order raises ValueError naming it. The
+        counts are the same; a dask table is then counted without a shuffle (below).
 
     Returns
     -------
@@ -227,7 +238,11 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
         here, the integer counts are summed per item across partitions (a hash-partitioned groupby), and
         range partitioning puts the items back in order: without ``items`` each item in the partition of its
         first claim, with ``items`` in consecutive chunks of ``items``. Bad labels and unknown items raise
-        when computed; a repeated ``(item_id, claim_idx)`` pair is found only within a partition.
+        when computed; a repeated ``(item_id, claim_idx)`` pair is found only within a partition. With
+        ``presorted=True`` nothing is shuffled: an item can then continue only from the end of one partition
+        into the next, so each partition's counts are completed by a small row carried from the partition
+        before it (each item lands in the partition of its last claim), and ``items`` in ascending order are
+        filled in partition by partition too (other orders take one range partitioning).
 
     Examples
     --------
@@ -241,9 +256,11 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     b           0      1        0       0      0         1
     c           0      0        0       0      0         0
     """
+    if not isinstance(presorted, bool):
+        raise TypeError(f"`presorted` must be True or False; got {presorted!r}.")
     if _dask.is_dask(verdicts):
-        return _level_counts_dask(verdicts, items_index(items))
-    _, codes, seen, level = _validate(verdicts, table=False)
+        return _level_counts_dask(verdicts, items_index(items), presorted)
+    _, codes, seen, level = _validate(verdicts, table=False, presorted=presorted)
     index = items_index(items)
     if index is None:
         index = seen
@@ -285,12 +302,63 @@ def _fill_items(counts: pd.DataFrame, index: pd.Index, divisions: list[int], par
     return out.set_axis(index[divisions[j]:stop]).astype(np.int64)
 
 
-def _level_counts_dask(verdicts, index: pd.Index | None):
-    """level_counts of a dask verdict table (see its docstring): a lazy dask DataFrame."""
+def _fill_sorted_items(counts: pd.DataFrame, before, index: pd.Index, last: bool) -> pd.DataFrame:
+    """The items of ``index`` (ascending) after ``before`` up to this partition's last counted item (all the rest
+    in the last partition), with the partition's counts and zeros for those without claims."""
+    low = 0 if before is None else int(index.searchsorted(before, side="right"))
+    high = len(index) if last else low if counts.empty else int(index.searchsorted(counts.index[-1], side="right"))
+    chunk = index[low:high]
+    unknown = counts.index[~counts.index.isin(chunk)]
+    if len(unknown):
+        raise ValueError(f"`verdicts` has item_id(s) not in `items`: {unknown[:5].tolist()}; `items` must list every item.")
+    return counts.reindex(chunk, fill_value=0).astype(np.int64)
+
+
+def _last_counted(counts: pd.DataFrame, before):
+    return before if counts.empty else counts.index[-1]
+
+
+def _level_counts_sorted_dask(verdicts, index: pd.Index | None, meta: pd.DataFrame):
+    """level_counts of a dask verdict table in ascending order of item_id: no shuffle (see its docstring)."""
     import dask
 
+    per_partition = verdicts.map_partitions(level_counts, presorted=True, meta=meta)
+    summed = _dask.sum_sorted(per_partition, "`verdicts` item ids (presorted=True)")
+    if index is None:
+        return summed
+    if not index.is_monotonic_increasing:
+        counts = summed.reset_index()
+        return _level_counts_in_order(counts, index, verdicts.npartitions,
+                                      counts._meta.assign(**{_dask.POSITION: np.array([], dtype=np.int64)}))
+    items, delayed = dask.delayed(index, pure=True), dask.delayed
+    parts, before, out = summed.to_delayed(), None, []
+    for j, part in enumerate(parts):
+        out.append(delayed(_fill_sorted_items, pure=True)(part, before, items, j == len(parts) - 1))
+        before = delayed(_last_counted, pure=True)(part, before)
+    result_meta = meta.set_axis(index[:0])
+    return _dask.dataframe().from_delayed(out, meta=result_meta, verify_meta=False)
+
+
+def _level_counts_in_order(counts, index: pd.Index, npartitions: int, meta: pd.DataFrame):
+    """Counts summed per item (a dask frame with ``item_id`` as a column) put in the order of ``index``."""
+    import dask
+
+    columns = [*LEVELS, "n_claims"]
+    items = dask.delayed(index, pure=True)
+    divisions = _dask.chunk_divisions(len(index), npartitions)
+    ordered = _dask.sort_into(counts.map_partitions(_item_positions, items, meta=meta), divisions)
+    result_meta = pd.DataFrame({c: np.array([], dtype=np.int64) for c in columns}, index=index[:0])
+    return ordered.map_partitions(_fill_items, items, divisions, meta=result_meta, clear_divisions=True)
+
+
+def _level_counts_dask(verdicts, index: pd.Index | None, presorted: bool = False):
+    """level_counts of a dask verdict table (see its docstring): a lazy dask DataFrame."""
     check_columns(verdicts, ["item_id", "verdict"], "verdicts")
     columns = [*LEVELS, "n_claims"]
+    if presorted:
+        meta = pd.DataFrame({c: np.array([], dtype=np.int64) for c in columns},
+                            index=pd.Index(verdicts._meta["item_id"].iloc[:0], name="item_id"))
+        return _level_counts_sorted_dask(verdicts, index, meta)
     meta = pd.DataFrame({"item_id": verdicts._meta["item_id"].iloc[:0],
                          **{c: np.array([], dtype=np.int64) for c in (*columns, _dask.POSITION)}})
     per_partition = verdicts.map_partitions(_partition_counts, meta=meta)
@@ -299,8 +367,4 @@ def _level_counts_dask(verdicts, index: pd.Index | None):
         ordered = _dask.restore_order(summed, verdicts.npartitions)
         return ordered.map_partitions(lambda part: part.set_index("item_id")[columns].astype(np.int64),
                                       meta=meta.set_index("item_id")[columns], clear_divisions=True)
-    items = dask.delayed(index, pure=True)
-    divisions = _dask.chunk_divisions(len(index), verdicts.npartitions)
-    ordered = _dask.sort_into(summed.map_partitions(_item_positions, items, meta=meta), divisions)
-    result_meta = pd.DataFrame({c: np.array([], dtype=np.int64) for c in columns}, index=index[:0])
-    return ordered.map_partitions(_fill_items, items, divisions, meta=result_meta, clear_divisions=True)
+    return _level_counts_in_order(summed, index, verdicts.npartitions, meta)
