@@ -449,6 +449,8 @@ class _Unreachable:
 
     def record(self, exc: BaseException | None) -> None:
         """Called after every attempt, with the exception it raised or None."""
+        if exc is None and not self._streak:  # the usual case, without the lock every thread would queue on
+            return
         with self._lock:
             self._streak = self._streak + 1 if exc is not None and _is_unreachable(exc) else 0
             if self._streak >= self._limit and not self.tripped:

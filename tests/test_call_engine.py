@@ -247,6 +247,26 @@ def test_connections_are_kept_alive_and_reused_across_threads():
     assert server.requests == 400 and server.connections <= 8  # one connection per thread, kept for the next run
 
 
+def test_a_request_goes_out_in_one_write(monkeypatch):
+    """Request line, headers and body leave in one socket write (http.client alone writes the body separately),
+    and the server reads the whole request: the prompt, escaped or not, comes back as sent."""
+    from evalkit import _chat
+
+    writes = []
+    original = _chat._Connection.send
+    monkeypatch.setattr(_chat._Connection, "send", lambda self, data: (writes.append(bytes(data)), original(self, data)))
+    prompts = ["plain", "ünïcode – ok", "a lone \ud800 surrogate", "x" * 70_000]
+    with ChatServer(lambda prompt, attempt: prompt[:20]) as server:
+        model = models.OpenAIChat("m", base_url=server.url)
+        texts = [model(prompt).text for prompt in prompts]
+    assert texts == [p[:20] for p in prompts]
+    assert len(writes) == len(prompts)
+    for data in writes:
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"POST ") and int(dict(line.split(b": ", 1) for line in head.split(b"\r\n")[1:])
+                                                  [b"Content-Length"]) == len(body) > 0
+
+
 def test_a_server_that_closes_every_connection_is_read_to_the_end():
     body = "a long answer " * 5000  # larger than one read: the rest is read after the connection was handed over
     with ChatServer(lambda prompt, attempt: body, keep_alive=False) as server:
