@@ -357,6 +357,24 @@ def test_live_calls_need_no_official_client():
     assert out == ["PASS", "False", "False"]
 
 
+def test_the_cache_is_read_in_one_query_per_500_prompts_with_the_keys_it_always_had(tmp_path):
+    """call_many looks its prompts up many at a time: the keys are CallCache.key's, byte for byte, and the answers
+    found are those get() finds one key at a time."""
+    from evalkit.models import CallCache
+
+    params = {"temperature": 0.0, "max_tokens": None, "system": "Réponds.", "extra": {"b": [1, 2], "a": None}}
+    prompts = ["", "plain", 'quotes " and \\ back', "ünïcode – and\nnew lines", "\u2028 separator"] + [f"p{i}" for i in range(1200)]
+    keys = CallCache._keys("judge-é", params, prompts)
+    assert keys == [CallCache.key("judge-é", params, prompt) for prompt in prompts]
+    cache = CallCache(tmp_path / "calls.sqlite")
+    cache.put_many([(key, "judge-é", Reply(f"answer {i}", i, 1)) for i, key in enumerate(keys) if i % 3 == 0])
+    found = cache._get_many(keys + ["absent"])
+    assert found == {key: cache.get(key) for key in keys if cache.get(key) is not None} and len(found) == 402
+    calls = models.call_many(pd.Series(prompts[:30]), lambda prompt: "new", model_id="judge-é", params=params,
+                             cache=cache, progress=False)
+    assert calls["cached"].tolist() == [i % 3 == 0 for i in range(30)]
+
+
 def test_answers_cached_by_earlier_versions_stay_cached(tmp_path):
     """The cache keys are those evalkit 0.1.0 wrote through the official client (tests/data/cache_0.1.0.json)."""
     fixture = json.loads((ROOT / "tests" / "data" / "cache_0.1.0.json").read_text(encoding="utf-8"))
