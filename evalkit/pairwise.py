@@ -331,9 +331,18 @@ class _Cells:
 def _pair_matrix(values: np.ndarray, cells: _Cells) -> np.ndarray:
     """(B, cells) weights -> (B, k, k) Laplacian-like sums: sum_c w_c (e_i - e_j)(e_i - e_j)^T.
 
-    One sparse product over the cells, laid out (k, k, B) and returned as a (B, k, k) view of it.
+    Cells of distinct unordered pairs (``cells.unordered``, the bootstrap's) are written into place, each matrix
+    contiguous; others go through one sparse product over the cells, laid out (k, k, B) and returned as a
+    (B, k, k) view of it.
     """
     k = cells.k
+    if getattr(cells, "unordered", False):
+        out = np.zeros((len(values), k * k))
+        out[:, cells.first * k + cells.second] = -values
+        out[:, cells.second * k + cells.first] = -values
+        out = out.reshape(-1, k, k)
+        out[:, np.arange(k), np.arange(k)] = -out.sum(axis=2)
+        return out
     sums = cells.laplacian @ np.ascontiguousarray(values.T)  # (k * k, B)
     return np.moveaxis(sums.reshape(k, k, -1), -1, 0)
 
@@ -513,6 +522,7 @@ def _resample_space(cells: _Cells) -> tuple[_Cells, np.ndarray]:
     m = len(pairs)
     space = _Cells((pairs // k).astype(np.intp), (pairs % k).astype(np.intp), np.zeros((m, 0)),
                    np.zeros(m, dtype=np.intp), k, collapse=False)
+    space.unordered = True  # each pair once: its Hessian is written into place (_pair_matrix)
     return space, category
 
 
@@ -575,7 +585,10 @@ def _bootstrap(cells: _Cells, ties: str, free, groups, n_resamples: int, rng, st
             counts = pending.result()
             if batch + 1 < len(sizes):
                 pending = pool.submit(draw, batch + 1)
-            theta, converged = _fit(space, counts, ties, free, start=start)
+            # Newton's convergence is quadratic: after a step below 1e-6 the error is near 1e-12 or less (on 1M
+            # comparisons of 100 systems, within 3e-15 of a solve to 1e-13), one solve of every resample fewer than
+            # the estimate's own tolerance (1e-11) takes
+            theta, converged = _fit(space, counts, ties, free, start=start, tol=1e-6)
             if not space.p:  # a separated resample can stall where the logistic saturates: its graph says so exactly
                 converged &= _resamples_connected(space, ties, counts)
             theta[~converged] = np.nan
