@@ -13,8 +13,9 @@ Contenders, timed as paired repetitions on the same table after a warm-up:
   (pair, outcome) rows, scipy's L-BFGS-B per fit, a multiprocessing pool over bootstrap rounds), imported from a
   FastChat checkout given with ``--fastchat`` (the folder holding ``rating_systems.py``; FastChat is not a
   dependency of evalkit and none of its code ships here);
-- the limit, written out here with no checks: for the fit, the collapsed counts from integer codes (one
-  bincount) and Newton's method on the (k - 1)-dimensional system; for the bootstrap, the same draws over the
+- the limit, written out here with no checks: for the fit, the names factorized, the collapsed counts (one
+  bincount) and Newton's method on the (k - 1)-dimensional system (and the same from integer codes made
+  beforehand); for the bootstrap, the same draws over the
   unordered pairs' outcomes and Newton's method from the estimate, batched, on one thread. Beside it, the draws
   alone: numpy's multinomial over those categories, which any exact resampler of the counts pays.
 
@@ -102,6 +103,16 @@ def main() -> None:
         merged = np.bincount(pair_flat, minlength=3 * len(pairs)).reshape(1, -1, 3)
         return newton(merged.astype(float), pair_first, pair_second, k)[0]
 
+    def limit_table_fit():  # what a fit from the table needs at least: the names factorized, then limit_fit's work
+        both = pd.factorize(pd.concat([table["system_a"], table["system_b"]], ignore_index=True), sort=True)[0]
+        a, b = both[:len(table)], both[len(table):]
+        won = pd.factorize(table["winner"])  # three labels: map them through their codes
+        result = np.array([{"a": 0, "b": 1, "tie": 2}[w] for w in won[1]])[won[0]]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        flat = np.searchsorted(pairs, lo * k + hi) * 3 + np.where(a > b, np.array([1, 0, 2])[result], result)
+        merged = np.bincount(flat, minlength=3 * len(pairs)).reshape(1, -1, 3)
+        return newton(merged.astype(float), pair_first, pair_second, k)[0]
+
     def draws():
         probs = np.bincount(pair_flat, minlength=3 * len(pairs)) / args.comparisons
         gen = np.random.default_rng(1)
@@ -115,7 +126,8 @@ def main() -> None:
         return np.concatenate(out)
 
     contenders = {"evalkit bradley_terry (sandwich)": lambda: pairwise.bradley_terry(table),
-                  "limit: bincount + Newton": limit_fit}
+                  "limit: names factorized, bincount + Newton": limit_table_fit,
+                  "limit from integer codes: bincount + Newton": limit_fit}
     boot = {f"evalkit bootstrap ({args.resamples})": lambda: pairwise.bradley_terry(
         table, interval="bootstrap", n_resamples=args.resamples, rng=0),
         f"limit: multinomial counts + batched Newton ({args.resamples})": limit_bootstrap,
@@ -123,6 +135,7 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
     ours = pairwise.bradley_terry(table).set_index("system")["rating"]
     theta = limit_fit()
+    assert np.allclose(limit_table_fit(), theta, atol=1e-9)
     limit = pd.Series(ELO * (theta - theta.mean()) + 1000, index=[f"model-{i:03d}" for i in range(k)])
     print(f"{args.comparisons:,} comparisons of {k} systems ({len(cells):,} ordered pairs), 20% ties; "
           f"evalkit vs the limit: max |rating difference| {np.abs(ours - limit.loc[ours.index]).max():.2e} Elo")
@@ -146,7 +159,8 @@ def main() -> None:
     evalkit_name = "evalkit bradley_terry (sandwich)"
     if "FastChat compute_bt" in times:
         print(f"  FastChat / evalkit: {ratio(times, 'FastChat compute_bt', evalkit_name)}")
-    print(f"  evalkit / limit:    {ratio(times, evalkit_name, 'limit: bincount + Newton')}")
+    print(f"  evalkit / limit:    {ratio(times, evalkit_name, 'limit: names factorized, bincount + Newton')} (from "
+          f"the table); {ratio(times, evalkit_name, 'limit from integer codes: bincount + Newton')} (from integer codes)")
     times = paired(boot, args.boot_repeat)
     print(f"\nBootstrap, medians of {args.boot_repeat} paired repetitions after a warm-up:")
     for name, values in times.items():
