@@ -363,7 +363,7 @@ def score(verdicts: pd.DataFrame, temperature: float, **options) -> pd.Series:
     """Score every item at one temperature.
 
     Takes the same options as :func:`sweep` (``items``, ``scale``, ``none_penalty``, ``eps``,
-    ``empty``, ``p``, ``decimals``).
+    ``empty``, ``p``, ``decimals``, ``presorted``).
 
     Returns
     -------
