@@ -188,9 +188,10 @@ def main() -> None:
                     "read 3 columns": lambda: read_floor(["item_id", "claim_idx", "verdict"])}
             with CountWarnings() as logged:
                 # The warm-up: the whole sweep once, keeping the sample's rows for the comparison with pandas.
-                wanted = pd.Index(expected.index)
+                wanted = client.scatter(pd.Index(expected.index), broadcast=True)  # on the workers once, not in the graph
                 scores = tcva.sweep(claims, TEMPERATURES, presorted=True)
-                got = scores.map_partitions(lambda part: part[part.index.isin(wanted)], meta=scores._meta).compute()
+                got = scores.map_partitions(lambda part, ids: part[part.index.isin(ids)], wanted,
+                                            meta=scores._meta).compute()
                 got = got.reindex(expected.index)
                 diff = float(np.max(np.abs(got.to_numpy() - expected.to_numpy())))
                 same = bool(np.array_equal(got.to_numpy(), expected.to_numpy()))
