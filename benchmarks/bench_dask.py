@@ -1,23 +1,32 @@
 """Benchmark: tcva.sweep and density.fd_star on dask (a LocalCluster of 2 workers, 2 GB each) against pandas.
 
-Run on demand: ``python benchmarks/bench_dask.py [--claims 50000000] [--docs 1000000] [--repeat 3]``.
+Run on demand: ``python benchmarks/bench_dask.py [--claims 50000000] [--docs 1000000] [--repeat 3] [--tmp DIR]
+[--general]``.
 
-1. Writes ``--claims`` claims (items of 1 to 19 claims, ids as strings, an item may continue in the next
-   file) as partitioned Parquet in a temporary folder, one file at a time so memory stays bounded.
-2. Sweeps them on the cluster (10 temperatures, the default none penalty) and compares the scores of a
-   sample of complete items (the first ``--sample-claims`` claims) with the pandas sweep of that sample.
-   Beside it, the limit: one pass reading the same Parquet columns (rows counted, nothing else).
+1. Writes ``--claims`` claims (items of 1 to 19 claims in ascending order of their string ids, an item possibly
+   continuing in the next file) as partitioned Parquet in a temporary folder, one file at a time so memory stays
+   bounded.
+2. Sweeps them on the cluster (10 temperatures, the default none penalty) with ``presorted=True``: no shuffle,
+   each partition completed by the rows carried from the ones before it. Its scores of a sample of complete items
+   (the first ``--sample-claims`` claims) are compared with the pandas sweep of that sample, float for float.
+   Beside it, the limit: one pass reading the same Parquet files and counting rows, both for the two columns a
+   sweep needs (item_id, verdict) and for the three it reads (claim_idx too, for its check that each claim is
+   there once). ``--general`` also times the plan for claims in any order (a hash-partitioned groupby and a range
+   partitioning: two shuffles).
 3. FD* of ``--docs`` documents with three claims each on average (claims in random order, so documents span
-   partitions) on the cluster, against the pandas fd_star of the same tables: same bins, same z, exactly.
+   partitions) on the cluster, against the pandas fd_star of the same tables: same bins, same z, exactly
+   (``--docs 0`` skips it). Its plan shuffles the claims to their documents.
 
 Wall times are medians of ``--repeat`` paired repetitions after a warm-up; peak worker memory is the largest
-resident set size of the worker processes, sampled every 50 ms with psutil while a run is in progress.
-The Parquet folder is deleted at the end.
+resident set size of the worker processes, sampled every 50 ms with psutil while a run is in progress. Each part
+counts the WARNING lines the cluster logged while it ran (a P2P shuffle logs two per run). The load average is
+printed before and after. The Parquet folder is deleted at the end. Profile and figures: benchmarks/notes/dask.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import tempfile
@@ -96,6 +105,24 @@ class PeakRSS:
         self.thread.join()
 
 
+class CountWarnings(logging.Handler):
+    """Counts the WARNING (and worse) records of the ``distributed`` loggers in this process (the scheduler's)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record):
+        self.count += 1
+
+    def __enter__(self):
+        logging.getLogger("distributed").addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger("distributed").removeHandler(self)
+
+
 def median_times(runs: dict, repeat: int, pids, warm_up: bool = True) -> tuple[dict, int, dict]:
     """Run each function once to warm up, then ``repeat`` paired rounds; medians, peak worker RSS, last results."""
     for func in runs.values() if warm_up else ():
@@ -125,7 +152,9 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tmp", default=None, help="folder for the temporary Parquet files (default: the system's)")
+    parser.add_argument("--general", action="store_true", help="also time the plan for claims in any order")
     args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
     rng = np.random.default_rng(0)
     root = Path(tempfile.mkdtemp(prefix="evalkit-bench-dask-", dir=args.tmp))
     try:
@@ -148,50 +177,68 @@ def main() -> None:
             t_pandas = time.perf_counter() - start
             del head, first
 
-            def dask_sweep():  # every score is computed; only the row count comes back
-                scores = tcva.sweep(claims, TEMPERATURES)
-                return scores.map_partitions(len, meta=(None, "int64")).sum().compute()
+            def count_rows(frame):  # every row is computed; only the count comes back
+                return frame.map_partitions(len, meta=(None, "int64")).sum().compute()
 
-            def read_floor():  # read the two columns the sweep uses, and only count rows
-                columns = claims[["item_id", "verdict"]]
-                return columns.map_partitions(lambda part: pd.Series([len(part)]), meta=(None, "int64")).sum().compute()
+            def read_floor(columns):  # read the columns, and only count rows
+                return claims[columns].map_partitions(lambda part: pd.Series([len(part)]), meta=(None, "int64")).sum().compute()
 
-            # The warm-up: the whole sweep once, keeping the sample's rows for the comparison with pandas.
-            wanted = pd.Index(expected.index)
-            scores = tcva.sweep(claims, TEMPERATURES)
-            got = scores.map_partitions(lambda part: part[part.index.isin(wanted)], meta=scores._meta).compute()
-            got = got.reindex(expected.index)
-            diff = float(np.max(np.abs(got.to_numpy() - expected.to_numpy())))
-            same = bool(np.array_equal(got.to_numpy(), expected.to_numpy()))
-            read_floor()
-
-            medians, peak, results = median_times({"dask sweep": dask_sweep, "read floor": read_floor}, args.repeat, pids,
-                                                  warm_up=False)
+            runs = {"dask sweep": lambda: count_rows(tcva.sweep(claims, TEMPERATURES, presorted=True)),
+                    "read 2 columns": lambda: read_floor(["item_id", "verdict"]),
+                    "read 3 columns": lambda: read_floor(["item_id", "claim_idx", "verdict"])}
+            with CountWarnings() as logged:
+                # The warm-up: the whole sweep once, keeping the sample's rows for the comparison with pandas.
+                wanted = client.scatter(pd.Index(expected.index), broadcast=True)  # on the workers once, not in the graph
+                scores = tcva.sweep(claims, TEMPERATURES, presorted=True)
+                got = scores.map_partitions(lambda part, ids: part[part.index.isin(ids)], wanted,
+                                            meta=scores._meta).compute()
+                got = got.reindex(expected.index)
+                diff = float(np.max(np.abs(got.to_numpy() - expected.to_numpy())))
+                same = bool(np.array_equal(got.to_numpy(), expected.to_numpy()))
+                for name, run in runs.items():
+                    if name != "dask sweep":
+                        run()
+                medians, peak, results = median_times(runs, args.repeat, pids, warm_up=False)
+            if args.general:  # on its own, after the paired runs: its shuffles log their own lines
+                with CountWarnings() as logged_general:
+                    general, _, _ = median_times({"general plan": lambda: count_rows(tcva.sweep(claims, TEMPERATURES))},
+                                                 args.repeat, pids)
             n_items = int(results["dask sweep"])
-            print(f"\nsweep of {args.claims:,} claims ({n_items:,} items, {len(TEMPERATURES)} temperatures, none penalty on)"
-                  f" on 2 workers x 2 GB: {medians['dask sweep']:.1f} s (median of {args.repeat})")
-            print(f"  limit, one pass over the same Parquet columns (read item_id and verdict, count rows): "
-                  f"{medians['read floor']:.1f} s; sweep / limit = {medians['dask sweep'] / medians['read floor']:.1f}x")
-            print(f"  peak worker memory (RSS, largest of the 2 workers): {peak / 2**30:.2f} GiB")
+            floor = medians["read 2 columns"]
+            print(f"\nsweep of {args.claims:,} claims ({n_items:,} items, {len(TEMPERATURES)} temperatures, none penalty on, "
+                  f"presorted=True) on 2 workers x 2 GB: {medians['dask sweep']:.1f} s (median of {args.repeat})")
+            print(f"  limit, one pass over the same Parquet files counting rows: {floor:.1f} s reading item_id and "
+                  f"verdict, {medians['read 3 columns']:.1f} s with claim_idx; sweep / limit = "
+                  f"{medians['dask sweep'] / floor:.2f}x (target <= 3x), {medians['dask sweep'] / medians['read 3 columns']:.2f}x"
+                  " of the three-column pass")
+            if args.general:
+                print(f"  the plan for claims in any order (two shuffles): {general['general plan']:.1f} s = "
+                      f"{general['general plan'] / floor:.1f}x the limit; WARNING lines logged: {logged_general.count}")
+            print(f"  peak worker memory (RSS, largest of the 2 workers): {peak / 2**30:.2f} GiB; WARNING lines logged "
+                  f"by the cluster: {logged.count}")
             print(f"  pandas sweep of a sample of {len(sample):,} claims ({len(expected):,} complete items): "
                   f"{t_pandas:.1f} s; max |dask - pandas| = {diff:.3g} (required <= 1e-12), bit-identical: {same}")
             if diff > 1e-12:
                 raise SystemExit("the dask sweep differs from the pandas sweep")
             del scores, got, sample, expected
+            print(f"load average {os.getloadavg()[0]:.2f}")
+            if not args.docs:
+                return
 
             write_fd(root / "fd", args.docs, 8, rng)
             ddocs, dclaims = dd.read_parquet(root / "fd" / "docs"), dd.read_parquet(root / "fd" / "claims")
             pdocs, pclaims = dask.compute(ddocs, dclaims)
             runs = {"dask fd_star": lambda: density.fd_star(dclaims, ddocs).compute(),
                     "pandas fd_star": lambda: density.fd_star(pclaims, pdocs)}
-            medians, peak, results = median_times(runs, args.repeat, pids)
+            with CountWarnings() as logged:
+                medians, peak, results = median_times(runs, args.repeat, pids)
             pd.testing.assert_frame_equal(results["dask fd_star"], results["pandas fd_star"], check_exact=True)
             same_bins = results["dask fd_star"]["length_bin"].equals(results["pandas fd_star"]["length_bin"])
             print(f"\nFD* of {args.docs:,} documents / {len(pclaims):,} claims (claims in 24 files, documents in 8): "
                   f"dask {medians['dask fd_star']:.1f} s (reading Parquet included), pandas {medians['pandas fd_star']:.1f} s "
                   f"(tables in memory); medians of {args.repeat}")
             print(f"  equal exactly (assert_frame_equal, check_exact): True; same bins: {same_bins}; "
-                  f"peak worker memory {peak / 2**30:.2f} GiB")
+                  f"peak worker memory {peak / 2**30:.2f} GiB; WARNING lines logged by the cluster: {logged.count}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

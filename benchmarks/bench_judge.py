@@ -8,11 +8,12 @@ same prompts: evalkit's ``run_judge`` (with a fresh call cache, as a real run ha
 keep-alive ``http.client`` pool), the bare official ``openai`` client in as many threads (connection pool sized
 to the concurrency), and a bare ``http.client`` loop (one keep-alive connection per thread, no deadline, no
 checks, no cache: the least a client can do). Medians of the paired repetitions are quoted with their range,
-beside the latency bound ``calls x latency / concurrency`` and the client CPU per call (the interpreter runs one
+beside the latency bound ``calls x latency / concurrency`` (and the rounds of ``concurrency`` calls it takes at the
+latency, a bound no client beats) and the client CPU per call (the interpreter runs one
 thread's Python at a time, so the client's CPU work does not spread over cores). The targets are printed
 beside the figures: evalkit at the highest concurrency within 1.5x of the latency bound and at least 2x faster
 than at the lowest, at most 0.8 ms of client CPU per call. A last run re-reads every answer from the cache and
-must make no call.
+must make no call. Profile: benchmarks/notes/judge.md.
 """
 
 from __future__ import annotations
@@ -162,9 +163,11 @@ def main() -> None:
         cpu = {name: np.median([c for _, c in times[(name, concurrency)]]) / args.calls * 1000
                for name in ("evalkit", "bare", "lean")}
         latency_bound = args.calls * args.latency / concurrency
+        rounds = -(-args.calls // concurrency) * args.latency  # whole rounds of `concurrency` calls at the latency
         ratios = [e / b for e, b in zip(walls[("evalkit", concurrency)], walls[("bare", concurrency)], strict=True)]
         to_bound = [e / latency_bound for e in walls[("evalkit", concurrency)]]
-        print(f"\nconcurrency {concurrency}: latency bound {latency_bound:.2f} s")
+        print(f"\nconcurrency {concurrency}: latency bound {latency_bound:.2f} s ({rounds:.2f} s in whole rounds of "
+              f"{concurrency} calls)")
         print(f"  evalkit run_judge   {fmt(walls[('evalkit', concurrency)])}   CPU {cpu['evalkit']:.2f} ms per call "
               "(target <= 0.80)")
         print(f"  bare openai client  {fmt(walls[('bare', concurrency)])}   CPU {cpu['bare']:.2f} ms per call")

@@ -8,7 +8,8 @@ hand-written numpy version of what the sweep does (factorize, count, score the d
 scatter back) with no input checking: the best known way, printed beside evalkit's time. For verdicts
 given as strings (held by pyarrow, as pandas reads a CSV), its limit dictionary-encodes the first chunk, looks
 the other chunks up among its labels on every core, and normalises the distinct labels. The load average is
-printed: the strings' encoding uses both cores of a 2-core machine only when they are free.
+printed before and after: the strings' encoding (on one thread while another factorizes the item ids) uses both
+cores of a 2-core machine only when they are free. Profile: benchmarks/notes/sweep.md.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def main() -> None:
     print(f"limit for strings: encode + limit       {med['strings_limit']:7.3f} s   evalkit strings / limit "
           f"{ratio(times, 'strings', 'strings_limit')}")
     spread = {name: f"{values.min():.3f}-{values.max():.3f}" for name, values in times.items()}
-    print(f"spread over repetitions (s): {spread}")
+    print(f"spread over repetitions (s): {spread}; load average {os.getloadavg()[0]:.2f}")
 
     tracemalloc.start()
     tcva.sweep(table, temperatures)

@@ -230,6 +230,17 @@ class _Connection(http.client.HTTPConnection):
     def response_class(self, sock, *args, method=None):  # what getresponse() builds: reads bounded by the deadline
         return http.client.HTTPResponse(_DeadlineSocket(sock, self.deadline), method=method)
 
+    def _send_output(self, message_body=None, encode_chunked=False):
+        # The request line, headers and a body of bytes in one write (http.client writes the body on its own): one
+        # system call a request instead of two, a third of the client's CPU per call on a loopback server.
+        if isinstance(message_body, bytes) and not encode_chunked:
+            self._buffer.extend((b"", b""))
+            message = b"\r\n".join(self._buffer) + message_body
+            del self._buffer[:]
+            self.send(message)
+            return
+        super()._send_output(message_body, encode_chunked)
+
 
 class _TLSConnection(http.client.HTTPSConnection, _Connection):
     """HTTPS: ``HTTPSConnection.connect`` calls ``_Connection.connect`` (the MRO) before its handshake."""

@@ -5,13 +5,24 @@ Private floor: imports nothing from evalkit above ``_validation``.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
 from evalkit._validation import check_columns, check_unique_index
 
+#: The claim-verdict levels, worst to best (published as ``evalkit.verdicts.LEVELS``).
+CLAIM_LEVELS: tuple[str, ...] = ("none", "minor", "partial", "mostly", "fully")
+
+#: Ordered categorical dtype of a normalised claim-verdict column (``evalkit.verdicts.VERDICT_DTYPE``).
+CLAIM_DTYPE = pd.CategoricalDtype(list(CLAIM_LEVELS), ordered=True)
+
 # Spellings of the claim-verdict levels that mean the same level.
 LEVEL_ALIASES = {"partially": "partial"}
+
+# Below this many claims, encoding on several threads costs more than it saves.
+_PARALLEL_ROWS = 200_000
 
 
 def normalise_level(label):
@@ -20,6 +31,155 @@ def normalise_level(label):
         return label
     label = label.strip().lower()
     return LEVEL_ALIASES.get(label, label)
+
+
+def claim_codes(ids: pd.Series, labels: pd.Series, *, presorted: bool = False
+                ) -> tuple[np.ndarray, pd.Index | np.ndarray, np.ndarray, int]:
+    """Each claim's item code and level code: ``pandas.factorize(ids)`` and :func:`claim_level_codes` of ``labels``.
+
+    Returns ``(item codes, item ids in order of first appearance, level codes, disorder)``; a missing id has item
+    code -1. ``disorder`` is -1, or with ``presorted`` the position of the first id smaller than the one before it
+    (:func:`sorted_item_codes`, which numbers ids in ascending order by their runs instead of hashing them).
+    Labels that are not already :data:`CLAIM_DTYPE` are strings to hash, as many as the item ids: with enough rows
+    and a second core they are encoded while another thread factorizes the ids (both release the interpreter
+    lock), so that a table of string verdicts costs about what the same table as a categorical does.
+    """
+    if presorted:
+        runs = sorted_item_codes(ids)
+        if runs is not None:
+            return *runs[:2], claim_level_codes(labels), runs[2]
+    cores = os.cpu_count() or 1
+    if labels.dtype == CLAIM_DTYPE or len(labels) < _PARALLEL_ROWS or cores < 2:
+        codes, uniques = pd.factorize(ids)
+        level = claim_level_codes(labels)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(cores) as pool:
+            items = pool.submit(pd.factorize, ids)
+            level = claim_level_codes(labels, pool=pool)
+            codes, uniques = items.result()
+    disorder = -1
+    if presorted and len(codes) and (not (codes[1:] >= codes[:-1]).all() or not pd.Index(uniques).is_monotonic_increasing):
+        disorder = _first_decrease(ids.to_numpy(dtype=object))
+    return codes, uniques, level, disorder
+
+
+def sorted_item_codes(ids: pd.Series) -> tuple[np.ndarray, pd.Index, int] | None:
+    """For ids in ascending order, what ``pandas.factorize`` gives, from comparing each id with the one before it.
+
+    Returns ``(codes, ids of the runs, disorder)``: each row's run number, the id of each run and -1, or the position
+    of the first id smaller than the one before it (then the ids are not in order and the codes are not
+    factorize's). Runs are where an id differs from the one before; the ids are in order when the runs' ids
+    increase. Numbers and strings held by pyarrow are compared whole-array; other ids (Python objects) or missing
+    ids give None: factorize them. Comparing neighbours costs a third of hashing them.
+    """
+    n = len(ids)
+    if n == 0 or ids.isna().any():
+        return None
+    if isinstance(ids.dtype, np.dtype) and ids.dtype.kind in "iuf":
+        values = ids.to_numpy()
+        starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+        heads = values[starts]
+        down = np.flatnonzero(heads[1:] < heads[:-1])
+        uniques = pd.Index(heads)
+    else:
+        chunks = _arrow_string_chunks(ids)
+        if chunks is None:
+            return None
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        values = pa.chunked_array(chunks).combine_chunks() if len({c.type for c in chunks}) == 1 else \
+            pa.concat_arrays([c.cast(pa.large_string()) for c in chunks])
+        changed = pc.not_equal(values.slice(1), values.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(np.r_[True, changed])
+        heads = values.take(pa.array(starts))
+        down = np.flatnonzero(pc.less(heads.slice(1), heads.slice(0, len(heads) - 1)).to_numpy(zero_copy_only=False))
+        uniques = pd.Index(pd.array(heads, dtype=ids.dtype))
+    disorder = int(starts[down[0] + 1]) if len(down) else -1
+    codes = np.repeat(np.arange(len(starts), dtype=np.intp), np.diff(np.r_[starts, n]))
+    return codes, uniques, disorder
+
+
+def _first_decrease(values: np.ndarray) -> int:
+    """Position of the first value smaller than the one before it (values that do not compare: the first such pair)."""
+    for i in range(1, len(values)):
+        try:
+            if values[i] < values[i - 1]:
+                return i
+        except TypeError:
+            return i
+    return -1  # pragma: no cover - called only on values out of order
+
+
+def claim_level_codes(values: pd.Series, *, pool=None) -> np.ndarray:
+    """Position of each claim-verdict label in :data:`CLAIM_LEVELS` (int8), -1 for an unknown or missing label.
+
+    Only the distinct labels are normalised (:func:`normalise_level`): a column of plain strings (e.g. read from a
+    CSV) is factorized once. Strings held by pyarrow (pandas' default string dtype) are read chunk by chunk: the
+    first chunk is dictionary-encoded, the others looked up among its labels (``index_in``, about a third
+    cheaper; a chunk with a label the first lacks is encoded on its own), on the threads of ``pool`` when one is
+    given or the column is long (pyarrow releases the interpreter lock). Hashing the strings is the whole cost of a
+    string column.
+    """
+    if values.dtype == CLAIM_DTYPE:
+        return values.cat.codes.to_numpy()
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return _claim_lookup(values.cat.categories)[values.cat.codes.to_numpy()]
+    chunks = _arrow_string_chunks(values)
+    if chunks is None:
+        codes, uniques = pd.factorize(values)  # missing labels get code -1
+        return _claim_lookup(uniques)[codes]
+    if not chunks:
+        return np.empty(0, dtype=np.int8)
+    import pyarrow.compute as pc
+
+    first = chunks[0].dictionary_encode()
+    seen, lookup = first.dictionary, _claim_lookup(first.dictionary.to_pylist())
+
+    def codes_of(chunk) -> np.ndarray:
+        index = pc.index_in(chunk, value_set=seen)  # a lookup among the first chunk's labels: cheaper than encoding
+        if index.null_count == chunk.null_count:
+            return lookup[index.fill_null(-1).to_numpy()]
+        encoded = chunk.dictionary_encode()  # a label the first chunk did not have
+        return _claim_lookup(encoded.dictionary.to_pylist())[encoded.indices.fill_null(-1).to_numpy()]
+
+    rest = chunks[1:]
+    cores = os.cpu_count() or 1
+    if pool is not None and rest:
+        out = list(pool.map(codes_of, rest))
+    elif len(rest) > 1 and len(values) >= _PARALLEL_ROWS and cores > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(len(rest), cores)) as own:
+            out = list(own.map(codes_of, rest))
+    else:
+        out = [codes_of(chunk) for chunk in rest]
+    return np.concatenate([lookup[first.indices.fill_null(-1).to_numpy()], *out])
+
+
+def _claim_lookup(uniques) -> np.ndarray:
+    """Level code of each distinct label, then a trailing -1 (so that code -1, a missing label, maps to -1)."""
+    names = ("" if u is None else normalise_level(str(u)) for u in uniques)
+    known = [CLAIM_LEVELS.index(name) if name in CLAIM_LEVELS else -1 for name in names]
+    return np.asarray(known + [-1], dtype=np.int8)
+
+
+def _arrow_string_chunks(values: pd.Series) -> list | None:
+    """The pyarrow chunks of a string column held by pyarrow, or None (object strings, numbers, ...)."""
+    dtype = values.dtype
+    held = (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow") or (
+        isinstance(dtype, pd.ArrowDtype) and pd.api.types.is_string_dtype(dtype))
+    if not held:
+        return None
+    import pyarrow as pa  # present: pandas holds these strings with it
+
+    data = values.array.__arrow_array__()
+    chunks = data.chunks if isinstance(data, pa.ChunkedArray) else [data]
+    if not all(pa.types.is_string(c.type) or pa.types.is_large_string(c.type) for c in chunks):
+        return None
+    return [c for c in chunks if len(c)]
 
 
 DEFAULT_LEVELS = ("PASS", "FAIL")

@@ -299,10 +299,26 @@ class CallCache:
         blob = json.dumps([model_id, dict(params), prompt], sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
+    @staticmethod
+    def _keys(model_id: str, params: Mapping, prompts) -> list[str]:
+        """:meth:`key` of each prompt, the model id and parameters written once (the same bytes as ``key``)."""
+        head = json.dumps([model_id, dict(params), ""], sort_keys=True, ensure_ascii=False, default=str)[:-3]
+        return [hashlib.sha256(f"{head}{json.dumps(prompt, ensure_ascii=False)}]".encode()).hexdigest() for prompt in prompts]
+
     def get(self, key: str) -> Reply | None:
         with self._lock:
             row = self._db.execute("SELECT text, prompt_tokens, completion_tokens FROM calls WHERE key = ?", (key,)).fetchone()
         return None if row is None else Reply(*row)
+
+    def _get_many(self, keys: list[str]) -> dict[str, Reply]:
+        """The answers stored under any of ``keys``, by key: one query per 500 keys instead of one per key."""
+        found = {}
+        with self._lock:
+            for first in range(0, len(keys), 500):
+                chunk = keys[first:first + 500]
+                query = f"SELECT key, text, prompt_tokens, completion_tokens FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
+                found.update((key, Reply(*rest)) for key, *rest in self._db.execute(query, chunk))
+        return found
 
     def put(self, key: str, model_id: str, reply: Reply) -> None:
         with self._lock:
@@ -449,6 +465,8 @@ class _Unreachable:
 
     def record(self, exc: BaseException | None) -> None:
         """Called after every attempt, with the exception it raised or None."""
+        if exc is None and not self._streak:  # the usual case, without the lock every thread would queue on
+            return
         with self._lock:
             self._streak = self._streak + 1 if exc is not None and _is_unreachable(exc) else 0
             if self._streak >= self._limit and not self.tripped:
@@ -696,9 +714,11 @@ def call_many(
 
     rows: dict[str, dict] = {}  # the main thread's own: workers return their rows through their futures
     pending = []
-    for prompt in pd.unique(prompts.to_numpy()):
-        key = CallCache.key(mid, merged, prompt)
-        hit = cache.get(key) if cache is not None else None
+    unique = pd.unique(prompts.to_numpy())
+    keys = CallCache._keys(mid, merged, unique)
+    stored = cache._get_many(keys) if cache is not None else {}
+    for prompt, key in zip(unique, keys, strict=True):
+        hit = stored.get(key)
         if hit is None:
             pending.append((prompt, key))
         else:

@@ -210,6 +210,7 @@ def sweep(
     empty: float = 0.0,
     p=None,
     decimals: int | None = None,
+    presorted: bool = False,
 ) -> pd.DataFrame:
     """Score every item at every temperature.
 
@@ -236,6 +237,9 @@ def sweep(
         ``p=1`` is the paper's "arithmetic mean" ablation.
     decimals : int, optional
         Round the scores, e.g. ``4`` as the reference stores them. Default: full precision.
+    presorted : bool, default False
+        The claims are in ascending order of ``item_id`` (checked); a dask table is then scored without a
+        shuffle. See :func:`evalkit.verdicts.level_counts`.
 
     Returns
     -------
@@ -244,9 +248,9 @@ def sweep(
 
         A dask ``verdicts`` gives a lazy dask DataFrame, partitioned as
         :func:`evalkit.verdicts.level_counts` partitions its counts, whose ``.compute()`` equals this function
-        on the whole table, float for float: each partition's distinct count vectors are scored by this
-        function. ``items`` stays a pandas list-like. An empty dask table gives an empty result (pandas
-        raises).
+        on the whole table, float for float: each partition's counts are scored by the kernel that scores the
+        whole table, and an item's score depends on its counts alone. ``items`` stays a pandas list-like. An
+        empty dask table gives an empty result (pandas raises).
 
     Examples
     --------
@@ -259,9 +263,19 @@ def sweep(
     >>> bool((scores[0.2] <= scores[0.9]).all())
     True
     """
-    if _dask.is_dask(verdicts):
-        return _sweep_dask(verdicts, temperatures, items=items, scale=scale, none_penalty=none_penalty, eps=eps,
-                           empty=empty, p=p, decimals=decimals)
+    t, weights, options = _sweep_options(temperatures, scale=scale, none_penalty=none_penalty, eps=eps, empty=empty,
+                                         p=p, decimals=decimals)
+    counts = _verdicts.level_counts(verdicts, items=items, presorted=presorted)
+    if _dask.is_dask(counts):
+        meta = pd.DataFrame(np.empty((0, len(t))), index=counts._meta.index, columns=pd.Index(t, name="temperature"))
+        return counts.map_partitions(_sweep_counts, t, weights, meta=meta, **options)
+    if counts.empty:
+        raise ValueError("`verdicts` is empty and no `items` were given: there is nothing to score.")
+    return _sweep_counts(counts, t, weights, **options)
+
+
+def _sweep_options(temperatures, *, scale, none_penalty, eps, empty, p, decimals) -> tuple[np.ndarray, np.ndarray, dict]:
+    """sweep's arguments, checked: the temperatures, the scale's weights and the kernel's options."""
     t = _check_temperatures(temperatures)
     eps = check_number(eps, "eps", low=0.0, high=1.0)
     if eps == 0.0:
@@ -272,11 +286,8 @@ def sweep(
     if p is not None:
         p = check_number(p, "p")
     weights = _verdicts.get_scale(scale).to_numpy()
-    counts = _verdicts.level_counts(verdicts, items=items)
-    if counts.empty:
-        raise ValueError("`verdicts` is empty and no `items` were given: there is nothing to score.")
     decimals = None if decimals is None else check_number(decimals, "decimals", low=0, integer=True)
-    return _sweep_counts(counts, t, weights, none_penalty=none_penalty, eps=eps, empty=empty, p=p, decimals=decimals)
+    return t, weights, {"none_penalty": none_penalty, "eps": eps, "empty": empty, "p": p, "decimals": decimals}
 
 
 def _sweep_counts(counts: pd.DataFrame, t: np.ndarray, weights: np.ndarray, **options) -> pd.DataFrame:
@@ -285,6 +296,8 @@ def _sweep_counts(counts: pd.DataFrame, t: np.ndarray, weights: np.ndarray, **op
     An item's score depends only on its five level counts, and items share count vectors (at most
     42,504 distinct ones for up to 19 claims): the distinct vectors are scored, then handed back out.
     """
+    if counts.empty:  # a dask partition without items
+        return pd.DataFrame(np.empty((0, len(t))), index=counts.index, columns=pd.Index(t, name="temperature"))
     distinct, inverse = _distinct_rows(counts[list(_verdicts.LEVELS)].to_numpy(dtype=np.int64))
     out = np.take(_scores_from_counts(distinct, t, weights, **options), inverse, axis=1)  # (temperatures, items)
     return pd.DataFrame(out.T, index=counts.index, columns=pd.Index(t, name="temperature"), copy=False)
@@ -323,7 +336,11 @@ def _scores_from_counts(counts: np.ndarray, t: np.ndarray, weights: np.ndarray, 
     with np.errstate(divide="ignore"):
         powered = np.where(geometric[None, :], np.log(np.maximum(clamped, eps)), clamped ** np.where(geometric, 1.0, exps)[None, :])
 
-    out = powered.T @ c.T  # (temperatures, rows): sum over claims of w**p (or of log w)
+    # (temperatures, rows): sum over claims of w**p (or of log w), level by level in a fixed order, so that a row's
+    # score never depends on the other rows beside it (a matrix product may sum in another order for another shape)
+    out = np.zeros((len(t), len(c)))
+    for level in range(c.shape[1]):
+        out += powered[level][:, None] * c[:, level][None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         out /= n[None, :]
         for j, (e, geo) in enumerate(zip(exps, geometric, strict=True)):
@@ -342,36 +359,11 @@ def _scores_from_counts(counts: np.ndarray, t: np.ndarray, weights: np.ndarray, 
     return out
 
 
-def _sweep_partition(counts: pd.DataFrame, temperatures, options: dict) -> pd.DataFrame:
-    """sweep of one partition of level counts: one synthetic item per distinct count vector, scored by :func:`sweep`."""
-    levels = list(_verdicts.LEVELS)
-    if counts.empty:
-        t = _check_temperatures(temperatures)
-        return pd.DataFrame(np.empty((0, len(t))), index=counts.index, columns=pd.Index(t, name="temperature"))
-    inverse = counts.groupby(levels, sort=False).ngroup().to_numpy()  # vectors numbered in order of appearance
-    vectors = counts[levels].to_numpy(dtype=np.int64)[~pd.Index(inverse).duplicated()]
-    verdict_codes = np.repeat(np.tile(np.arange(len(levels)), len(vectors)), vectors.ravel())
-    table = pd.DataFrame({"item_id": np.repeat(np.arange(len(vectors)), vectors.sum(axis=1)),
-                          "verdict": pd.Categorical.from_codes(verdict_codes, dtype=_verdicts.VERDICT_DTYPE)})
-    scores = sweep(table, temperatures, items=pd.RangeIndex(len(vectors)), **options)
-    return pd.DataFrame(scores.to_numpy()[inverse], index=counts.index, columns=scores.columns)
-
-
-def _sweep_dask(verdicts, temperatures, **options):
-    """sweep of a dask verdict table (see its docstring): a lazy dask DataFrame."""
-    items = options.pop("items")
-    counts = _verdicts.level_counts(verdicts, items=items)
-    # Score one claim eagerly: validates every option now and gives the result's columns.
-    probe = sweep(pd.DataFrame({"item_id": [0], "verdict": ["fully"]}), temperatures, **options)
-    meta = pd.DataFrame(probe.iloc[:0].to_numpy(), index=counts._meta.index, columns=probe.columns)
-    return counts.map_partitions(_sweep_partition, temperatures, options, meta=meta)
-
-
 def score(verdicts: pd.DataFrame, temperature: float, **options) -> pd.Series:
     """Score every item at one temperature.
 
     Takes the same options as :func:`sweep` (``items``, ``scale``, ``none_penalty``, ``eps``,
-    ``empty``, ``p``, ``decimals``).
+    ``empty``, ``p``, ``decimals``, ``presorted``).
 
     Returns
     -------

@@ -8,22 +8,22 @@ indexed by ``item_id``, or just an Index of ids) that the scoring functions acce
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
 from evalkit import _dask
+from evalkit._coerce import CLAIM_DTYPE, CLAIM_LEVELS, LEVEL_ALIASES, claim_codes
 from evalkit._validation import check_columns, check_dataframe, check_unique_index, show
 
 __all__ = ["LEVELS", "VERDICT_DTYPE", "SCALES", "validate", "get_scale", "level_counts", "items_index"]
 
 #: The five verdict levels, from worst to best.
-LEVELS: tuple[str, ...] = ("none", "minor", "partial", "mostly", "fully")
+LEVELS: tuple[str, ...] = CLAIM_LEVELS
 
 #: Ordered categorical dtype of the ``verdict`` column.
-VERDICT_DTYPE = pd.CategoricalDtype(list(LEVELS), ordered=True)
+VERDICT_DTYPE = CLAIM_DTYPE
 
 #: Weight scales of the TCVA paper (level -> weight).
 SCALES: dict[str, dict[str, float]] = {
@@ -33,74 +33,6 @@ SCALES: dict[str, dict[str, float]] = {
     "conservative": {"fully": 1.0, "mostly": 0.8, "partial": 0.5, "minor": 0.2, "none": 0.0},
     "binary": {"fully": 1.0, "mostly": 1.0, "partial": 0.0, "minor": 0.0, "none": 0.0},
 }
-
-_ALIASES = {"partially": "partial"}
-
-
-def _level_codes(values: pd.Series) -> np.ndarray:
-    """Position of each label in :data:`LEVELS` (int8), -1 for an unknown or missing label.
-
-    Only the distinct labels are lower-cased, stripped and mapped through the aliases: a column of plain
-    strings (e.g. read from a CSV) is factorized once. Strings held by pyarrow (pandas' default string dtype)
-    are read chunk by chunk, on every core (pyarrow releases the interpreter lock): the first chunk is
-    dictionary-encoded, the others looked up among its labels (``index_in``, about a third cheaper; a chunk with
-    a label the first lacks is encoded on its own). Hashing the strings is the whole cost of a string column.
-    """
-    if values.dtype == VERDICT_DTYPE:
-        return values.cat.codes.to_numpy()
-    if isinstance(values.dtype, pd.CategoricalDtype):
-        return _lookup(values.cat.categories)[values.cat.codes.to_numpy()]
-    chunks = _arrow_string_chunks(values)
-    if chunks is None:
-        codes, uniques = pd.factorize(values)  # missing labels get code -1
-        return _lookup(uniques)[codes]
-    if not chunks:
-        return np.empty(0, dtype=np.int8)
-    import pyarrow.compute as pc
-
-    first = chunks[0].dictionary_encode()
-    seen, lookup = first.dictionary, _lookup(first.dictionary.to_pylist())
-
-    def codes_of(chunk) -> np.ndarray:
-        index = pc.index_in(chunk, value_set=seen)  # a lookup among the first chunk's labels: cheaper than encoding
-        if index.null_count == chunk.null_count:
-            return lookup[index.fill_null(-1).to_numpy()]
-        encoded = chunk.dictionary_encode()  # a label the first chunk did not have
-        return _lookup(encoded.dictionary.to_pylist())[encoded.indices.fill_null(-1).to_numpy()]
-
-    rest = chunks[1:]
-    if len(rest) > 1 and len(values) >= 200_000 and (os.cpu_count() or 1) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(min(len(rest), os.cpu_count())) as pool:
-            out = list(pool.map(codes_of, rest))
-    else:
-        out = [codes_of(chunk) for chunk in rest]
-    return np.concatenate([lookup[first.indices.fill_null(-1).to_numpy()], *out])
-
-
-def _lookup(uniques) -> np.ndarray:
-    """Level code of each distinct label, then a trailing -1 (so that code -1, a missing label, maps to -1)."""
-    names = ("" if u is None else str(u).strip().lower() for u in uniques)
-    known = [LEVELS.index(name) if name in LEVELS else -1 for name in (_ALIASES.get(n, n) for n in names)]
-    return np.asarray(known + [-1], dtype=np.int8)
-
-
-def _arrow_string_chunks(values: pd.Series) -> list | None:
-    """The pyarrow chunks of a string column held by pyarrow, or None (object strings, numbers, ...)."""
-    dtype = values.dtype
-    held = (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow") or (
-        isinstance(dtype, pd.ArrowDtype) and pd.api.types.is_string_dtype(dtype))
-    if not held:
-        return None
-    import pyarrow as pa  # present: pandas holds these strings with it
-
-    data = values.array.__arrow_array__()
-    chunks = data.chunks if isinstance(data, pa.ChunkedArray) else [data]
-    if not all(pa.types.is_string(c.type) or pa.types.is_large_string(c.type) for c in chunks):
-        return None
-    return [c for c in chunks if len(c)]
-
 
 def validate(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Check a claim-verdict table and return a normalised copy.
@@ -141,57 +73,87 @@ def validate(verdicts: pd.DataFrame) -> pd.DataFrame:
     return _validate(verdicts)[0]
 
 
-def _validate(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, pd.Index]:
-    """Validate; also return each row's item code and the item ids in order of first appearance."""
+def _validate(verdicts: pd.DataFrame, *, table: bool = True, presorted: bool = False
+              ) -> tuple[pd.DataFrame | None, np.ndarray, pd.Index, np.ndarray]:
+    """Validate; return the normalised table (None with ``table=False``: the counts need only the codes), each
+    row's item code, the item ids in order of first appearance and each row's level code. ``presorted``: the
+    rows must be in ascending order of item_id (checked; the ids are then numbered by comparing neighbours)."""
     verdicts = check_dataframe(verdicts, "verdicts")
     check_columns(verdicts, ["item_id", "verdict"], "verdicts")
-    out = verdicts.copy(deep=False)  # columns are replaced, never written in place: the input stays intact
-    if out["item_id"].isna().any():
-        row = out.index[out["item_id"].isna()][0]
+    codes, uniques, level, disorder = claim_codes(verdicts["item_id"], verdicts["verdict"], presorted=presorted)
+    if len(codes) and codes.min() < 0:  # factorize numbers a missing id -1
+        row = verdicts.index[int(np.argmax(codes < 0))]
         raise ValueError(f"`verdicts` row {show(row)}: item_id is missing; every claim needs an item_id.")
-
-    level = _level_codes(out["verdict"])
+    if disorder >= 0:
+        ids = verdicts["item_id"]
+        raise ValueError(f"`verdicts` row {show(verdicts.index[disorder])}: item_id {show(ids.iloc[disorder])} comes after "
+                         f"{show(ids.iloc[disorder - 1])}; with presorted=True the claims must be in ascending order of "
+                         "item_id (sort them, or leave presorted=False).")
     bad = level < 0
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"`verdicts` row {show(out.index[pos])} (item_id={show(out['item_id'].iloc[pos])}): verdict "
+            f"`verdicts` row {show(verdicts.index[pos])} (item_id={show(verdicts['item_id'].iloc[pos])}): verdict "
             f"{show(verdicts['verdict'].iloc[pos])} is not one of {list(LEVELS)} "
             f"(accepted alias: 'partially'); {int(bad.sum())} row(s) have unknown verdicts."
             + (" A missing verdict often comes from pandas.read_csv, which reads the text 'None' as missing: "
                "read with keep_default_na=False." if pd.isna(verdicts["verdict"].iloc[pos]) else "")
         )
-    if out["verdict"].dtype != VERDICT_DTYPE:
-        out["verdict"] = pd.Categorical.from_codes(level, dtype=VERDICT_DTYPE)
+    given = "claim_idx" in verdicts.columns
+    claim = _claim_numbers(verdicts["claim_idx"]) if given else _numbered_within_items(codes)
+    if given and len(codes):
+        _check_claims_once(verdicts, codes, len(uniques), claim)
+    out = None
+    if table:
+        out = verdicts.copy(deep=False)  # columns are replaced, never written in place: the input stays intact
+        if out["verdict"].dtype != VERDICT_DTYPE:
+            out["verdict"] = pd.Categorical.from_codes(level, dtype=VERDICT_DTYPE)
+        if not given or out["claim_idx"].dtype != np.int64:
+            out["claim_idx"] = claim
+    return out, codes, pd.Index(uniques, name="item_id"), level
 
-    if "claim_idx" in out.columns:
-        idx = out["claim_idx"]
-        if idx.isna().any() or not pd.api.types.is_numeric_dtype(idx):
-            raise ValueError(f"`verdicts` column 'claim_idx' must hold integers; got dtype {idx.dtype}.")
-        if idx.dtype != np.int64:
-            as_int = idx.astype("int64")
-            if not np.array_equal(as_int.to_numpy(), idx.to_numpy()):
-                raise ValueError("`verdicts` column 'claim_idx' must hold whole numbers.")
-            out["claim_idx"] = as_int
-    else:
-        out["claim_idx"] = out.groupby("item_id", sort=False).cumcount().astype("int64")
 
-    codes, uniques = pd.factorize(out["item_id"])
-    claim = out["claim_idx"].to_numpy()
-    if len(out):
-        low = int(claim.min())
-        key = codes.astype(np.int64, copy=False) * (int(claim.max()) - low + 1)  # a new array: updated in place
+def _claim_numbers(idx: pd.Series) -> np.ndarray:
+    """The ``claim_idx`` column as int64, or a ValueError saying what it holds instead."""
+    if idx.dtype == np.int64:
+        return idx.to_numpy()
+    if not pd.api.types.is_numeric_dtype(idx) or idx.isna().any():
+        raise ValueError(f"`verdicts` column 'claim_idx' must hold integers; got dtype {idx.dtype}.")
+    as_int = idx.astype("int64")
+    if not np.array_equal(as_int.to_numpy(), idx.to_numpy()):
+        raise ValueError("`verdicts` column 'claim_idx' must hold whole numbers.")
+    return as_int.to_numpy()
+
+
+def _numbered_within_items(codes: np.ndarray) -> np.ndarray:
+    """Each row's number (0, 1, ...) among the rows of its item, in row order (``groupby(...).cumcount()``)."""
+    n = len(codes)
+    if n and (codes[1:] >= codes[:-1]).all():  # each item's rows together (codes number items as they appear)
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        return np.arange(n, dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, n]))
+    return pd.Series(codes).groupby(codes, sort=False).cumcount().to_numpy(dtype=np.int64)
+
+
+def _check_claims_once(verdicts: pd.DataFrame, codes: np.ndarray, n_items: int, claim: np.ndarray) -> None:
+    """Refuse a repeated ``(item_id, claim_idx)`` pair, naming the first repeat."""
+    low = int(claim.min())
+    span = int(claim.max()) - low + 1
+    if n_items * span < 2**62:
+        key = codes.astype(np.int64, copy=False) * span  # a new array: updated in place
         key += claim
         key -= low
+        if (key[1:] > key[:-1]).all():  # sorted by item, then claim: nothing repeats (no hashing needed)
+            return
         dup = pd.Index(key).duplicated()
-        if dup.any():
-            pos = int(np.flatnonzero(dup)[0])
-            raise ValueError(
-                f"`verdicts` has {int(dup.sum())} repeated (item_id, claim_idx) pair(s), first "
-                f"({show(out['item_id'].iloc[pos])}, {int(claim[pos])}) at row {show(out.index[pos])}; "
-                "each claim must appear once."
-            )
-    return out, codes, pd.Index(uniques, name="item_id")
+    else:  # claim numbers too far apart to pack with the item code
+        dup = pd.DataFrame({"item": codes, "claim": claim}).duplicated().to_numpy()
+    if dup.any():
+        pos = int(np.flatnonzero(dup)[0])
+        raise ValueError(
+            f"`verdicts` has {int(dup.sum())} repeated (item_id, claim_idx) pair(s), first "
+            f"({show(verdicts['item_id'].iloc[pos])}, {int(claim[pos])}) at row {show(verdicts.index[pos])}; "
+            "each claim must appear once."
+        )
 
 
 def get_scale(scale="default") -> pd.Series:
@@ -214,7 +176,7 @@ def get_scale(scale="default") -> pd.Series:
             raise ValueError(f"`scale` must be one of {list(SCALES)} or a mapping; got {scale!r}.")
         mapping = SCALES[scale]
     elif isinstance(scale, Mapping):
-        mapping = {_ALIASES.get(str(k).strip().lower(), str(k).strip().lower()): v for k, v in scale.items()}
+        mapping = {LEVEL_ALIASES.get(str(k).strip().lower(), str(k).strip().lower()): v for k, v in scale.items()}
         unknown = sorted(set(mapping) - set(LEVELS))
         missing = [lvl for lvl in LEVELS if lvl not in mapping]
         if unknown or missing:
@@ -251,7 +213,7 @@ def items_index(items) -> pd.Index | None:
     return index.rename("item_id")
 
 
-def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
+def level_counts(verdicts: pd.DataFrame, *, items=None, presorted: bool = False) -> pd.DataFrame:
     """Count the claims at each verdict level for every item.
 
     Parameters
@@ -261,6 +223,10 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     items : Index, DataFrame or list-like, optional
         All item ids to report, including those without claims (their counts are 0). Every item in
         ``verdicts`` must be among them. Without it, the items in ``verdicts`` in order of appearance.
+    presorted : bool, default False
+        The claims are in ascending order of ``item_id`` (as a table written item by item is, an item's claims
+        possibly continuing into the next file). Checked: a row out of order raises ValueError naming it. The
+        counts are the same; a dask table is then counted without a shuffle (below).
 
     Returns
     -------
@@ -272,7 +238,11 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
         here, the integer counts are summed per item across partitions (a hash-partitioned groupby), and
         range partitioning puts the items back in order: without ``items`` each item in the partition of its
         first claim, with ``items`` in consecutive chunks of ``items``. Bad labels and unknown items raise
-        when computed; a repeated ``(item_id, claim_idx)`` pair is found only within a partition.
+        when computed; a repeated ``(item_id, claim_idx)`` pair is found only within a partition. With
+        ``presorted=True`` nothing is shuffled: an item can then continue only from the end of one partition
+        into the next, so each partition's counts are completed by a small row carried from the partition
+        before it (each item lands in the partition of its last claim), and ``items`` in ascending order are
+        filled in partition by partition too (other orders take one range partitioning).
 
     Examples
     --------
@@ -286,9 +256,11 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
     b           0      1        0       0      0         1
     c           0      0        0       0      0         0
     """
+    if not isinstance(presorted, bool):
+        raise TypeError(f"`presorted` must be True or False; got {presorted!r}.")
     if _dask.is_dask(verdicts):
-        return _level_counts_dask(verdicts, items_index(items))
-    table, codes, seen = _validate(verdicts)
+        return _level_counts_dask(verdicts, items_index(items), presorted)
+    _, codes, seen, level = _validate(verdicts, table=False, presorted=presorted)
     index = items_index(items)
     if index is None:
         index = seen
@@ -300,9 +272,9 @@ def level_counts(verdicts: pd.DataFrame, *, items=None) -> pd.DataFrame:
         codes = position[codes]
     n_levels = len(LEVELS)
     flat = codes.astype(np.int64, copy=False) * n_levels  # a new array: updated in place
-    flat += table["verdict"].cat.codes.to_numpy()
+    flat += level
     counts = np.bincount(flat, minlength=len(index) * n_levels).reshape(len(index), n_levels)
-    out = pd.DataFrame(counts.astype(np.int64), index=index, columns=list(LEVELS))
+    out = pd.DataFrame(counts.astype(np.int64, copy=False), index=index, columns=list(LEVELS), copy=False)
     out["n_claims"] = counts.sum(axis=1)
     return out
 
@@ -330,12 +302,63 @@ def _fill_items(counts: pd.DataFrame, index: pd.Index, divisions: list[int], par
     return out.set_axis(index[divisions[j]:stop]).astype(np.int64)
 
 
-def _level_counts_dask(verdicts, index: pd.Index | None):
-    """level_counts of a dask verdict table (see its docstring): a lazy dask DataFrame."""
+def _fill_sorted_items(counts: pd.DataFrame, before, index: pd.Index, last: bool) -> pd.DataFrame:
+    """The items of ``index`` (ascending) after ``before`` up to this partition's last counted item (all the rest
+    in the last partition), with the partition's counts and zeros for those without claims."""
+    low = 0 if before is None else int(index.searchsorted(before, side="right"))
+    high = len(index) if last else low if counts.empty else int(index.searchsorted(counts.index[-1], side="right"))
+    chunk = index[low:high]
+    unknown = counts.index[~counts.index.isin(chunk)]
+    if len(unknown):
+        raise ValueError(f"`verdicts` has item_id(s) not in `items`: {unknown[:5].tolist()}; `items` must list every item.")
+    return counts.reindex(chunk, fill_value=0).astype(np.int64)
+
+
+def _last_counted(counts: pd.DataFrame, before):
+    return before if counts.empty else counts.index[-1]
+
+
+def _level_counts_sorted_dask(verdicts, index: pd.Index | None, meta: pd.DataFrame):
+    """level_counts of a dask verdict table in ascending order of item_id: no shuffle (see its docstring)."""
     import dask
 
+    per_partition = verdicts.map_partitions(level_counts, presorted=True, meta=meta)
+    summed = _dask.sum_sorted(per_partition, "`verdicts` item ids (presorted=True)")
+    if index is None:
+        return summed
+    if not index.is_monotonic_increasing:
+        counts = summed.reset_index()
+        return _level_counts_in_order(counts, index, verdicts.npartitions,
+                                      counts._meta.assign(**{_dask.POSITION: np.array([], dtype=np.int64)}))
+    items, delayed = dask.delayed(index, pure=True), dask.delayed
+    parts, before, out = summed.to_delayed(), None, []
+    for j, part in enumerate(parts):
+        out.append(delayed(_fill_sorted_items, pure=True)(part, before, items, j == len(parts) - 1))
+        before = delayed(_last_counted, pure=True)(part, before)
+    result_meta = meta.set_axis(index[:0])
+    return _dask.dataframe().from_delayed(out, meta=result_meta, verify_meta=False)
+
+
+def _level_counts_in_order(counts, index: pd.Index, npartitions: int, meta: pd.DataFrame):
+    """Counts summed per item (a dask frame with ``item_id`` as a column) put in the order of ``index``."""
+    import dask
+
+    columns = [*LEVELS, "n_claims"]
+    items = dask.delayed(index, pure=True)
+    divisions = _dask.chunk_divisions(len(index), npartitions)
+    ordered = _dask.sort_into(counts.map_partitions(_item_positions, items, meta=meta), divisions)
+    result_meta = pd.DataFrame({c: np.array([], dtype=np.int64) for c in columns}, index=index[:0])
+    return ordered.map_partitions(_fill_items, items, divisions, meta=result_meta, clear_divisions=True)
+
+
+def _level_counts_dask(verdicts, index: pd.Index | None, presorted: bool = False):
+    """level_counts of a dask verdict table (see its docstring): a lazy dask DataFrame."""
     check_columns(verdicts, ["item_id", "verdict"], "verdicts")
     columns = [*LEVELS, "n_claims"]
+    if presorted:
+        meta = pd.DataFrame({c: np.array([], dtype=np.int64) for c in columns},
+                            index=pd.Index(verdicts._meta["item_id"].iloc[:0], name="item_id"))
+        return _level_counts_sorted_dask(verdicts, index, meta)
     meta = pd.DataFrame({"item_id": verdicts._meta["item_id"].iloc[:0],
                          **{c: np.array([], dtype=np.int64) for c in (*columns, _dask.POSITION)}})
     per_partition = verdicts.map_partitions(_partition_counts, meta=meta)
@@ -344,8 +367,4 @@ def _level_counts_dask(verdicts, index: pd.Index | None):
         ordered = _dask.restore_order(summed, verdicts.npartitions)
         return ordered.map_partitions(lambda part: part.set_index("item_id")[columns].astype(np.int64),
                                       meta=meta.set_index("item_id")[columns], clear_divisions=True)
-    items = dask.delayed(index, pure=True)
-    divisions = _dask.chunk_divisions(len(index), verdicts.npartitions)
-    ordered = _dask.sort_into(summed.map_partitions(_item_positions, items, meta=meta), divisions)
-    result_meta = pd.DataFrame({c: np.array([], dtype=np.int64) for c in columns}, index=index[:0])
-    return ordered.map_partitions(_fill_items, items, divisions, meta=result_meta, clear_divisions=True)
+    return _level_counts_in_order(summed, index, verdicts.npartitions, meta)

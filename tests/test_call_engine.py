@@ -247,6 +247,26 @@ def test_connections_are_kept_alive_and_reused_across_threads():
     assert server.requests == 400 and server.connections <= 8  # one connection per thread, kept for the next run
 
 
+def test_a_request_goes_out_in_one_write(monkeypatch):
+    """Request line, headers and body leave in one socket write (http.client alone writes the body separately),
+    and the server reads the whole request: the prompt, escaped or not, comes back as sent."""
+    from evalkit import _chat
+
+    writes = []
+    original = _chat._Connection.send
+    monkeypatch.setattr(_chat._Connection, "send", lambda self, data: (writes.append(bytes(data)), original(self, data)))
+    prompts = ["plain", "ünïcode – ok", "a lone \ud800 surrogate", "x" * 70_000]
+    with ChatServer(lambda prompt, attempt: prompt[:20]) as server:
+        model = models.OpenAIChat("m", base_url=server.url)
+        texts = [model(prompt).text for prompt in prompts]
+    assert texts == [p[:20] for p in prompts]
+    assert len(writes) == len(prompts)
+    for data in writes:
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"POST ") and int(dict(line.split(b": ", 1) for line in head.split(b"\r\n")[1:])
+                                                  [b"Content-Length"]) == len(body) > 0
+
+
 def test_a_server_that_closes_every_connection_is_read_to_the_end():
     body = "a long answer " * 5000  # larger than one read: the rest is read after the connection was handed over
     with ChatServer(lambda prompt, attempt: body, keep_alive=False) as server:
@@ -335,6 +355,24 @@ def test_live_calls_need_no_official_client():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout.split()
     assert out == ["PASS", "False", "False"]
+
+
+def test_the_cache_is_read_in_one_query_per_500_prompts_with_the_keys_it_always_had(tmp_path):
+    """call_many looks its prompts up many at a time: the keys are CallCache.key's, byte for byte, and the answers
+    found are those get() finds one key at a time."""
+    from evalkit.models import CallCache
+
+    params = {"temperature": 0.0, "max_tokens": None, "system": "Réponds.", "extra": {"b": [1, 2], "a": None}}
+    prompts = ["", "plain", 'quotes " and \\ back', "ünïcode – and\nnew lines", "\u2028 separator"] + [f"p{i}" for i in range(1200)]
+    keys = CallCache._keys("judge-é", params, prompts)
+    assert keys == [CallCache.key("judge-é", params, prompt) for prompt in prompts]
+    cache = CallCache(tmp_path / "calls.sqlite")
+    cache.put_many([(key, "judge-é", Reply(f"answer {i}", i, 1)) for i, key in enumerate(keys) if i % 3 == 0])
+    found = cache._get_many(keys + ["absent"])
+    assert found == {key: cache.get(key) for key in keys if cache.get(key) is not None} and len(found) == 402
+    calls = models.call_many(pd.Series(prompts[:30]), lambda prompt: "new", model_id="judge-é", params=params,
+                             cache=cache, progress=False)
+    assert calls["cached"].tolist() == [i % 3 == 0 for i in range(30)]
 
 
 def test_answers_cached_by_earlier_versions_stay_cached(tmp_path):

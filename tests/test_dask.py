@@ -123,6 +123,88 @@ def test_sweep_bad_input(client, rng):
     assert empty.shape == (0, 1) and list(empty.columns) == [0.5]
 
 
+def sorted_claims(rng, n_items=300, kind="str"):
+    """Claims in ascending order of item_id, cut into partitions of uneven length: items continue into the next
+    partition, one item fills whole partitions, and some partitions are empty."""
+    sizes = rng.integers(1, 12, n_items)
+    sizes[[40, 200]] = [160, 75]  # longer than the partitions around them
+    ids = np.array([f"id{k:05d}" for k in range(0, 3 * n_items, 3)], dtype=object)
+    if kind == "int":
+        ids = np.arange(0, 3 * n_items, 3) * 7 - 500
+    item_id = np.repeat(ids, sizes)
+    table = pd.DataFrame({"item_id": item_id, "claim_idx": np.concatenate([np.arange(s) for s in sizes]),
+                          "verdict": np.array(LEVELS, dtype=object)[rng.integers(0, 5, len(item_id))]})
+    if kind == "str":
+        table["item_id"] = table["item_id"].astype("str")
+    cuts = np.sort(rng.choice(np.arange(1, len(table)), 14, replace=False))
+    cuts = np.r_[0, cuts[:6], cuts[5], cuts[6:], cuts[-1], len(table)]  # two empty partitions
+    start = int(np.repeat(np.arange(n_items), sizes).tolist().index(40))
+    cuts = np.sort(np.r_[cuts, start + 20, start + 60, start + 100])  # item 40 spans four partitions
+    parts = [table.iloc[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    ddf = dd.from_delayed([dask.delayed(part) for part in parts], meta=table.iloc[:0], verify_meta=False)
+    return table, ddf, pd.Index(ids, name="item_id")
+
+
+def graph_names(collection) -> set:
+    return {key[0] if isinstance(key, tuple) else key for key in dict(collection.__dask_graph__())}
+
+
+@pytest.mark.parametrize("kind", ["str", "int"])
+def test_presorted_claims_are_counted_and_scored_without_a_shuffle(client, rng, kind):
+    table, ddf, ids = sorted_claims(rng, kind=kind)
+    assert (ddf.map_partitions(len).compute() == 0).sum() >= 2 and spans_partitions(ddf, "item_id") >= 10
+    extra = ids.append(pd.Index(["zz"] if kind == "str" else [10**6], name="item_id"))  # one item without claims
+    everything = extra.sort_values()
+    for options in ({}, {"items": everything}, {"items": everything[::-1]}, {"items": everything[::2].append(everything[1::2])}):
+        counts = verdicts.level_counts(ddf, presorted=True, **options)
+        pd.testing.assert_frame_equal(counts.compute(), verdicts.level_counts(table, **options), check_exact=True)
+        lazy = tcva.sweep(ddf, TEMPERATURES, presorted=True, **options)
+        pd.testing.assert_frame_equal(lazy.compute(), tcva.sweep(table, TEMPERATURES, **options), check_exact=True)
+        if options.get("items") is None or options["items"].is_monotonic_increasing:
+            assert not any("shuffle" in str(name) or "set_index" in str(name) for name in graph_names(lazy))
+    pd.testing.assert_frame_equal(verdicts.level_counts(table, presorted=True), verdicts.level_counts(table),
+                                  check_exact=True)
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 16])
+def test_sorted_sums_equal_a_groupby_sum_whatever_the_blocks(rng, block):
+    """_dask.sum_sorted against pandas' groupby sum, on partitions of a sorted table cut anywhere (empty ones, a
+    value spanning several), with the carried rows worked out in blocks of any size."""
+    from evalkit._dask import sum_sorted
+
+    keys = np.sort(rng.integers(0, 60, 400))
+    keys[100:180] = keys[100]
+    table = pd.DataFrame({"a": rng.integers(0, 5, 400), "b": rng.integers(0, 3, 400)}, index=pd.Index(keys, name="k"))
+    cuts = np.r_[0, np.sort(rng.choice(np.arange(1, 400), 20, replace=False)), 120, 150, 150, 400]
+    cuts = np.sort(cuts)
+    parts = [table.iloc[a:b].groupby(level=0, sort=False).sum() for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    frame = dd.from_delayed([dask.delayed(part) for part in parts], meta=parts[0].iloc[:0], verify_meta=False)
+    with dask.config.set(scheduler="sync"):
+        got = sum_sorted(frame, block=block).compute()
+    pd.testing.assert_frame_equal(got, table.groupby(level=0).sum(), check_exact=True)
+
+
+def test_presorted_claims_out_of_order_raise_naming_the_item(client, rng):
+    table, ddf, _ = sorted_claims(rng)
+    swapped = table.copy()
+    rows = [len(table) // 2, len(table) // 2 + 40]
+    swapped.iloc[rows[0], 0], swapped.iloc[rows[1], 0] = table.iloc[rows[1], 0], table.iloc[rows[0], 0]
+    after, later = table.iloc[rows[0] + 1, 0], table.iloc[rows[1], 0]  # the row after the first swapped one
+    with pytest.raises(ValueError, match=rf"row {rows[0] + 1}: item_id '{after}' comes after '{later}'; with presorted=True"):
+        verdicts.level_counts(swapped, presorted=True)
+    with pytest.raises(ValueError, match="with presorted=True"):
+        tcva.sweep(dd.from_pandas(swapped, npartitions=1), [0.5], presorted=True).compute()
+    # out of order across partitions only: each partition is sorted, the second starts before the first ends
+    halves = [table.iloc[len(table) // 2:], table.iloc[:len(table) // 2]]
+    across = dd.from_delayed([dask.delayed(h) for h in halves], meta=table.iloc[:0], verify_meta=False)
+    with pytest.raises(ValueError, match=r"item ids \(presorted=True\) are not in ascending order: .* \(in an earlier "
+                                         r"partition\)"):
+        tcva.sweep(across, [0.5], presorted=True).compute()
+    verdicts.level_counts(across).compute()  # the default plan takes any order
+    with pytest.raises(TypeError, match="`presorted` must be True or False"):
+        verdicts.level_counts(table, presorted="yes")
+
+
 def fd_tables(rng, n_docs=1500, n_claims=5000):
     docs = pd.DataFrame({"doc_id": [f"doc{k:05d}" for k in rng.permutation(n_docs)],
                          "n_tokens": rng.integers(20, 600, n_docs),

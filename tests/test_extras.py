@@ -41,7 +41,7 @@ REACHED_ONLY_WITH = {
     ("models.py", "httpx"): "openai",  # OpenAIChat's constructor checks for openai (which brings httpx) first
     ("models.py", "openai"): "openai",
     ("batch.py", "openai"): "openai",  # batch jobs take a models.OpenAIChat, checked when it was made
-    ("verdicts.py", "pyarrow"): None,  # reached only with strings pandas holds in pyarrow: pyarrow is there
+    ("_coerce.py", "pyarrow"): None,  # reached only with strings pandas holds in pyarrow: pyarrow is there
 }
 # Known places whose ImportError does not name the extra yet: a strict xfail, so that fixing one fails the list.
 UNNAMED: dict[str, str] = {}

@@ -218,6 +218,84 @@ def test_bootstrap_is_reproducible_and_close_to_the_sandwich(rng):
     assert (a["rating"] == sandwich["rating"]).all() and a.attrs["interval"] == "bootstrap"
 
 
+def _refit_resampled(table, rows_drawn, ties="half"):
+    """The reference resampler: each resample's comparisons drawn by row (``rows_drawn``: (B, n) row numbers),
+    counted in the design's ordered cells and refitted from zero, as every resample of the comparisons is."""
+    _, systems, _, cells, _ = pairwise._design(table, ties, False, None, None, None)
+    free = np.arange(1, cells.k)
+    flat = cells.rows * 3 + cells.outcome
+    counts = np.stack([np.bincount(flat[rows], minlength=3 * len(cells.first)) for rows in rows_drawn])
+    theta, converged = pairwise._fit(cells, counts.reshape(len(counts), -1, 3).astype(float), ties, free)
+    return ELO * (theta - theta.mean(axis=1, keepdims=True)) + 1000, converged, systems
+
+
+@pytest.mark.parametrize("clustered", [False, True], ids=["comparisons", "clusters"])
+def test_bootstrap_of_counts_is_the_bootstrap_of_comparisons(rng, clustered):
+    """Resampling the collapsed counts (a multinomial draw over pair-outcome categories, both orders of a pair
+    as one) has the law of resampling comparisons (or whole clusters) with replacement and refitting each: on a
+    seeded design the percentile ends agree within Monte Carlo error and each system's draws pass a two-sample
+    Kolmogorov-Smirnov test."""
+    strengths = np.array([0.6, 0.3, 0.0, -0.2, -0.7])
+    table = simulate(rng, 900, strengths, tie=0.15, questions=150 if clustered else None,
+                     weights=rng.uniform(0.2, 1.0, 20))
+    cluster = "question_id" if clustered else None
+    b = 3000
+    out = pairwise.bradley_terry(table, interval="bootstrap", cluster=cluster, n_resamples=b, rng=5).set_index("system")
+    n = len(table)
+    if clustered:
+        codes = pd.factorize(table["question_id"])[0]
+        members = [np.flatnonzero(codes == g) for g in range(codes.max() + 1)]
+        drawn = [np.concatenate([members[g] for g in rng.integers(0, len(members), len(members))]) for _ in range(b)]
+    else:
+        drawn = rng.integers(0, n, (b, n))
+    reference, converged, systems = _refit_resampled(table, drawn)
+    assert converged.all()
+    for rows in drawn[:3]:  # the reference's refit is the public fit of the resampled table
+        once = pairwise.bradley_terry(table.iloc[np.sort(rows)]).set_index("system")["rating"]
+        np.testing.assert_allclose(once[systems].to_numpy(), _refit_resampled(table, [rows])[0][0], atol=1e-8)
+    low, high = np.percentile(reference, [2.5, 97.5], axis=0)
+    sigma = reference.std(axis=0)
+    # each end's Monte Carlo sd is sigma * sqrt(q (1 - q) / B) / phi(z_q) on either side
+    mc = np.sqrt(2) * sigma * np.sqrt(0.025 * 0.975 / b) / stats.norm.pdf(stats.norm.ppf(0.975))
+    assert (np.abs(out.loc[systems, "ci_low"].to_numpy() - low) < 4 * mc).all()
+    assert (np.abs(out.loc[systems, "ci_high"].to_numpy() - high) < 4 * mc).all()
+    _, _, _, cells, groups = pairwise._design(table, "half", False, None, None, cluster)
+    free = np.arange(1, cells.k)
+    start, _ = pairwise._fit(cells, cells.counts[None], "half", free)
+    draws, failed = pairwise._bootstrap(cells, "half", free, groups, b, np.random.default_rng(6), start[0])
+    assert failed == 0
+    ours = ELO * (draws - draws.mean(axis=1, keepdims=True)) + 1000
+    for j in range(len(systems)):
+        assert stats.ks_2samp(ours[:, j], reference[:, j]).pvalue > 1e-3 / len(systems)
+
+
+def test_bootstrap_counts_every_resample_without_a_finite_maximum():
+    """Four comparisons, resampled: a resample has a finite maximum exactly when its wins link the three systems
+    both ways, which 96 of the 4**4 equally likely draws do. The share the bootstrap reports is that one, within
+    Monte Carlo error (resamples where all of one pair's wins fall in one cell stall once the logistic saturates;
+    they are counted)."""
+    import itertools
+
+    from scipy.sparse.csgraph import connected_components
+
+    table = pd.DataFrame({"system_a": ["x", "x", "y", "z"], "system_b": ["y", "z", "z", "y"], "winner": ["a", "b", "a", "b"]})
+    code = {"x": 0, "y": 1, "z": 2}
+    beats = [(code[a], code[b]) if w == "a" else (code[b], code[a]) for a, b, w in table.itertuples(index=False)]
+    separated = 0
+    for draw in itertools.product(range(4), repeat=4):
+        rows, cols = zip(*(beats[r] for r in draw), strict=True)
+        graph = np.zeros((3, 3))
+        graph[list(rows), list(cols)] = 1
+        separated += connected_components(graph, directed=True, connection="strong")[0] != 1
+    share = separated / 4**4
+    assert share == 0.625
+    b = 4000
+    with pytest.warns(EvalkitWarning, match="bootstrap resamples have no finite maximum") as record:
+        pairwise.bradley_terry(table, ties="drop", interval="bootstrap", n_resamples=b, rng=0)
+    failed = int(str(record[0].message).split("bradley_terry: ")[1].split(" of ")[0])
+    assert abs(failed - share * b) < 4 * np.sqrt(b * share * (1 - share)), failed
+
+
 def test_anchor_position_and_covariates_recover_what_was_simulated(rng):
     strengths = np.array([0.5, 0.0, -0.5])
     table = simulate(rng, 6000, strengths, first_slot=0.4)
@@ -251,7 +329,7 @@ def test_no_finite_maximum_is_nan_with_a_warning():
     with pytest.warns(EvalkitWarning, match="no finite rating separates them"):
         out = pairwise.bradley_terry(table)
     assert out["rating"].isna().all() and out.set_index("system").loc["x", "wins"] == 2
-    with pytest.warns(EvalkitWarning, match="14 of 20 bootstrap resamples have no finite maximum"):
+    with pytest.warns(EvalkitWarning, match=r"\d+ of 20 bootstrap resamples have no finite maximum"):
         out = pairwise.bradley_terry(table.assign(winner=["a", "b", "a", "b"]), ties="drop", interval="bootstrap",
                                      n_resamples=20, rng=0)  # connected, but most of its resamples are not
     assert out["rating"].notna().all() and out["ci_low"].isna().all() and out["ci_high"].isna().all()

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from evalkit import tcva, verdicts
-from evalkit.verdicts import _level_codes
+from evalkit._coerce import claim_level_codes
 
 LABELS = np.array(["fully", "Mostly ", " partially", "NONE", "minor", "bogus", "", "fully\x00", "é", "partial"],
                   dtype=object)
@@ -42,7 +42,7 @@ def test_level_codes_of_strings_however_they_are_held(labels, dtype):
         labels = labels[7:]
     else:
         series = pd.Series(labels, dtype=dtype)
-    codes = _level_codes(series)
+    codes = claim_level_codes(series)
     assert codes.dtype == np.int8 and (codes == expected(labels)).all()
 
 

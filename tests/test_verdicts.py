@@ -40,6 +40,61 @@ def test_duplicate_claims_rejected():
         verdicts.validate(table)
 
 
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_claims_numbered_and_repeats_found_in_any_row_order(rng, order):
+    """claim_idx numbering equals groupby().cumcount(), and a repeated pair is named, whether or not each item's
+    rows are together (the sorted case is checked without hashing)."""
+    ids = np.repeat(np.array([f"i{k}" for k in range(3000)], dtype=object), rng.integers(1, 9, 3000))
+    rows = np.arange(len(ids)) if order == "sorted" else rng.permutation(len(ids))
+    table = pd.DataFrame({"item_id": ids[rows], "verdict": "fully"}, index=np.arange(len(ids)) * 2)
+    expected = table.groupby("item_id", sort=False).cumcount().to_numpy()
+    numbered = verdicts.validate(table)
+    assert numbered["claim_idx"].dtype == np.int64 and np.array_equal(numbered["claim_idx"].to_numpy(), expected)
+    verdicts.validate(numbered)  # numbered claims are each once
+    repeat = numbered.copy()
+    pos = len(repeat) - 5
+    same_item = np.flatnonzero(repeat["item_id"].to_numpy() == repeat["item_id"].iloc[pos])
+    other = same_item[same_item != pos]
+    if not len(other):
+        pytest.skip("the chosen item has one claim")
+    first = min(pos, int(other[0]))
+    second = max(pos, int(other[0]))
+    repeat.iloc[second, repeat.columns.get_loc("claim_idx")] = repeat["claim_idx"].iloc[first]
+    with pytest.raises(ValueError, match=rf"1 repeated \(item_id, claim_idx\) pair\(s\), first "
+                                         rf"\('{repeat['item_id'].iloc[second]}', {repeat['claim_idx'].iloc[first]}\) "
+                                         rf"at row {repeat.index[second]};"):
+        verdicts.validate(repeat)
+
+
+def test_repeats_found_when_claim_numbers_are_far_apart():
+    table = pd.DataFrame({"item_id": ["a", "b", "b", "a"], "claim_idx": [0, 2**61, 2**61, -(2**61)],
+                          "verdict": ["fully"] * 4})
+    verdicts.validate(table.iloc[:3].drop(index=2))
+    with pytest.raises(ValueError, match=r"first \('b', 2305843009213693952\) at row 2"):
+        verdicts.validate(table)
+
+
+@pytest.mark.parametrize("dtype", ["object", "str", "category"])
+def test_large_tables_of_string_labels_count_as_small_ones(rng, dtype):
+    """Above the size where labels are encoded on another thread than the item ids, counts and errors are those
+    of the one-thread path (checked on the same table cut in pieces)."""
+    n = 450_000
+    spelled = np.array(["none", "MINOR", "partially", " Mostly", "Fully"], dtype=object)[rng.integers(0, 5, n)]
+    ids = np.sort(rng.integers(0, 60_000, n)).astype(str)
+    table = pd.DataFrame({"item_id": ids, "verdict": pd.Series(spelled, dtype=dtype)})
+    whole = verdicts.level_counts(table)
+    pieces = [verdicts.level_counts(table.iloc[i:i + 50_000]) for i in range(0, n, 50_000)]
+    summed = pd.concat(pieces).groupby(level=0, sort=False).sum()
+    pd.testing.assert_frame_equal(whole, summed)
+    bad = table.assign(verdict=pd.Series(np.where(np.arange(n) == n - 3, "fuly", spelled), dtype=dtype))
+    with pytest.raises(ValueError, match=rf"row {n - 3} \(item_id='{ids[n - 3]}'\): verdict 'fuly'"):
+        verdicts.level_counts(bad)
+    missing = table.copy()
+    missing.loc[n - 7, "item_id"] = None
+    with pytest.raises(ValueError, match=rf"row {n - 7}: item_id is missing"):
+        verdicts.level_counts(missing)
+
+
 @pytest.mark.parametrize(
     "table, error, message",
     [
