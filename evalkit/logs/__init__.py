@@ -26,6 +26,19 @@ Rules that hold for every reader:
   tool's message in ``error``; :func:`evalkit.judge.pass_rate` leaves it out and counts it.
 - Nothing is dropped silently: what a reader could not turn into rows is counted, with the reason, in
   ``attrs["skipped"]``.
+- One bad value is one error row: a score, a verdict or a metric value that is not what the tool writes (text
+  where a number belongs, an infinity, a list or a dict) makes that row an error row saying what was found, with
+  one :class:`~evalkit.EvalkitWarning` for the table; it never drops a metric or blocks the other rows. What
+  leaves no row to make (a sample without an id, an epoch that is not a whole number, a file that is not the
+  tool's) is refused with a ValueError naming the file, the place in it and the field.
+- A case is read once: a log that holds one case twice (a duplicated archive member, a sample id, document id
+  or test name given twice, or two ids such as ``1`` and ``"1"`` that are one case id as text) is refused,
+  naming the file and both places, since which copy the tool meant cannot be known and keeping either would
+  miscount.
+- A file is read only up to ``max_bytes`` (256 MiB by default; each file, and each member of an archive once
+  expanded): a larger one is refused, naming it, before it is parsed, so a small file made to expand to
+  gigabytes costs no more memory than the limit. deepeval's and ragas' results are already in memory and have no
+  limit.
 - ``attrs["source"]`` names the tool, its version, the file and the run; ``attrs["rubric"]`` the verdict
   levels and which of them pass; ``attrs["tool_metrics"]`` the tool's own summary numbers, to check
   against; ``attrs["clusters"]`` the column that groups the epochs or repeats of one case.

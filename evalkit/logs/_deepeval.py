@@ -7,7 +7,9 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from evalkit.logs._shared import PASS_FAIL, digest, get, package_version, results_table, row, text
+from evalkit.logs._shared import PASS_FAIL, digest, get, identifier, number, package_version, results_table, row, text
+
+_EXTRA = ["sample_id", "score", "threshold", "input", "output", "target", "grader"]
 
 
 def from_deepeval(result, *, model: str = "unknown") -> pd.DataFrame:
@@ -35,9 +37,10 @@ def from_deepeval(result, *, model: str = "unknown") -> pd.DataFrame:
     Raises
     ------
     TypeError, ValueError
-        Not an EvaluationResult; a test result without a name; a metric without a name, with a ``success``
-        other than True/False (on a metric that did not raise), or a score or threshold that is not a finite
-        number (the message names the test result and the metric by position).
+        Not an EvaluationResult; a test result without a name (or two test results of one name, which would be one
+        case); a metric without a name (the message names the test result and the metric by position). A score or
+        threshold that is not a finite number, or a ``success`` other than True/False on a metric that did not
+        raise, makes that metric's row an error row (with an :class:`~evalkit.EvalkitWarning`), not a failed read.
 
     Examples
     --------
@@ -57,44 +60,43 @@ def from_deepeval(result, *, model: str = "unknown") -> pd.DataFrame:
         raise TypeError(f"`model` must be a non-empty string; got {model!r}.")
     rows, skipped = [], Counter()
     for position, test in enumerate(tests):
-        name = get(test, "name")
-        if name is None:
-            raise ValueError(f"`result.test_results[{position}]` has no name; expected a deepeval TestResult.")
+        where = f"test_results[{position}]"
+        if get(test, "name") is None:
+            raise ValueError(f"`result.{where}` has no name; expected a deepeval TestResult.")
+        name = identifier(get(test, "name"), f"`result.{where}`", "name")
         metrics = get(test, "metrics_data")
         if not metrics:
             skipped["test results without metrics_data"] += 1
             continue
-        for number, metric in enumerate(metrics):
-            where = f"`result.test_results[{position}].metrics_data[{number}]`"
-            error = get(metric, "error")
-            score, threshold = (_deepeval_number(get(metric, key), key, where) for key in ("score", "threshold"))
-            metric_name, success = get(metric, "name"), get(metric, "success")
-            if not isinstance(metric_name, str) or not metric_name:
-                raise ValueError(f"{where} has name {metric_name!r}; expected the metric's name (a non-empty string).")
-            if error is None and not isinstance(success, (bool, np.bool_)):
-                raise ValueError(f"{where} has success {success!r}; expected True or False (deepeval's verdict).")
-            definition = [get(metric, key) for key in ("name", "threshold", "strict_mode", "evaluation_model")]
-            rows.append(row(case_id=str(name), sample_id=str(name), rubric=metric_name,
-                             rubric_version=digest(definition), model=model,
-                             verdict="PASS" if success else "FAIL", error=error, score=score, threshold=threshold,
-                             reason=get(metric, "reason"), input=text(get(test, "input")),
-                             output=text(get(test, "actual_output")), target=text(get(test, "expected_output")),
-                             grader=get(metric, "evaluation_model")))
+        if isinstance(metrics, (str, bytes, dict)) or not hasattr(metrics, "__iter__"):
+            raise ValueError(f"`result.{where}.metrics_data` is a {type(metrics).__name__}; expected a list of metrics.")
+        base = {"case_id": name, "sample_id": name, "_id": get(test, "name"), "model": model,
+                "input": text(get(test, "input")), "output": text(get(test, "actual_output")),
+                "target": text(get(test, "expected_output"))}
+        rows += [_metric_row(base, metric, f"{where}.metrics_data[{number_}]") for number_, metric in enumerate(metrics)]
     if not rows:
         raise ValueError("`result` holds no metric results.")
     source = {"tool": "deepeval", "version": package_version(result, "deepeval"), "path": None,
               "format": "EvaluationResult" if not isinstance(result, dict) else "dict",
               "test_run_id": get(result, "test_run_id")}
-    rubrics = {row["rubric"]: {"version": row["rubric_version"], "threshold": row["threshold"]} for row in rows}
-    return results_table(rows, levels=PASS_FAIL, pass_levels=("PASS",), fail_level="FAIL",
-                  extra=["sample_id", "score", "threshold", "input", "output", "target", "grader"], source=source,
-                  skipped=skipped, tool_metrics=None, rubrics=rubrics, repeat=None)
+    rubrics = {each["rubric"]: {"version": each["rubric_version"], "threshold": each["threshold"]} for each in rows}
+    return results_table(rows, levels=PASS_FAIL, pass_levels=("PASS",), fail_level="FAIL", extra=_EXTRA, source=source,
+                         skipped=skipped, tool_metrics=None, rubrics=rubrics, repeat=None)
 
 
-def _deepeval_number(value, key: str, where: str) -> float:
-    """A metric's score or threshold as a float (NaN where deepeval recorded none); anything else is refused."""
-    if value is None:
-        return np.nan
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) or np.isinf(value):
-        raise ValueError(f"{where} has {key} {value!r}; expected a finite number (or none).")
-    return float(value)
+def _metric_row(base: dict, metric, where: str) -> dict:
+    """One metric's row: deepeval's verdict and score; an error row when the metric raised, or when its score,
+    threshold or success is not what deepeval writes."""
+    metric_name = get(metric, "name")
+    if not isinstance(metric_name, str) or not metric_name:
+        raise ValueError(f"`result.{where}` has name {metric_name!r}; expected the metric's name (a non-empty string).")
+    error, success = get(metric, "error"), get(metric, "success")
+    (score, bad_score), (threshold, bad_threshold) = (number(get(metric, key), key) for key in ("score", "threshold"))
+    problem = bad_score or bad_threshold
+    if problem is None and not isinstance(success, (bool, np.bool_)):
+        problem = f"success is {success!r}, not true or false (deepeval's verdict)"
+    definition = [get(metric, key) for key in ("name", "threshold", "strict_mode", "evaluation_model")]
+    return row(**base, rubric=metric_name, rubric_version=digest(definition), verdict="PASS" if success else "FAIL",
+               score=score, threshold=threshold, reason=text(get(metric, "reason")), where=where,
+               error=text(error) if error is not None else problem, bad=error is None and problem is not None,
+               grader=text(get(metric, "evaluation_model")))

@@ -9,7 +9,17 @@ import numpy as np
 import pandas as pd
 
 from evalkit._io import read_json, read_json_lines
-from evalkit.logs._shared import PASS_FAIL, digest, results_table, row, text
+from evalkit.logs._shared import (
+    MAX_BYTES,
+    PASS_FAIL,
+    check_max_bytes,
+    digest,
+    identifier,
+    number,
+    results_table,
+    row,
+    text,
+)
 
 _EXTRA = ["sample_id", "score", "input", "output", "target", "task", "metric", "filter"]
 
@@ -34,35 +44,48 @@ def _results_file(folder) -> Path:
     return found[0]
 
 
-def _task_rows(samples_path: Path, task: str, model: str, version: str) -> list[dict]:
-    """The rows of one task's samples file: one per document, filter and metric."""
+def _task_rows(samples_path: Path, task: str, model: str, version: str, max_bytes: int) -> list[dict]:
+    """The rows of one task's samples file: one per document, filter and metric. A value that is not a finite number
+    (NaN, text, missing) is that document's error row; whether the metric is 0/1 is decided by the others."""
     by_metric: dict[str, list] = {}
-    for number, record in read_json_lines(samples_path)[0]:
+    for number_, record in read_json_lines(samples_path, max_bytes=max_bytes)[0]:
+        where = f"{samples_path.name}, line {number_}"
         if not isinstance(record, dict) or "doc_id" not in record:
-            raise ValueError(f"{samples_path}, line {number}: not an lm-evaluation-harness sample (no 'doc_id').")
-        for metric in record.get("metrics") or []:
-            by_metric.setdefault(f"{metric},{record.get('filter', 'none')}", []).append((number, record, metric))
+            raise ValueError(f"{samples_path}, line {number_}: not an lm-evaluation-harness sample (no 'doc_id').")
+        metrics, filter_ = record.get("metrics") or [], record.get("filter", "none")
+        if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics) or not isinstance(filter_, str):
+            raise ValueError(f"{samples_path}, line {number_}: 'metrics' must list the metrics' names and 'filter' name "
+                             f"the filter; got metrics {metrics!r}, filter {filter_!r}.")
+        doc = identifier(record["doc_id"], f"{samples_path}, line {number_}", "doc_id")
+        for metric in metrics:
+            given = float(record[metric]) if isinstance(record.get(metric), bool) else record.get(metric)  # True: 1
+            value, problem = number(given, metric) if metric in record else (np.nan, None)
+            if metric not in record:
+                problem = f"the document lists {metric} in 'metrics' but has no value for it"
+            elif problem is None and np.isnan(value):
+                problem = f"{metric} is NaN for this document"
+            by_metric.setdefault(f"{metric},{filter_}", []).append((where, doc, record, metric, value, problem))
     rows = []
     for key, entries in by_metric.items():
-        values = [record.get(metric) for _, record, metric in entries]
-        binary = all(isinstance(v, (int, float, bool)) and float(v) in (0.0, 1.0) for v in values)
-        for (_, record, metric), value in zip(entries, values, strict=True):
+        binary = all(value in (0.0, 1.0) for *_, value, problem in entries if problem is None)
+        for where, doc, record, metric, value, problem in entries:
             arguments = record.get("arguments")
-            first = next(iter(arguments.values()), {}) if isinstance(arguments, dict) else {}
+            first = next(iter(arguments.values()), {}) if isinstance(arguments, dict) and arguments else {}
             response = record.get("filtered_resps")
-            score = float(value) if isinstance(value, (int, float, bool)) else np.nan
-            problem = None if binary else (f"{metric} is not a 0/1 metric: no pass/fail verdict (see `score`)")
-            rows.append(row(case_id=str(record["doc_id"]), sample_id=str(record["doc_id"]), rubric=f"{task}/{key}",
-                            rubric_version=version, model=model,
-                            verdict=("PASS" if score == 1.0 else "FAIL") if binary else None,
-                            score=score, error=problem, input=first.get("arg_0") if isinstance(first, dict) else None,
+            if problem is None and not binary:
+                problem_row = {"error": f"{metric} is not a 0/1 metric: no pass/fail verdict (see `score`)"}
+            else:
+                problem_row = {"error": problem, "bad": problem is not None}
+            rows.append(row(case_id=doc, sample_id=doc, _id=record["doc_id"], rubric=f"{task}/{key}", where=where,
+                            rubric_version=version, model=model, verdict="PASS" if value == 1.0 else "FAIL",
+                            score=value, input=text(first.get("arg_0")) if isinstance(first, dict) else None,
                             output=text(response[0] if isinstance(response, list) and len(response) == 1 else response),
-                            target=text(record.get("target")), task=task, metric=metric,
-                            filter=record.get("filter", "none")))
+                            target=text(record.get("target")), task=task, metric=metric, filter=key.split(",")[-1],
+                            **problem_row))
     return rows
 
 
-def read_lm_eval(folder) -> pd.DataFrame:
+def read_lm_eval(folder, *, max_bytes: int = MAX_BYTES) -> pd.DataFrame:
     """Read an lm-evaluation-harness output folder (``lm_eval --output_path DIR --log_samples``) into a results table.
 
     One row per task, document, filter and metric: ``rubric`` is ``"<task>/<metric>,<filter>"`` (the key of
@@ -76,6 +99,8 @@ def read_lm_eval(folder) -> pd.DataFrame:
     folder : str or Path
         The output folder (searched for one ``results_*.json`` and its ``samples_<task>_*.jsonl`` files), or a
         ``results_*.json`` file.
+    max_bytes : int, default 268435456 (256 MiB)
+        The most bytes read from each file (the results file and every samples file): a larger one is refused, naming it, before it is parsed.
 
     Returns
     -------
@@ -89,21 +114,23 @@ def read_lm_eval(folder) -> pd.DataFrame:
     >>> table = logs.read_lm_eval("tests/data/logs/lm_eval/out")  # doctest: +SKIP
     """
     results_path = _results_file(folder)
-    summary = read_json(results_path)
+    max_bytes = check_max_bytes(max_bytes)
+    summary = read_json(results_path, max_bytes=max_bytes)
     if not isinstance(summary, dict) or not isinstance(summary.get("results"), dict):
         raise ValueError(f"{results_path}: not an lm-evaluation-harness results file (no 'results' object).")
     stamp = results_path.stem[len("results_"):]
     model = summary.get("model_name") or (summary.get("config") or {}).get("model") or "unknown"
     rows, skipped = [], Counter()
     tool_metrics = [{"task": task, "metric": key, "value": value} for task, values in summary["results"].items()
-                    for key, value in values.items()
+                    if isinstance(values, dict) for key, value in values.items()
                     if "," in key and "_stderr," not in key and isinstance(value, (int, float))]
     for task in summary["results"]:
         samples_path = results_path.parent / f"samples_{task}_{stamp}.jsonl"
         if not samples_path.is_file():
             skipped[f"tasks without a samples file (run with --log_samples): {task}"] += 1
             continue
-        rows += _task_rows(samples_path, task, model, digest((summary.get("configs") or {}).get(task, {})))
+        configs = summary.get("configs") if isinstance(summary.get("configs"), dict) else {}
+        rows += _task_rows(samples_path, task, str(model), digest(configs.get(task, {})), max_bytes)
     if not rows:
         raise ValueError(f"{results_path}: no samples_<task>_{stamp}.jsonl file beside it; run lm_eval with "
                          "--log_samples to keep each document's result.")

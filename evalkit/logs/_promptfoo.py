@@ -10,7 +10,18 @@ import numpy as np
 import pandas as pd
 
 from evalkit._io import read_json, read_json_lines
-from evalkit.logs._shared import PASS_FAIL, checked_path, digest, results_table, row, text
+from evalkit.logs._shared import (
+    MAX_BYTES,
+    PASS_FAIL,
+    check_max_bytes,
+    checked_path,
+    digest,
+    field,
+    number,
+    results_table,
+    row,
+    text,
+)
 
 _CSV = ("promptfoo's CSV export keeps only each test's output, overall status, score and grader reason: "
         "no per-assertion verdicts, scores or reasons, no error details and no repeat index. Export JSON "
@@ -20,7 +31,7 @@ _EXTRA = ["sample_id", "repeat", "score", "input", "output", "description", "var
 
 def _assertion_names(assertions: list) -> list[str]:
     """A rubric name per assertion: its ``metric``, else its type; a name repeated within a test is numbered."""
-    names = [(a.get("metric") or a.get("type") or "assertion") if isinstance(a, dict) else "assertion"
+    names = [str((a.get("metric") or a.get("type") or "assertion") if isinstance(a, dict) else "assertion")
              for a in assertions]
     seen, out = Counter(), []
     for name in names:
@@ -29,31 +40,61 @@ def _assertion_names(assertions: list) -> list[str]:
     return out
 
 
-def _results(path: Path, fmt: str) -> tuple[dict, list[dict]]:
-    """The file's header (empty for JSONL) and its results, checked to be promptfoo's."""
+def _results(path: Path, fmt: str, max_bytes: int) -> tuple[dict, list[dict]]:
+    """The file's header (empty for JSONL) and its results, each with where it is, checked to be promptfoo's."""
     header = {}
     if fmt == "json":
-        document = read_json(path)
+        document = read_json(path, max_bytes=max_bytes)
         inner = document.get("results") if isinstance(document, dict) else None
         if not isinstance(inner, dict) or not isinstance(inner.get("results"), list):
             raise ValueError(f"{path}: not a promptfoo results file (expected an object whose 'results' holds a "
                              "'results' list, as `promptfoo eval -o results.json` writes).")
         if inner.get("version") not in (2, 3):
             raise ValueError(f"{path}: promptfoo results version {inner.get('version')!r}; versions 2 and 3 are read.")
-        header, results = document, inner["results"]
+        header, results = document, [(f"results.results[{i}]", r) for i, r in enumerate(inner["results"])]
     else:
-        results = []
-        for number, record in read_json_lines(path)[0]:
-            if not isinstance(record, dict) or "testIdx" not in record:
-                raise ValueError(f"{path}, line {number}: not a promptfoo result (no 'testIdx').")
-            results.append(record)
+        results = [(f"line {number}", record) for number, record in read_json_lines(path, max_bytes=max_bytes)[0]]
     if not results:
         raise ValueError(f"{path}: the file holds no results.")
-    for number, result in enumerate(results, start=1):
-        missing = [key for key in ("testIdx", "promptIdx", "provider") if key not in result]
-        if missing:
-            raise ValueError(f"{path}: result {number} has no {missing}; expected promptfoo results.")
-    return header, sorted(results, key=lambda r: (r["testIdx"], r["promptIdx"]))
+    seen = {}
+    for where, result in results:
+        _check_result(path, where, result)
+        key = (result["testIdx"], result["promptIdx"], json.dumps(result["provider"], sort_keys=True, default=str))
+        if key in seen:
+            raise ValueError(f"{path}: {seen[key]} and {where} are both test {key[0]} of prompt {key[1]} for one "
+                             "provider; promptfoo writes each once, so which counts cannot be known.")
+        seen[key] = where
+        result["_where"] = where
+    return header, sorted((r for _, r in results), key=lambda r: (r["testIdx"], r["promptIdx"]))
+
+
+def _check_result(path: Path, where: str, result) -> None:
+    """A promptfoo result: an object with a whole-number ``testIdx`` and ``promptIdx`` and a provider."""
+    if not isinstance(result, dict):
+        raise ValueError(f"{path}, {where}: a JSON {type(result).__name__}; expected a promptfoo result (an object).")
+    missing = [key for key in ("testIdx", "promptIdx", "provider") if key not in result]
+    if missing:
+        raise ValueError(f"{path}, {where}: no {missing}; expected a promptfoo result.")
+    for key in ("testIdx", "promptIdx"):
+        if isinstance(result[key], bool) or not isinstance(result[key], int) or result[key] < 0:
+            raise ValueError(f"{path}, {where}: {key} is {result[key]!r}; expected promptfoo's index (a whole number "
+                             "from 0).")
+    if not isinstance(result["provider"], (dict, str)):
+        raise ValueError(f"{path}, {where}: provider is a JSON {type(result['provider']).__name__}; expected its id "
+                         "or an object with its id and label.")
+    for key in ("testCase", "response", "gradingResult", "prompt", "vars"):
+        field(result, key, dict, f"{path}, {where}")
+    test = field(result, "testCase", dict, f"{path}, {where}")
+    for key, kind in (("options", dict), ("assert", list), ("vars", dict)):
+        field(test, key, kind, f"{path}, {where}, testCase")
+    for key, value in (("testCase.description", test.get("description")), ("description", result.get("description"))):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{path}, {where}: {key} is {value!r}; expected the test's description (text).")
+    components = field(field(result, "gradingResult", dict, f"{path}, {where}"), "componentResults", list,
+                       f"{path}, {where}, gradingResult")
+    for i, component in enumerate(components):
+        if isinstance(component, dict):
+            field(component, "assertion", dict, f"{path}, {where}, gradingResult.componentResults[{i}]")
 
 
 def _tests(results: list[dict]) -> tuple[list[dict], list[str], dict, list[int]]:
@@ -84,24 +125,33 @@ def _result_rows(result: dict, test: dict, base: dict, definitions: dict) -> lis
     grader = (test.get("options") or {}).get("provider")
     rows = []
     if isinstance(grading, dict) and grading.get("componentResults"):
-        components = grading["componentResults"]
+        components = [c if isinstance(c, dict) else {"pass": c} for c in grading["componentResults"]]
         for name, component in zip(_assertion_names([c.get("assertion") or {} for c in components]), components,
                                    strict=True):
             definitions.setdefault(name, {})[sample_id] = [component.get("assertion"), grader]
-            rows.append(row(**base, rubric=name, verdict="PASS" if component.get("pass") else "FAIL",
-                            score=component.get("score"), reason=component.get("reason")))
+            rows.append(_verdict_row(base, name, component, "pass", None))
     else:
         for name, assertion in zip(_assertion_names(assertions), assertions, strict=True):
             definitions.setdefault(name, {})[sample_id] = [assertion, grader]
             rows.append(row(**base, rubric=name, score=np.nan,
                             error=message or "promptfoo recorded no grading result for this test"))
     definitions.setdefault("test", {})[sample_id] = [test.get("threshold"), [a for a in assertions]]
-    rows.append(row(**base, rubric="test", verdict="PASS" if result.get("success") else "FAIL",
-                    score=result.get("score"), reason=(grading or {}).get("reason"), error=message))
+    rows.append(_verdict_row(base, "test", {**result, "reason": (grading or {}).get("reason")}, "success", message))
     return rows
 
 
-def read_promptfoo(path) -> pd.DataFrame:
+def _verdict_row(base: dict, name: str, graded: dict, key: str, message: str | None) -> dict:
+    """The row of an assertion (``pass``) or of a test (``success``): a verdict and a score, or an error row when the
+    test errored or a value is not what promptfoo writes."""
+    score, problem = number(graded.get("score"), "score")
+    passed = graded.get(key)
+    if problem is None and not isinstance(passed, bool):
+        problem = f"{key} is {json.dumps(passed, default=str)[:80]}, not true or false"
+    return row(**base, rubric=name, verdict="PASS" if passed else "FAIL", score=score, reason=text(graded.get("reason")),
+               error=message or problem, bad=message is None and problem is not None)
+
+
+def read_promptfoo(path, *, max_bytes: int = MAX_BYTES) -> pd.DataFrame:
     """Read a promptfoo results file (``promptfoo eval -o results.json``, or ``.jsonl``) into a results table.
 
     One row per test, prompt, provider and assertion (``rubric`` = the assertion's ``metric``, else its
@@ -125,6 +175,8 @@ def read_promptfoo(path) -> pd.DataFrame:
     ----------
     path : str or Path
         A ``.json`` (results version 2 or 3) or ``.jsonl`` file written by ``promptfoo eval -o``.
+    max_bytes : int, default 268435456 (256 MiB)
+        The most bytes read from the file: a larger one is refused, naming it, before it is parsed.
 
     Returns
     -------
@@ -143,22 +195,22 @@ def read_promptfoo(path) -> pd.DataFrame:
     if isinstance(path, (str, Path)) and Path(path).suffix.lower() == ".csv":
         raise ValueError(f"{Path(path)}: {_CSV}")
     path, fmt = checked_path(path, "path", {".json": "json", ".jsonl": "jsonl"}, "a promptfoo results file")
-    header, results = _results(path, fmt)
+    header, results = _results(path, fmt, check_max_bytes(max_bytes))
     tests, content, sample_of, repeats = _tests(results)
-    prompts = list(dict.fromkeys((r.get("prompt") or {}).get("label") for r in results))
+    prompts = list(dict.fromkeys(text((r.get("prompt") or {}).get("label")) for r in results))
     several = max(repeats) > 1
     rows, definitions = [], {}
     for result, test, key, repeat in zip(results, tests, content, repeats, strict=True):
         provider = result["provider"]
-        model = (provider.get("label") or provider.get("id")) if isinstance(provider, dict) else str(provider)
-        prompt = (result.get("prompt") or {}).get("label")
+        model = str((provider.get("label") or provider.get("id")) if isinstance(provider, dict) else provider)
+        prompt = text((result.get("prompt") or {}).get("label"))
         sample_id, output = sample_of[key], (result.get("response") or {}).get("output")
         base = {"case_id": f"{sample_id}_repeat_{repeat}" if several else sample_id, "sample_id": sample_id,
                 "repeat": repeat, "model": f"{model} [{prompt}]" if len(prompts) > 1 else model,
-                "input": (result.get("prompt") or {}).get("raw"),
+                "input": text((result.get("prompt") or {}).get("raw")),
                 "output": output if output is None or isinstance(output, str) else text(output),
                 "description": test.get("description"), "vars": text(result.get("vars") or test.get("vars")),
-                "prompt": prompt, "test_idx": result["testIdx"]}
+                "prompt": prompt, "test_idx": result["testIdx"], "where": result["_where"]}
         rows += _result_rows(result, test, base, definitions)
     versions = {name: digest(defs) for name, defs in definitions.items()}
     for each in rows:
