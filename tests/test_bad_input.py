@@ -382,7 +382,7 @@ GENERATED = {
     "claims.parse_claims": lambda g: partial(claims.parse_claims, g.text(), max_claims=g.option(3)),
     "claims.parse_claim_verdicts": lambda g: partial(claims.parse_claim_verdicts, g.text(), g.option(g.pick([0, 1, 2]))),
     "claims.parse_facts": lambda g: partial(claims.parse_facts, g.text(), max_claims=g.option(3)),
-    "compare.paired": lambda g: partial(compare.paired, *(s.astype(object) for s in g.pair())),
+    "compare.paired": lambda g: _paired(g),
     "compare.detectable_difference": lambda g: partial(compare.detectable_difference, _plan_values(g, [1, 20, 100], integer=True),
                                                        discordant=_discordant(g), power=g.option(g.pick([0.8, 0.99, 0.01])),
                                                        alpha=g.option(g.pick([0.05, 0.5]))),
@@ -516,6 +516,23 @@ GENERATED = {
     "verdicts.level_counts": lambda g: partial(verdicts.level_counts, g.verdict_table(), items=g.pick([None, IDS[:4]])),
     "verdicts.items_index": lambda g: partial(verdicts.items_index, g.index()),
 }
+
+
+def _paired(g: Gen):
+    """Two runs, now and then with clusters: a Series of cluster ids (by case id, some cases missing), a sequence (of
+    the right length or not), or an object of no known type."""
+    a, b = (s.astype(object) for s in g.pair())
+    how = g.pick([None, None, "series", "series", "sequence", "bad"])
+    ids = pd.Index(pd.unique(a.index))
+    if how == "series":
+        cluster = pd.Series(g.draw(st.lists(st.sampled_from(["q1", "q2", "q3"]), min_size=len(ids), max_size=len(ids))),
+                            index=ids, dtype=object)
+        cluster = cluster.iloc[: g.draw(st.integers(0, len(cluster)))] if g.draw(st.booleans()) else cluster
+    elif how == "sequence":
+        cluster = g.draw(st.lists(st.integers(0, 2), max_size=len(ids) + 1))
+    else:
+        cluster = BadType() if how == "bad" else None
+    return partial(compare.paired, a, b, cluster=cluster, interval=g.option(g.pick([None, None, "newcombe", "betting"])))
 
 
 def _three_series(g: Gen):
