@@ -1101,8 +1101,9 @@ def _bad_log(g: Gen, tool: str, folder: Path) -> Path:
     return target if source.is_dir() else path
 
 
-def check_log_outcome(reader, path: Path) -> str:
-    """A ValueError naming the file, or a table with no infinity, a reason for every missing verdict, and a pass rate."""
+def check_log_outcome(reader, path: Path, *, rows: int | None = None) -> str:
+    """A ValueError naming the file, or a table with no infinity, a reason for every missing verdict, and a pass rate
+    (and, given ``rows``, that many rows: nothing dropped)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvalkitWarning)
         try:
@@ -1118,6 +1119,7 @@ def check_log_outcome(reader, path: Path) -> str:
         assert not unexplained.any(), f"{reader.__name__} left {int(unexplained.sum())} row(s) without a verdict or a reason"
         rates = judge.pass_rate(table, unparseable_alert=1.0)
     assert len(rates) == table.groupby(["rubric", "rubric_version", "model"], dropna=False).ngroups
+    assert rows is None or len(table) == rows, f"{reader.__name__} read {len(table)} rows of the log's {rows}"
     return "value"
 
 
@@ -1136,6 +1138,63 @@ def test_generated_bad_log_files(tool, tmp_path, full_tier):
         check_log_outcome(LOG_FILES[tool][0], _bad_log(Gen(data), tool, tmp_path))
 
     run()
+
+
+#: The log faults found before, each a change to a log the tool wrote (``records`` (``jsonl``) or the document, the place,
+#: how, the value) and the outcome it has now: a ValueError naming the file, or a table read around one error row.
+FOUND_LOGS = [
+    ("inspect_ai", "a sample given twice was read twice, quietly", ("samples", 0), "repeat", None, "error"),
+    ("inspect_ai", "a sample without an id ended in KeyError", ("samples", 0, "id"), "delete", None, "error"),
+    ("inspect_ai", "an epoch of null ended in TypeError", ("samples", 0, "epoch"), "replace", None, "error"),
+    ("inspect_ai", "an epoch of text (\"1\", which inspect_ai reads) ended in a traceback", ("samples", 0, "epoch"),
+     "replace", "1", "value"),
+    ("inspect_ai", "a list-shaped sample ended in AttributeError", ("samples", 0), "replace", [1], "error"),
+    ("inspect_ai", "an infinite score blocked the pass rate of every other sample", ("samples", 0, "scores", "match",
+     "value"), "replace", float("inf"), "value"),
+    ("inspect_ai", "a dict score was dropped without a warning", ("samples", 0, "scores", "match", "value"), "replace",
+     {"a": 1}, "value"),
+    ("promptfoo", "a testIdx of null ended in TypeError", ("results", "results", 0, "testIdx"), "replace", None, "error"),
+    ("promptfoo", "a score \"high\" ended in \"could not convert string to float\"", ("results", "results", 0, "score"),
+     "replace", "high", "value"),
+]
+
+
+@pytest.mark.parametrize(("tool", "defect", "where", "how", "odd", "outcome"), FOUND_LOGS,
+                         ids=[f"{f[0]}-{i}" for i, f in enumerate(FOUND_LOGS)])
+def test_found_log_defects_stay_fixed(tool, defect, where, how, odd, outcome, tmp_path):
+    import json
+
+    reader, source = LOG_FILES[tool]
+    path = tmp_path / source.name
+    path.write_text(json.dumps(_mutated(json.loads(source.read_text()), where, how, odd)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)
+        rows = len(reader(source))
+    assert check_log_outcome(reader, path, rows=rows) == outcome, defect
+
+
+def test_found_lm_eval_and_evals_defects_stay_fixed(tmp_path):
+    """One document's NaN or text metric turned its metric's every row into a false "not a 0/1 metric" error; an
+    evals score "Y" ended in "could not convert string to float": now each is its own error row."""
+    import json
+    import shutil
+
+    folder = tmp_path / "out"
+    shutil.copytree(LOG_FILES["lm-evaluation-harness"][1], folder)
+    samples = next(folder.rglob("samples_capitals_mc_*.jsonl"))
+    records = [json.loads(line) for line in samples.read_text().splitlines()]
+    records[0]["acc"], records[1]["acc"] = float("nan"), "high"
+    samples.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert check_log_outcome(logs.read_lm_eval, folder) == "value"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)
+        table = logs.read_lm_eval(folder)
+    assert not table["error"].str.contains("not a 0/1 metric", na=False).any()  # the metric is still 0/1
+    evals = tmp_path / "evals.jsonl"
+    lines = [json.loads(line) for line in LOG_FILES["openai-evals"][1].read_text().splitlines()]
+    next(e for e in lines if e.get("type") == "metrics")["data"]["score"] = "Y"
+    evals.write_text("\n".join(json.dumps(e) for e in lines) + "\n")
+    assert check_log_outcome(logs.read_openai_evals, evals) == "value"
 
 
 def test_the_checker_refuses_what_it_should():
