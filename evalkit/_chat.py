@@ -137,8 +137,8 @@ def checked_key(value: str, variable: str) -> str | None:
     return key
 
 
-#: Secrets shorter than this are not searched for on their own (they would match ordinary text); their encoded forms
-#: (a proxy's ``user:password`` in base64) still are.
+#: Forms of a secret shorter than this are not searched for (they would match ordinary text); a short password is
+#: still found inside the longer forms it is part of (a proxy's ``user:password``, and that in base64).
 MIN_SECRET = 4
 
 
@@ -148,7 +148,7 @@ def _forms(secret: str) -> set[str]:
     forms = {secret, secret.strip(), repr(secret)[1:-1], json.dumps(secret)[1:-1], repr(raw)[2:-1],
              secret.encode("unicode_escape").decode("ascii"), quote(secret, safe=""), quote_plus(secret)}
     encoded = {base64.b64encode(raw).decode("ascii"), base64.urlsafe_b64encode(raw).decode("ascii")}
-    return {f for f in forms if len(f) >= MIN_SECRET} | encoded | {f.rstrip("=") for f in encoded}
+    return {f for f in forms | encoded | {f.rstrip("=") for f in encoded} if len(f) >= MIN_SECRET}
 
 
 class Secrets:

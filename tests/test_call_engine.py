@@ -596,7 +596,16 @@ def test_no_form_of_the_key_reaches_any_output(form, monkeypatch, tmp_path):
     assert not _leaks(secret, *outputs), _leaks(secret, *outputs)
 
 
-def test_a_proxys_credentials_leave_no_trace_in_errors(monkeypatch):
+@pytest.fixture
+def no_proxies(monkeypatch):
+    """No proxy variable from the machine's environment (lower case wins over upper case in it); the test's own
+    ``monkeypatch`` is this one, so what the test sets is undone with it."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
+def test_a_proxys_credentials_leave_no_trace_in_errors(monkeypatch, no_proxies):
     monkeypatch.setenv("HTTPS_PROXY", "https://ann:s3cret-proxy-pass@127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("NO_PROXY", "")
     model = models.OpenAIChat("m", base_url="https://127.0.0.1:1/v1", timeout=2.0)
@@ -735,7 +744,7 @@ def _tls_answer_server(certificate):
     return server
 
 
-def test_an_https_proxy_is_spoken_to_over_tls(certificate, monkeypatch):
+def test_an_https_proxy_is_spoken_to_over_tls(certificate, monkeypatch, no_proxies):
     """HTTPS_PROXY=https://user:secret@...: TLS with the proxy for both kinds of server, so neither the proxy's
     credentials nor (to an http:// server) the key cross the network in clear; a tunnel to an https:// server is TLS
     inside TLS, kept alive across calls."""
@@ -798,14 +807,11 @@ def test_an_https_proxy_is_spoken_to_over_tls(certificate, monkeypatch):
     ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "http://h"}, "http://h/v1", None),
     ({"HTTP_PROXY": "http://p:1", "no_proxy": "h.example"}, "http://h.example:9/v1", None),
 ])
-def test_proxies_are_chosen_as_httpx_chooses_them(variables, url, expected, monkeypatch):
+def test_proxies_are_chosen_as_httpx_chooses_them(variables, url, expected, monkeypatch, no_proxies):
     from urllib.parse import urlsplit
 
     from evalkit._chat import proxy_for
 
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
     parts = urlsplit(url)
@@ -823,7 +829,7 @@ def test_proxies_are_chosen_as_httpx_chooses_them(variables, url, expected, monk
         assert (reference.port or {"http": 80, "https": 443}[reference.scheme]) == found.port
 
 
-def test_no_proxy_ranges_socks_and_a_host_port_end_to_end(monkeypatch):
+def test_no_proxy_ranges_socks_and_a_host_port_end_to_end(monkeypatch, no_proxies):
     from evalkit._chat import proxy_for
 
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens: a call through it would fail
@@ -943,3 +949,14 @@ def _peak_traced(call):
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     return outcome, peak
+
+
+def test_redaction_covers_every_encoded_form(monkeypatch, no_proxies):
+    monkeypatch.setenv("EVALKIT_FORMS_KEY", "sk-forms-0123456789\n")
+    monkeypatch.setenv("HTTPS_PROXY", "https://ann:p@ss word@127.0.0.1:9")
+    model = models.OpenAIChat("m", base_url="https://127.0.0.1:1/v1", api_key_env="EVALKIT_FORMS_KEY")
+    for secret in ("sk-forms-0123456789\n", "sk-forms-0123456789", "ann:p@ss word", "p@ss word"):
+        for form in sorted(_encoded(secret) - {secret.encode().hex()}):  # hex: not a form a message takes
+            text = f"before {form} after"
+            assert form not in model.redact(text) and "[redacted]" in model.redact(text), (secret, form)
+    assert model.redact("nothing secret here") == "nothing secret here"
