@@ -12,7 +12,11 @@ bare ``http.client`` loop costs about 0.15 ms of client CPU per call, urllib3's 
 needs no dependency, so the base install makes live calls. The one thing it lacks is a wall-clock deadline
 (a socket timeout bounds one read, so a server trickling bytes holds a call forever): here every blocking
 step of a request (connect, TLS handshake, send, each read of the status line, headers and body) is given
-only the time left before the request's deadline. Private floor: imports nothing from evalkit.
+only the time left before the request's deadline. A reply's body is read only up to a size limit (from its
+Content-Length, and as it arrives), an API key is checked before it is sent, and :class:`Secrets` removes a key or a
+proxy's credentials from any text in every form they take. Proxies are found in the environment and chosen as the
+official client's httpx chooses them; an ``https://`` proxy is spoken to over TLS. Private floor: imports nothing
+from evalkit.
 """
 
 from __future__ import annotations
@@ -22,14 +26,18 @@ import collections
 import email.utils
 import http.client
 import io
+import ipaddress
 import json
 import math
 import os
+import re
 import select
+import socket
+import ssl
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 
 # ------------------------------------------------------------------ replies
@@ -109,6 +117,76 @@ def checked_reply(value) -> tuple[Reply, int]:
         raise TypeError(f"a model must return str or Reply; got {type(value).__name__}.")
     text, replaced = clean_text(reply.text)
     return (Reply(text, reply.prompt_tokens, reply.completion_tokens) if replaced else reply), replaced
+
+
+# ------------------------------------------------------------------ secrets
+def checked_key(value: str, variable: str) -> str | None:
+    """An API key from the environment variable ``variable``, as it will be sent: the whitespace around it (a key pasted
+    from a file often ends in a newline) stripped; None when nothing is left. A key with a space, a control character
+    or a character outside printable ASCII inside it is refused in one line that does not show it (an HTTP header
+    could not carry it, and the error a client raises then holds the whole key)."""
+    key = value.strip()
+    if not key:
+        return None
+    bad = next((i for i, ch in enumerate(key) if not ("!" <= ch <= "~")), None)
+    if bad is not None:
+        kind = "a space" if key[bad].isspace() else "a control character" if not key[bad].isprintable() else \
+            "a character outside printable ASCII"
+        raise ValueError(f"the environment variable {variable} holds an API key with {kind} at position {bad + 1} of "
+                         f"{len(key)}; an API key is printable ASCII without spaces: set it again (the key is not shown).")
+    return key
+
+
+#: Forms of a secret shorter than this are not searched for (they would match ordinary text); a short password is
+#: still found inside the longer forms it is part of (a proxy's ``user:password``, and that in base64).
+MIN_SECRET = 4
+
+
+def _forms(secret: str) -> set[str]:
+    """Every form a secret takes in a message: as is, stripped, escaped (repr, JSON, bytes), URL-quoted and base64."""
+    raw = secret.encode("utf-8", "surrogatepass")
+    forms = {secret, secret.strip(), repr(secret)[1:-1], json.dumps(secret)[1:-1], repr(raw)[2:-1],
+             secret.encode("unicode_escape").decode("ascii"), quote(secret, safe=""), quote_plus(secret)}
+    encoded = {base64.b64encode(raw).decode("ascii"), base64.urlsafe_b64encode(raw).decode("ascii")}
+    return {f for f in forms | encoded | {f.rstrip("=") for f in encoded} if len(f) >= MIN_SECRET}
+
+
+class Secrets:
+    """Removes secrets (an API key, a proxy's credentials) from text, in every form :func:`_forms` lists.
+
+    Examples
+    --------
+    >>> from evalkit._chat import Secrets
+    >>> hide = Secrets("sk-abc123\\n")
+    >>> hide("Invalid header value b'Bearer sk-abc123\\\\n'")
+    "Invalid header value b'Bearer [redacted]'"
+    """
+
+    def __init__(self, *secrets: str | None):
+        forms = set().union(*(_forms(secret) for secret in secrets if secret))
+        self._forms = sorted(forms, key=len, reverse=True)  # the longest first: a form inside another goes with it
+
+    def __bool__(self) -> bool:
+        return bool(self._forms)
+
+    def __call__(self, text: str) -> str:
+        for form in self._forms:
+            if form in text:
+                text = text.replace(form, "[redacted]")
+        return text
+
+    def found(self, text: str) -> bool:
+        return any(form in text for form in self._forms)
+
+    def scrub(self, exc: BaseException) -> BaseException:
+        """``exc`` (and the exceptions chained to it) with its message's secrets removed, in place."""
+        seen = set()
+        first = exc
+        while exc is not None and id(exc) not in seen:
+            seen.add(id(exc))
+            exc.args = tuple(self(a) if isinstance(a, str) else a for a in exc.args)
+            exc = exc.__cause__ or exc.__context__
+        return first
 
 
 # ------------------------------------------------------------------ errors
@@ -246,6 +324,92 @@ class _TLSConnection(http.client.HTTPSConnection, _Connection):
     """HTTPS: ``HTTPSConnection.connect`` calls ``_Connection.connect`` (the MRO) before its handshake."""
 
 
+class _TunnelledTLS:
+    """TLS with the server inside a TLS connection with a proxy (a CONNECT tunnel through an ``https://`` proxy).
+
+    The standard library cannot wrap a TLS socket in another, so the inner TLS runs over memory buffers
+    (``ssl.MemoryBIO``) and its records go through the outer socket: what ``HTTPResponse`` and the pool use of a
+    socket (``sendall``, ``makefile``, ``settimeout``, ``fileno``, ``close``) is here, the reads bounded by the
+    timeouts the caller sets on the outer socket.
+    """
+
+    def __init__(self, sock, context: ssl.SSLContext, server_hostname: str, deadline: float):
+        self._sock = sock
+        self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=server_hostname)
+        self._run(self._tls.do_handshake, deadline=deadline)
+
+    def _run(self, step, *args, deadline: float | None = None):
+        while True:
+            try:
+                result = step(*args)
+            except ssl.SSLWantReadError:
+                self._flush()
+                if deadline is not None:
+                    self._sock.settimeout(_left(deadline))
+                data = self._sock.recv(65536)
+                if data:
+                    self._incoming.write(data)
+                else:
+                    self._incoming.write_eof()
+                continue
+            self._flush()
+            return result
+
+    def _flush(self) -> None:
+        data = self._outgoing.read()
+        if data:
+            self._sock.sendall(data)
+
+    def sendall(self, data) -> None:
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[self._run(self._tls.write, view):]
+
+    def recv_into(self, buffer, nbytes: int = 0) -> int:
+        try:
+            return self._run(self._tls.read, nbytes or len(buffer), buffer)
+        except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+            return 0
+
+    def makefile(self, mode: str = "rb", buffering=None):
+        return _TunnelReader(self)
+
+    def settimeout(self, timeout) -> None:
+        self._sock.settimeout(timeout)
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+class _TunnelReader(io.RawIOBase):
+    """The raw reads of a :class:`_TunnelledTLS` (what ``socket.makefile("rb", buffering=0)`` gives of a socket)."""
+
+    def __init__(self, tunnel: _TunnelledTLS):
+        self._tunnel = tunnel
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        return self._tunnel.recv_into(buffer)
+
+
+class _ProxyTLSConnection(_TLSConnection):
+    """HTTPS to a server through an ``https://`` proxy: TLS with the proxy, CONNECT over it, then TLS with the server
+    inside the tunnel (:class:`_TunnelledTLS`); every step within the request's deadline."""
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), _left(self.deadline), self.source_address)
+        sock.settimeout(_left(self.deadline))
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # TLS with the proxy
+        self._tunnel()  # http.client's CONNECT, over that TLS connection
+        self.sock = _TunnelledTLS(self.sock, self._context, self._tunnel_host, self.deadline)
+
+
 class _Stale(Exception):
     """A reused connection was closed by the server before any byte of the reply."""
 
@@ -263,49 +427,152 @@ def _dropped(sock) -> bool:
             return True
 
 
+_PROXY_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True)
+class Proxy:
+    """A proxy from the environment: its scheme (``http`` or ``https``), host, port and credentials (None without)."""
+
+    scheme: str
+    host: str
+    port: int
+    username: str | None = None
+    password: str | None = None
+
+    @property
+    def headers(self) -> dict:
+        if self.username is None:
+            return {}
+        return {"Proxy-Authorization": f"Basic {base64.b64encode(self.credentials.encode()).decode()}"}
+
+    @property
+    def credentials(self) -> str | None:
+        return None if self.username is None else f"{self.username}:{self.password or ''}"
+
+    def __str__(self) -> str:  # never the credentials
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+
+def _no_proxy_matches(entry: str, scheme: str, host: str, port: int | None) -> bool:
+    """Whether one ``NO_PROXY`` entry covers the URL, as httpx reads it (``get_environment_proxies`` and
+    ``URLPattern``): ``*`` everything; ``scheme://host[:port]`` that pattern; an IP address (an IPv6 one with or
+    without brackets) exactly; ``localhost`` exactly; any other name with its subdomains (``.name`` its subdomains
+    only), with a ``:port`` that one port. ``port`` is None for the scheme's default port, as httpx's URL gives it,
+    so an entry naming a default port matches nothing, as with httpx. One difference: httpx reads a CIDR range
+    (``10.0.0.0/8``) as its network address alone, evalkit as every address in it (curl's rule), which is what the
+    entry says."""
+    if entry == "*":
+        return True
+    pattern_scheme, pattern = "", entry
+    if "://" in entry:
+        pattern_scheme, pattern = entry.split("://", 1)
+        pattern_scheme = "" if pattern_scheme == "all" else pattern_scheme.lower()
+    if pattern_scheme and pattern_scheme != scheme:
+        return False
+    address = pattern.strip("[]") if "://" not in entry else None
+    if address is not None:
+        try:
+            network = ipaddress.ip_network(address, strict=False)
+        except ValueError:
+            network = None
+        if network is not None:
+            try:
+                return ipaddress.ip_address(host.strip("[]")) in network
+            except ValueError:
+                return False
+        if address.lower() == "localhost":
+            return host.lower() == "localhost"
+        pattern = "*" + pattern
+    match = re.fullmatch(r"(?P<host>\[[^\]]*\]|[^:/]*)(?::(?P<port>\d+))?(?:/.*)?", pattern)
+    if match is None:
+        return False
+    want, want_port = match["host"].strip("[]").lower(), match["port"]
+    if want_port is not None and int(want_port) != port:
+        return False
+    host = host.lower()
+    if want in ("", "*"):
+        return True
+    if want.startswith("*."):
+        return host.endswith(want[1:]) and len(host) > len(want) - 1
+    if want.startswith("*"):
+        return host == want[1:] or host.endswith("." + want[1:])
+    return host == want
+
+
+def proxy_for(scheme: str, host: str, port: int) -> Proxy | None:
+    """The proxy the official client (httpx) would use for a URL, from the environment (``HTTPS_PROXY``,
+    ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, lower or upper case), or None.
+
+    The scheme's own variable comes before ``ALL_PROXY``; a ``NO_PROXY`` entry that covers the URL
+    (:func:`_no_proxy_matches`) means no proxy; a proxy given without a scheme is ``http://``, without a port on
+    its scheme's default (80, 443). A proxy evalkit cannot speak to (``socks5://``) is refused, naming it.
+    """
+    import urllib.request
+
+    found = urllib.request.getproxies()  # as httpx reads them: the environment (and a system's settings)
+    default_port = None if port == _PROXY_PORTS[scheme] else port
+    if any(_no_proxy_matches(e.strip(), scheme, host, default_port) for e in found.get("no", "").split(",") if e.strip()):
+        return None
+    url = found.get(scheme) or found.get("all")
+    if not url:
+        return None
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if parts.scheme not in _PROXY_PORTS or not parts.hostname:
+        shown = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        raise ValueError(f"the proxy for {scheme}:// URLs in the environment is {shown}: evalkit's client speaks to "
+                         "http:// and https:// proxies only; use one of those, or exempt the host with NO_PROXY.")
+    return Proxy(parts.scheme, parts.hostname, parts.port or _PROXY_PORTS[parts.scheme],
+                 None if parts.username is None else unquote(parts.username),
+                 None if parts.password is None else unquote(parts.password))
+
+
+#: The largest reply body read by default (16 MiB): a chat completion is a few kilobytes.
+MAX_REPLY_BYTES = 16 * 2 ** 20
+
+
+class ReplyTooLarge(ReplyError):
+    """A reply's body is larger than the limit: refused, as its Content-Length says or as it arrives."""
+
+
 class Pool:
     """Keep-alive connections to one server, shared by the threads that post to it.
 
     Idle connections wait in a deque (``append``/``pop`` are atomic, so no lock); a thread takes one, or opens
-    one, for each request and gives it back when the whole reply has been read. A proxy from the environment
-    (``https_proxy``, ``http_proxy``, ``no_proxy``) is used as the official client would.
+    one, for each request and gives it back when the whole reply has been read. A proxy from the environment is
+    used as the official client (httpx) would use it (:func:`proxy_for`), over TLS when it is an ``https://`` one.
+    A reply's body is read up to ``max_reply_bytes``.
     """
 
-    def __init__(self, base_url: str):
+    def __init__(self, base_url: str, *, max_reply_bytes: int = MAX_REPLY_BYTES):
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"`base_url` must be an http:// or https:// URL; got {base_url!r}.")
         self.tls = parts.scheme == "https"
         self.host, self.port = parts.hostname, parts.port or (443 if self.tls else 80)
         self.path = parts.path.rstrip("/")
+        self.url = f"{parts.scheme}://{self.host}:{self.port}{self.path}"  # never the credentials of a URL
+        self.max_reply_bytes = max_reply_bytes
         self._idle: collections.deque = collections.deque()
         self._pid = os.getpid()
-        self._proxy = self._proxy_for(parts.scheme, self.host)
+        self.proxy = proxy_for(parts.scheme, self.host, self.port)
 
-    @staticmethod
-    def _proxy_for(scheme: str, host: str):
-        import urllib.request
-
-        proxy = urllib.request.getproxies().get(scheme)
-        if not proxy or urllib.request.proxy_bypass(host):
-            return None
-        parts = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-        auth = {}
-        if parts.username is not None:
-            token = base64.b64encode(f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()).decode()
-            auth = {"Proxy-Authorization": f"Basic {token}"}
-        return parts.hostname, parts.port or 8080, auth
+    @property
+    def secrets(self) -> tuple:
+        """What a message must never hold: the proxy's password and its ``user:password``."""
+        return () if self.proxy is None or self.proxy.username is None else (self.proxy.password, self.proxy.credentials)
 
     def _open(self) -> _Connection:
-        if self._proxy is None:
+        proxy = self.proxy
+        if proxy is None:
             return (_TLSConnection if self.tls else _Connection)(self.host, self.port)
-        host, port, auth = self._proxy
-        if self.tls:  # a tunnel through the proxy, TLS end to end
-            conn = _TLSConnection(host, port)
-            conn.set_tunnel(self.host, self.port, headers=auth)
+        if self.tls:  # a tunnel through the proxy, TLS end to end (and with an https:// proxy, TLS with it too)
+            conn = (_ProxyTLSConnection if proxy.scheme == "https" else _TLSConnection)(proxy.host, proxy.port)
+            conn.set_tunnel(self.host, self.port, headers=proxy.headers)
             return conn
-        conn = _Connection(host, port)  # plain HTTP: the proxy gets the absolute URL
-        conn.proxy_headers = auth
+        # plain HTTP to the server: the proxy gets the absolute URL, over TLS when it is an https:// proxy
+        conn = (_TLSConnection if proxy.scheme == "https" else _Connection)(proxy.host, proxy.port)
+        conn.proxy_headers = proxy.headers
         return conn
 
     def _target(self, conn: _Connection, path: str) -> tuple[str, dict]:
@@ -342,7 +609,8 @@ class Pool:
         except TimeoutError:
             raise TimeoutError(f"no complete reply within the {timeout:g} s deadline") from None
         except (OSError, http.client.HTTPException) as exc:
-            raise APIConnectionError(f"Connection error ({type(exc).__name__}: {exc})") from None
+            through = f" through the proxy {self.proxy}" if self.proxy is not None else ""
+            raise APIConnectionError(f"Connection error{through} ({type(exc).__name__}: {exc})") from None
 
     def _exchange(self, conn: _Connection, reused: bool, path: str, body: bytes, headers: dict, deadline: float):
         """One request and its whole reply on ``conn``, which goes back to the pool only after a clean exchange."""
@@ -358,7 +626,7 @@ class Pool:
                 if reused:  # no byte of a reply came back: the request was not answered
                     raise _Stale from None
                 raise
-            data = response.read()
+            data = self._body(response)
         except BaseException:
             conn.close()
             raise
@@ -367,6 +635,24 @@ class Pool:
         else:
             conn.close()
         return response.status, response.headers, data
+
+    def _body(self, response) -> bytes:
+        """The reply's body, refused past ``max_reply_bytes``: at once when its Content-Length says so, else (a chunked
+        body, or one without a length) as it arrives, so an endless or huge body costs at most the limit."""
+        limit = self.max_reply_bytes
+        if response.length is not None and response.length <= limit:
+            return response.read()  # the usual reply: one read of its declared length
+        if response.length is not None:
+            raise ReplyTooLarge(f"the reply from {self.url} declares {response.length:,} bytes, more than the "
+                                f"max_reply_bytes limit of {limit:,}; it was not read.")
+        chunks, size = [], 0
+        while chunk := response.read(min(1 << 16, limit + 1 - size)):
+            size += len(chunk)
+            if size > limit:
+                raise ReplyTooLarge(f"the reply from {self.url} is larger than the max_reply_bytes limit of "
+                                    f"{limit:,} bytes; it was not read further.")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def close(self) -> None:
         while self._idle:

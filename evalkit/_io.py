@@ -2,7 +2,9 @@
 
 Lines are split on ``\\n`` only (never ``str.splitlines``, which also splits inside text at U+2028, U+2029,
 U+0085 and friends), each line is decoded on its own so a decoding error names its line, and every error
-names the file and the line. Private floor: imports nothing from evalkit.
+names the file and the line. A reader of files a user was handed (another tool's log) passes ``max_bytes``: a file
+larger than that is refused, from its size on disk and again from the bytes actually read, before it is parsed.
+Private floor: imports nothing from evalkit.
 """
 
 from __future__ import annotations
@@ -23,17 +25,33 @@ def _decode(raw: bytes, path: Path, encoding: str, first_line: int = 1) -> str:
                          f"{column}); pass encoding= if the file uses another encoding.") from None
 
 
-def read_json_lines(path, *, encoding: str = "utf-8", torn_tail: bool = False) -> tuple[list[tuple[int, object]], str | None]:
+def read_bytes(path, max_bytes: int | None = None) -> bytes:
+    """A whole file's bytes; with ``max_bytes``, a file larger than that is refused (ValueError naming the file, its
+    size and the limit) without reading more than ``max_bytes + 1`` bytes of it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file.")
+    if max_bytes is None:
+        return path.read_bytes()
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        data = handle.read(max_bytes + 1) if size <= max_bytes else b""
+    if size > max_bytes or len(data) > max_bytes:  # the size on disk, or a file that grew as it was read
+        raise ValueError(f"{path}: {max(size, len(data)):,} bytes, more than the limit of {max_bytes:,} bytes "
+                         "(max_bytes); pass a larger max_bytes= to read it.")
+    return data
+
+
+def read_json_lines(path, *, encoding: str = "utf-8", torn_tail: bool = False,
+                    max_bytes: int | None = None) -> tuple[list[tuple[int, object]], str | None]:
     """Read a JSONL file: ``([(line_number, value), ...], torn)`` for every non-blank line.
 
     With ``torn_tail``, a last line that is not valid JSON and has no closing newline (a process killed
     mid-write) is not an error: its text is returned as ``torn`` instead. Any other bad line raises
-    ValueError naming the file, the line and the column.
+    ValueError naming the file, the line and the column. ``max_bytes``: see :func:`read_bytes`.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file.")
-    raw_lines = path.read_bytes().split(b"\n")
+    raw_lines = read_bytes(path, max_bytes).split(b"\n")
     records, torn = [], None
     for number, raw in enumerate(raw_lines, start=1):
         line = _decode(raw, path, encoding, number)
@@ -41,6 +59,8 @@ def read_json_lines(path, *, encoding: str = "utf-8", torn_tail: bool = False) -
             continue
         try:
             records.append((number, json.loads(line)))
+        except RecursionError:
+            raise ValueError(f"{path}, line {number}: JSON nested too deeply to read.") from None
         except json.JSONDecodeError as exc:
             if torn_tail and number == len(raw_lines):  # no newline after it: the write was cut short
                 torn = line
@@ -57,14 +77,14 @@ def read_text(path, *, encoding: str = "utf-8") -> str:
     return _decode(path.read_bytes(), path, encoding)
 
 
-def read_json(path, *, encoding: str = "utf-8"):
-    """Read a whole JSON document; a syntax error names the file, line and column."""
+def read_json(path, *, encoding: str = "utf-8", max_bytes: int | None = None):
+    """Read a whole JSON document; a syntax error names the file, line and column. ``max_bytes``: see :func:`read_bytes`."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file.")
-    text = _decode(path.read_bytes(), path, encoding)
+    text = _decode(read_bytes(path, max_bytes), path, encoding)
     try:
         return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply to read.") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
 

@@ -22,6 +22,7 @@ from scipy import stats
 
 from evalkit import _stats
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
+from evalkit._tables import epoch_column
 from evalkit._validation import (
     EvalkitWarning,
     as_clusters,
@@ -107,6 +108,9 @@ class CalibrationReport:
         The aligned labels (``human``, ``judge``; True = PASS), indexed by case id.
     n_excluded : int
         Aligned cases left out because one side had no label (e.g. a judge error).
+    cluster : str or None
+        The clusters of the intervals: a column of the results table (given, or a log's epochs found in it),
+        ``"given"`` (a Series of cluster ids), or None (every case independent).
     """
 
     n: int
@@ -123,6 +127,7 @@ class CalibrationReport:
     table: pd.DataFrame = field(repr=False)
     pairs: pd.DataFrame = field(repr=False)
     n_excluded: int = 0
+    cluster: str | None = None
 
     @property
     def confusion(self) -> pd.DataFrame:
@@ -184,6 +189,8 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
     cluster : str or Series, optional
         Cases that are not independent (the claims of one item, the epochs of one case): a column of the results
         table (e.g. ``"sample_id"`` in a table from :mod:`evalkit.logs`) or a Series of cluster ids by case id.
+        Default: a log's epochs, found in the results table as :func:`evalkit.judge.pass_rate` finds them
+        (``attrs["clusters"]``, else a repeated ``sample_id``), else every case on its own.
         By default every rate then gets the betting interval over whole clusters (as in :func:`evalkit.infer.mean`: each
         cluster, in a fixed pseudo-random order of the cluster ids, bets on its count of hits minus theta times
         its count of cases in the rate's denominator, over the largest cluster among the cases given), which
@@ -210,6 +217,8 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
     (1, 2, 0.667, 0.667)
     """
     check_level(confidence_level)
+    if cluster is None and isinstance(judge, pd.DataFrame):
+        cluster = epoch_column(judge)  # a log's epochs: each case's epochs are one cluster, as in judge.pass_rate
     method = _stats.rate_method(interval, cluster is not None)
     pairs, excluded = _pairs(judge, human, pass_levels)
     if cluster is not None and isinstance(cluster, str) and not isinstance(judge, pd.DataFrame):
@@ -264,7 +273,7 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
         n=n, agreement=(tp + tn) / n, fail_recall=rows["fail_recall"]["value"], false_flag_rate=rows["false_flag_rate"]["value"],
         precision=rows["precision"]["value"], kappa=kappa, caught=tp, human_fails=tp + fn, judge_fails=tp + fp,
         base_rate_agreement=(fp + tn) / n, confidence_level=confidence_level, table=table, pairs=pairs,
-        n_excluded=excluded,
+        n_excluded=excluded, cluster=None if cluster is None else cluster if isinstance(cluster, str) else "given",
     )
 
 

@@ -75,6 +75,13 @@ def main(argv=None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # an option the subcommand does not know: its own usage, not the top-level one
         report_parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    from evalkit.report import build_report, parse_params  # light: the notebook runner is imported when it runs
+
+    try:
+        params = parse_params(args.param)
+    except ValueError as exc:  # a usage error, answered before anything runs
+        print(f"evalkit report: {exc}", file=sys.stderr)
+        return 2
     missing = _missing_report_modules()
     if missing:
         print(f"evalkit report: needs the 'report' extra (missing {', '.join(missing)}): "
@@ -85,10 +92,8 @@ def main(argv=None) -> int:
         print(f"evalkit report: {problem}", file=sys.stderr)
         return 2
 
-    from evalkit.report import build_report, parse_params
-
     try:
-        results = build_report(args.notebooks, args.out, params=parse_params(args.param), timeout=args.timeout)
+        results = build_report(args.notebooks, args.out, params=params, timeout=args.timeout)
     except (ValueError, FileNotFoundError) as exc:
         print(f"evalkit report: {exc}", file=sys.stderr)
         return 2

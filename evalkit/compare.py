@@ -24,6 +24,8 @@ from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit._stats import (
     ADJUSTMENTS,
     MEAN_METHODS,
+    cluster_difference_interval,
+    integer_sign_flip_p,
     mcnemar_exact_p,
     mcnemar_power,
     mean_interval,
@@ -32,14 +34,17 @@ from evalkit._stats import (
     tango_interval,
 )
 from evalkit._stats import adjust_p_values as _adjust
+from evalkit._tables import epoch_column
 from evalkit._validation import (
     EvalkitWarning,
+    as_clusters,
     check_columns,
     check_dataframe,
     check_level,
     check_number,
     check_option,
     check_rng,
+    renamed,
     show,
 )
 
@@ -50,8 +55,10 @@ RATE_METHODS = ("newcombe", "tango")
 #: Interval methods for a mean difference of numeric scores (default first).
 SCORE_METHODS = MEAN_METHODS
 _METHOD_NAMES = {"tango": "Tango score", "newcombe": "Newcombe hybrid score (method 10)",
-                 "betting": "betting (Waudby-Smith & Ramdas)", "t": "Student t", "bootstrap": "BCa bootstrap"}
+                 "betting": "betting (Waudby-Smith & Ramdas)", "t": "Student t", "bootstrap": "BCa bootstrap",
+                 "cluster-betting": "betting over whole clusters"}
 _RATE_TEST, _SCORE_TEST = "exact McNemar", "sign-flip permutation"
+_CLUSTER_RATE_TEST, _CLUSTER_SCORE_TEST = "exact sign-flip over clusters", "sign-flip permutation over clusters"
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,9 @@ class PairedComparison:
     p_value : float
         Verdicts: exact McNemar test (two-sided binomial test on the cases that went from pass to fail or
         back), with the rubric's pass levels deciding what passes. Scores: two-sided sign-flip permutation
-        test of the mean difference (the runs exchangeable within each case). ``test`` names it.
+        test of the mean difference (the runs exchangeable within each case). With clusters, the sign-flip test
+        of the clusters' totals of change (the runs exchangeable within each cluster), exact for verdicts.
+        ``test`` names it.
     agreement, kappa : float
         Share of unchanged verdicts (scores) and Cohen's kappa between the runs (NaN for scores).
     rate_a, rate_b : float
@@ -82,12 +91,18 @@ class PairedComparison:
         ``rate_b - rate_a`` and its interval at ``confidence_level``, made by ``method``.
     method : str
         The interval's method: ``"newcombe"`` (default for pass rates) or ``"tango"``; ``"betting"``
-        (default for scores), ``"t"`` or ``"bootstrap"``.
+        (default for scores), ``"t"`` or ``"bootstrap"``; ``"cluster-betting"`` with clusters.
     confidence_level : float
     test : str
-        ``"exact McNemar"`` or ``"sign-flip permutation"``.
+        ``"exact McNemar"`` or ``"sign-flip permutation"``; with clusters ``"exact sign-flip over clusters"`` or
+        ``"sign-flip permutation over clusters"``.
     discordant : float
         Share of cases whose pass/fail verdict flipped (the planners' ``discordant``); NaN for scores.
+    cluster : str or None
+        The clusters the interval and the test are over: a column name (given, or a log's epochs found in the
+        tables), ``"given"`` (a Series or sequence), or None (every case independent).
+    n_clusters : int or None
+        Clusters with a case in both runs (None without clusters).
     """
 
     n: int
@@ -106,23 +121,34 @@ class PairedComparison:
     confidence_level: float
     test: str
     discordant: float
+    cluster: str | None = None
+    n_clusters: int | None = None
 
     def __repr__(self) -> str:
         what = "pass rate" if self.kind == "pass rate" else "mean score"
-        return (f"PairedComparison(n={self.n}, flips={len(self.flips)}, agreement={self.agreement:.3f}, "
+        clusters = f", {self.n_clusters} clusters ({self.cluster})" if self.cluster is not None else ""
+        test = self.test if self.cluster is not None else 'McNemar exact' if self.kind == 'pass rate' else self.test
+        return (f"PairedComparison(n={self.n}{clusters}, flips={len(self.flips)}, agreement={self.agreement:.3f}, "
                 f"kappa={self.kappa:.3f}, {what} {self.rate_a:.3f} -> {self.rate_b:.3f}, difference "
                 f"{self.difference:+.3f} ({self.confidence_level:.0%} CI {self.ci_low:+.3f} to {self.ci_high:+.3f}, "
-                f"{_METHOD_NAMES[self.method]}), {'McNemar exact' if self.kind == 'pass rate' else self.test} "
-                f"p={self.p_value:.4g})")
+                f"{_METHOD_NAMES[self.method]}), {test} p={self.p_value:.4g})")
 
     def _repr_html_(self) -> str:
         return f"<p>{html.escape(repr(self))}</p>" + self.table.to_html()
 
 
 # ------------------------------------------------------------------------------------------ kernels
-def _rate_comparison(pass_a: np.ndarray, pass_b: np.ndarray, method: str, confidence_level: float) -> dict:
+def _rate_comparison(pass_a: np.ndarray, pass_b: np.ndarray, method: str, confidence_level: float,
+                     groups=None) -> dict:
     n10, n01 = int((pass_a & ~pass_b).sum()), int((~pass_a & pass_b).sum())
     n11, n = int((pass_a & pass_b).sum()), len(pass_a)
+    if groups is not None:  # whole clusters: the betting interval of the mean change, the exact test of its totals
+        d = pass_b.astype(float) - pass_a.astype(float)
+        low, high, g = cluster_difference_interval(d, groups, lo=-1.0, hi=1.0, confidence_level=confidence_level)
+        totals = np.bincount(np.unique(groups, return_inverse=True)[1].ravel(), weights=d)
+        return {"n": n, "mean_a": float(pass_a.mean()), "mean_b": float(pass_b.mean()), "difference": (n01 - n10) / n,
+                "ci_low": low, "ci_high": high, "p_value": integer_sign_flip_p(np.rint(totals).astype(np.int64)),
+                "discordant": (n10 + n01) / n, "n_clusters": g}
     if method == "tango":
         low, high = tango_interval(n10, n01, n, confidence_level)
     else:
@@ -131,9 +157,16 @@ def _rate_comparison(pass_a: np.ndarray, pass_b: np.ndarray, method: str, confid
             "ci_low": low, "ci_high": high, "p_value": mcnemar_exact_p(n10, n01), "discordant": (n10 + n01) / n}
 
 
-def _score_comparison(x_a: np.ndarray, x_b: np.ndarray, method: str, confidence_level: float, bounds, rng) -> dict:
+def _score_comparison(x_a: np.ndarray, x_b: np.ndarray, method: str, confidence_level: float, bounds, rng,
+                      groups=None) -> dict:
     d = x_b - x_a
     span = bounds[1] - bounds[0]
+    if groups is not None:
+        low, high, g = cluster_difference_interval(d, groups, lo=-span, hi=span, confidence_level=confidence_level)
+        totals = np.bincount(np.unique(groups, return_inverse=True)[1].ravel(), weights=d)
+        return {"n": len(d), "mean_a": float(x_a.mean()), "mean_b": float(x_b.mean()), "difference": float(d.mean()),
+                "ci_low": low, "ci_high": high, "p_value": sign_flip_p(totals, rng=rng), "discordant": np.nan,
+                "n_clusters": g}
     low, high = mean_interval(d, method, confidence_level, bounds=(-span, span), rng=rng)
     return {"n": len(d), "mean_a": float(x_a.mean()), "mean_b": float(x_b.mean()), "difference": float(d.mean()),
             "ci_low": low, "ci_high": high, "p_value": sign_flip_p(d, rng=rng), "discordant": np.nan}
@@ -166,18 +199,49 @@ def _score_bounds(bounds, values: np.ndarray, name: str = "bounds") -> tuple[flo
     return low, high
 
 
-def _check_method(method, kind: str) -> str:
+def _check_method(method, kind: str, clustered: bool = False, name: str = "method") -> str:
     allowed = RATE_METHODS if kind == "pass rate" else SCORE_METHODS
+    if clustered:
+        if method not in (None, "betting"):
+            raise ValueError(f"`{name}={method!r}` treats the cases as independent; with clusters (`cluster=`, or a "
+                             "log's epochs) the interval is 'betting', over whole clusters (the default).")
+        return "cluster-betting"
     if method is None:
         return allowed[0]
     if method not in allowed:
-        raise ValueError(f"`method` for a {kind} difference must be one of {list(allowed)}; got {method!r}.")
+        raise ValueError(f"`{name}` for a {kind} difference must be one of {list(allowed)}; got {method!r}.")
     return method
 
 
+def _clusters(a, b, cluster, cases: pd.Index) -> tuple[np.ndarray | None, str | None]:
+    """Each common case's cluster code, and the clusters' name: ``cluster`` as given (a column of ``a``, whose values
+    ``b`` must not contradict; a Series by case id; a sequence), else a log's epochs found in both tables."""
+    if cluster is None:
+        found = epoch_column(a) if isinstance(a, pd.DataFrame) and isinstance(b, pd.DataFrame) else None
+        if found is None or found not in b.columns:
+            return None, None
+        cluster = found
+    if isinstance(cluster, str):
+        for name, run in (("a", a), ("b", b)):
+            if not isinstance(run, pd.DataFrame):
+                raise TypeError(f"`cluster={cluster!r}` names a column, which needs `{name}` to be a results table; "
+                                "with Series of verdicts pass a Series of cluster ids by case id.")
+        if cluster in b.columns:
+            ids = [run.drop_duplicates("case_id", keep="last").set_index("case_id")[cluster].reindex(cases)
+                   for run in (a, b)]
+            differ = ids[0].astype(object).ne(ids[1].astype(object)) & ids[1].notna()
+            if differ.any():
+                raise ValueError(f"`cluster={cluster!r}`: case {show(cases[differ.to_numpy()][0])} is in cluster "
+                                 f"{show(ids[0][differ].iloc[0])} in a and {show(ids[1][differ].iloc[0])} in b; a case "
+                                 "is in one cluster.")
+    codes, _ = as_clusters(cluster, cases, table=a if isinstance(cluster, str) else None)
+    return codes, cluster if isinstance(cluster, str) else "given"
+
+
 # ------------------------------------------------------------------------------------------- paired
-def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level: float = 0.95, bounds=None,
-           rng=None) -> PairedComparison:
+@renamed("method", "interval", since="0.2.0")
+def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, confidence_level: float = 0.95,
+           bounds=None, rng=None) -> PairedComparison:
     """Compare two runs on the same cases, aligned by case id: the change b - a with its interval and a test.
 
     Verdicts (PASS/FAIL or a rubric's levels) give the change in pass rate with Newcombe's hybrid score
@@ -198,10 +262,23 @@ def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level
         other values found are appended.
     pass_levels : sequence of str, optional
         The verdicts that count as a pass (default: the rubric's from ``a.attrs``, else PASS).
-    method : str, optional
+    interval : str, optional
         The interval: ``"newcombe"`` (default; Newcombe 1998, method 10) or ``"tango"`` (Tango 1998) for pass rates;
         ``"betting"`` (default), ``"t"`` or ``"bootstrap"`` (BCa) for scores. The t and bootstrap intervals
-        collapse when few cases change and under-cover there: they warn below 25 changed cases.
+        collapse when few cases change and under-cover there: they warn below 25 changed cases. With clusters,
+        ``"betting"`` over whole clusters only. (``method=``, its old name, still works for this release, with a
+        FutureWarning.)
+    cluster : str, Series or sequence, optional
+        Cases that are not independent (the epochs of one question, the claims of one item): a column of the
+        results tables (``b``'s, where it has one, must agree), a Series of cluster ids by case id, or a sequence
+        as long as the common cases. Default: a log's epochs, found in both tables as :func:`evalkit.judge.pass_rate`
+        finds them (``attrs["clusters"]``, else a repeated ``sample_id``); else every case on its own. With clusters
+        the interval is the betting interval over whole clusters of the mean change (each cluster betting on its
+        total change, bounded by the largest cluster), valid at any number of clusters for the per-case mean
+        change, and the test is the sign-flip test of the clusters' totals (the runs exchangeable within each
+        cluster), exact for verdicts: with one case per cluster, the exact McNemar test. The coverage harness
+        measures both at 20 to 200 clusters of 1 to 5 epochs, where the Newcombe interval over the cases, which
+        takes them as independent, falls short.
     confidence_level : float
     bounds : (low, high), optional
         Scores only: the range the scores can take, e.g. ``(1, 5)``; the betting interval's guarantee rests
@@ -227,18 +304,28 @@ def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level
     >>> scores = paired(pd.Series([4, 5, 3, 5, 4]), pd.Series([5, 5, 4, 5, 4]), bounds=(1, 5))
     >>> scores.kind, scores.difference, scores.method
     ('mean score', 0.4, 'betting')
+
+    Two epochs of five questions: six verdicts changed, but both epochs of one question changed, so five questions
+    did; the test over questions is the exact one of five changes all one way.
+
+    >>> questions = pd.Series(["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4", "q5", "q5"], index=range(10))
+    >>> a = pd.Series(["PASS"] * 10, index=range(10))
+    >>> b = pd.Series(["FAIL", "FAIL", "FAIL", "PASS", "FAIL", "PASS", "FAIL", "PASS", "FAIL", "PASS"], index=range(10))
+    >>> round(paired(a, b).p_value, 4), round(paired(a, b, cluster=questions).p_value, 4)
+    (0.0312, 0.0625)
     """
     confidence_level = check_level(confidence_level)
     va, vb = judge_verdicts(a, "a"), judge_verdicts(b, "b")
     scores = _is_score(a) and _is_score(b)
     kind = "mean score" if scores else "pass rate"
-    method = _check_method(method, kind)
     common = va.index.intersection(vb.index, sort=False)
     both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]}).dropna()
     if both.empty:
         raise ValueError("`a` and `b` (the two runs) share no case with a verdict in both; compare runs on the same cases.")
+    groups, cluster = _clusters(a, b, cluster, both.index)
+    method = _check_method(interval, kind, groups is not None, "interval")
     if scores:
-        return _paired_scores(both, method, confidence_level, bounds, check_rng(rng))
+        return _paired_scores(both, method, confidence_level, bounds, check_rng(rng), groups, cluster)
     levels_a, passing = verdict_levels(a, levels=labels, pass_levels=pass_levels)
     levels_b, passing_b = verdict_levels(b, levels=labels, pass_levels=pass_levels)
     if set(passing) != set(passing_b):
@@ -255,7 +342,7 @@ def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level
     table = pd.DataFrame(counts, index=pd.Index(levels, name="a"), columns=pd.Index(levels, name="b"))
     pass_a = as_pass(both["a"], "a", levels=levels_a, pass_levels=passing).to_numpy(dtype=bool)
     pass_b = as_pass(both["b"], "b", levels=levels_b, pass_levels=passing).to_numpy(dtype=bool)
-    result = _rate_comparison(pass_a, pass_b, method, confidence_level)
+    result = _rate_comparison(pass_a, pass_b, method, confidence_level, groups)
     changed = both[both["a"] != both["b"]]
     flips = pd.DataFrame({"case_id": changed.index.to_numpy(), "a": changed["a"].to_numpy(), "b": changed["b"].to_numpy()})
     for name, run in (("a", a), ("b", b)):
@@ -265,17 +352,19 @@ def paired(a, b, *, labels=None, pass_levels=None, method=None, confidence_level
         n=len(both), table=table, p_value=result["p_value"], agreement=float((both["a"] == both["b"]).mean()),
         kappa=_stats.cohen_kappa(both["a"].to_numpy(), both["b"].to_numpy()), rate_a=result["mean_a"],
         rate_b=result["mean_b"], flips=flips, kind=kind, difference=result["difference"], ci_low=result["ci_low"],
-        ci_high=result["ci_high"], method=method, confidence_level=confidence_level, test=_RATE_TEST,
-        discordant=result["discordant"],
+        ci_high=result["ci_high"], method=method, confidence_level=confidence_level,
+        test=_RATE_TEST if groups is None else _CLUSTER_RATE_TEST, discordant=result["discordant"], cluster=cluster,
+        n_clusters=result.get("n_clusters"),
     )
 
 
-def _paired_scores(both: pd.DataFrame, method, confidence_level, bounds, rng) -> PairedComparison:
+def _paired_scores(both: pd.DataFrame, method, confidence_level, bounds, rng, groups=None, cluster=None
+                   ) -> PairedComparison:
     x_a, x_b = both["a"].to_numpy(dtype=float), both["b"].to_numpy(dtype=float)
     if not (np.isfinite(x_a).all() and np.isfinite(x_b).all()):
         raise ValueError("scores must be finite numbers; a run holds inf.")
     bounds = _score_bounds(bounds, np.concatenate([x_a, x_b]))
-    result = _score_comparison(x_a, x_b, method, confidence_level, bounds, rng)
+    result = _score_comparison(x_a, x_b, method, confidence_level, bounds, rng, groups)
     d = x_b - x_a
     table = pd.DataFrame({"mean": [x_a.mean(), x_b.mean(), d.mean()], "sd": [x_a.std(ddof=1) if len(d) > 1 else np.nan,
                           x_b.std(ddof=1) if len(d) > 1 else np.nan, d.std(ddof=1) if len(d) > 1 else np.nan],
@@ -293,7 +382,8 @@ def _paired_scores(both: pd.DataFrame, method, confidence_level, bounds, rng) ->
         n=len(d), table=table, p_value=result["p_value"], agreement=float(np.mean(d == 0)), kappa=np.nan,
         rate_a=result["mean_a"], rate_b=result["mean_b"], flips=flips, kind="mean score",
         difference=result["difference"], ci_low=result["ci_low"], ci_high=result["ci_high"], method=method,
-        confidence_level=confidence_level, test=_SCORE_TEST, discordant=np.nan,
+        confidence_level=confidence_level, test=_SCORE_TEST if groups is None else _CLUSTER_SCORE_TEST,
+        discordant=np.nan, cluster=cluster, n_clusters=result.get("n_clusters"),
     )
 
 

@@ -22,7 +22,7 @@ from evalkit import models as _models
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._io import read_json_lines, write_atomic
 from evalkit._stats import CLUSTER_METHODS, rate_interval, rate_method
-from evalkit._tables import PASS_RATE_COLUMNS, RUN_KEYS
+from evalkit._tables import PASS_RATE_COLUMNS, RUN_KEYS, epoch_column
 from evalkit._validation import (
     EvalkitWarning,
     as_clusters,
@@ -378,16 +378,6 @@ def run_judge(
     return results
 
 
-def _epoch_clusters(results: pd.DataFrame) -> str | None:
-    """The column whose repeats are epochs of one case (``attrs["clusters"]["column"]``, as the readers of
-    :mod:`evalkit.logs` set it, else ``sample_id``), where some case is graded more than once in a run; else None."""
-    clusters = results.attrs.get("clusters")
-    column = clusters.get("column", "sample_id") if isinstance(clusters, dict) else "sample_id"
-    if column not in results.columns:
-        return None
-    return column if results.duplicated([*RUN_KEYS, column]).any() else None
-
-
 def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, confidence_level: float = 0.95,
               interval: str = "auto", cluster=None, unparseable_alert: float = 0.05,
               baseline: pd.DataFrame | None = None, max_jump: float = 0.05, pass_levels=None) -> pd.DataFrame:
@@ -475,9 +465,9 @@ def pass_rate(results: pd.DataFrame, *, checks: pd.DataFrame | None = None, conf
     check_level(confidence_level)
     check_number(unparseable_alert, "unparseable_alert", low=0.0, high=1.0)
     check_number(max_jump, "max_jump", low=0.0, high=1.0)
-    epochs = cluster is None and _epoch_clusters(results) is not None
+    epochs = cluster is None and epoch_column(results) is not None
     if epochs:
-        cluster = _epoch_clusters(results)
+        cluster = epoch_column(results)
     method = rate_method(interval, cluster is not None, means=epochs)
     if cluster is not None:
         codes, _ = (as_clusters(cluster, results.index, table=results, key=None) if isinstance(cluster, str)

@@ -93,15 +93,30 @@ class OpenAIChat:
         reply: connecting, the TLS handshake, sending, the status line and headers and the body each get only
         the time left, so a server trickling any of them is cut off at the deadline. Retries are handled by
         :func:`call_many`.
+    max_reply_bytes : int, default 16777216 (16 MiB)
+        The largest reply body read: a larger one is refused with a :class:`ReplyError` naming the URL (not
+        retried), at once when its Content-Length says so and otherwise as it arrives, so a huge or endless body
+        costs at most this much memory. A chat completion is a few kilobytes.
 
     Notes
     -----
     Calls go over HTTP/1.1 through the standard library's ``http.client`` with a pool of keep-alive
-    connections shared by the threads of :func:`call_many` (a proxy from ``https_proxy`` / ``http_proxy`` /
-    ``no_proxy`` is used): no dependency, and a fraction of a millisecond of client CPU per call, so a judge
-    answering in tens of milliseconds is bound by its latency and the concurrency, not by the client
-    (``benchmarks/bench_judge.py``). The official ``openai`` client is used only for the Files and Batches
-    APIs (:attr:`client`, :mod:`evalkit.batch`).
+    connections shared by the threads of :func:`call_many`: no dependency, and a fraction of a millisecond of
+    client CPU per call, so a judge answering in tens of milliseconds is bound by its latency and the
+    concurrency, not by the client (``benchmarks/bench_judge.py``). The official ``openai`` client is used only
+    for the Files and Batches APIs (:attr:`client`, :mod:`evalkit.batch`).
+
+    A proxy is taken from the environment as the official client's httpx takes it: ``HTTPS_PROXY`` or
+    ``HTTP_PROXY`` (by the server's scheme), else ``ALL_PROXY``; ``NO_PROXY`` entries as httpx reads them (``*``,
+    host names with their subdomains, ``.name`` for subdomains only, IP addresses, ``host:port`` for one port),
+    and a CIDR range (``10.0.0.0/8``) as every address in it; a proxy URL without a port on 80 (``http://``) or
+    443 (``https://``). An ``https://`` proxy is spoken to over TLS, so its ``Proxy-Authorization`` (and, to an
+    ``http://`` server, the key) never crosses the network in clear; a ``socks5://`` one is refused with a clear
+    error.
+
+    The key is stripped of the whitespace around it (a key pasted from a file often ends in a newline); one with
+    a space, a control character or a character outside printable ASCII inside it is refused in a message that
+    does not show it.
 
     The reply body is read as JSON by evalkit: any shape a server sends (no ``choices``, no ``message``,
     content that is not text, an HTML page) raises :class:`ReplyError` with a plain message, which
@@ -109,8 +124,10 @@ class OpenAIChat:
     subclasses are named as the official client names them: ``RateLimitError`` for 429,
     ``InternalServerError`` for 5xx, ``BadRequestError``, ``AuthenticationError``...) carrying the reply's
     headers, so Retry-After is honoured; a server that cannot be reached raises :class:`APIConnectionError`,
-    and a missed deadline ``TimeoutError``. :meth:`redact` removes the key from any text: error messages are
-    redacted when raised, and ``call_many`` applies it again to every error it stores.
+    and a missed deadline ``TimeoutError``. :meth:`redact` removes the key and a proxy's credentials from any
+    text, in every form they take (as they are, escaped as in a repr or JSON, URL-quoted, base64): every
+    exception a call raises is redacted, so is a reply that echoes them, and ``call_many`` applies it again to
+    every error it stores.
 
     Examples
     --------
@@ -127,8 +144,9 @@ class OpenAIChat:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  temperature: float = 0.0, max_tokens: int | None = None, system: str | None = None,
-                 timeout: float = 60.0):
-        key = os.environ.get(api_key_env)
+                 timeout: float = 60.0, max_reply_bytes: int = _chat.MAX_REPLY_BYTES):
+        given = os.environ.get(api_key_env)
+        key = None if given is None else _chat.checked_key(given, api_key_env)
         if key is None and base_url is None:
             raise ValueError(f"set the environment variable {api_key_env} (the API key is never passed as an argument).")
         self.model_id = model
@@ -136,9 +154,12 @@ class OpenAIChat:
         self.timeout = check_number(timeout, "timeout", low=0.0)
         if self.timeout == 0:
             raise ValueError("`timeout` must be a positive number of seconds; got 0.")
+        max_reply_bytes = check_number(max_reply_bytes, "max_reply_bytes", low=1, integer=True)
         self._key = key
         self._base_url = base_url
-        self._pool = _chat.Pool(base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1")
+        self._pool = _chat.Pool(base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+                                max_reply_bytes=max_reply_bytes)
+        self._secrets = _chat.Secrets(given, key, *self._pool.secrets)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
                          "User-Agent": f"evalkit/{__version__}"}
         if key:
@@ -151,8 +172,9 @@ class OpenAIChat:
         return f"OpenAIChat({self.model_id!r}{where}, params={self.params})"
 
     def redact(self, text: str) -> str:
-        """``text`` with the API key replaced by ``[redacted]`` (a server may echo the key in an error)."""
-        return text.replace(self._key, "[redacted]") if self._key and len(self._key) >= 8 else text
+        """``text`` with the API key and a proxy's credentials replaced by ``[redacted]``, in every form they take (a
+        server may echo the key in an error; a client's error may hold it escaped)."""
+        return self._secrets(text)
 
     @property
     def client(self):
@@ -193,10 +215,17 @@ class OpenAIChat:
             body = json.dumps(request, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in the prompt: escaped, as JSON allows
             body = json.dumps(request).encode("ascii")
-        status, headers, data = self._pool.post("/chat/completions", body, self._headers, self.timeout)
-        if not 200 <= status < 300:
-            raise _chat.status_error(status, headers, data, self.redact)
-        return _chat.reply_from_bytes(data, headers.get("content-type", ""))
+        try:
+            status, headers, data = self._pool.post("/chat/completions", body, self._headers, self.timeout)
+            if not 200 <= status < 300:
+                raise _chat.status_error(status, headers, data, self.redact)
+            reply = _chat.reply_from_bytes(data, headers.get("content-type", ""))
+        except Exception as exc:
+            self._secrets.scrub(exc)  # whatever raised it, its message never holds the key
+            raise
+        if self._secrets.found(reply.text):  # a server echoing the key: it goes no further
+            return Reply(self._secrets(reply.text), reply.prompt_tokens, reply.completion_tokens)
+        return reply
 
     def close(self) -> None:
         """Close the kept-alive connections now (a later call opens new ones)."""

@@ -429,6 +429,7 @@ def _design(comparisons, ties, position, covariates, anchor, cluster):
                              f"system_a minus the value for system_b, e.g. a length difference); got dtype {values.dtype}.")
     groups = None if cluster is None else as_clusters(cluster, table.index, table=table, key=None,
                                                       table_name="comparisons")[0]
+    _warn_pooled_votes(table, groups)
     if ties == "drop":
         keep = (table["winner"] != "tie").to_numpy()
         table, groups = table[keep], None if groups is None else pd.factorize(groups[keep])[0]
@@ -447,6 +448,30 @@ def _design(comparisons, ties, position, covariates, anchor, cluster):
     names = (["first_slot"] if position else []) + covariates
     cells = _Cells(first, second, features, outcome, len(systems), collapse=not covariates)
     return table, list(systems), names, cells, groups
+
+
+def _warn_pooled_votes(table: pd.DataFrame, groups: np.ndarray | None) -> None:
+    """Warn where one fit would pool what should be apart: several raters (humans beside LLM judges), or a comparison
+    given in several rows (its raters' votes, or repeats) that the intervals would take as independent."""
+    problems = []
+    if "rater" in table.columns and table["rater"].nunique() > 1:
+        raters = list(map(str, pd.unique(table["rater"].dropna())))
+        problems.append(f"the votes of {len(raters)} raters ({', '.join(raters[:4])}{', ...' if len(raters) > 4 else ''}) "
+                        f"are pooled into one rating, as if they were one rater; rate each apart "
+                        f"(comparisons[comparisons['rater'] == {raters[0]!r}]), or drop the 'rater' column to pool "
+                        "them on purpose")
+    ids = table["comparison_id"] if "comparison_id" in table.columns else \
+        pd.Series(table.index, index=table.index) if table.index.name == "comparison_id" else None
+    if ids is not None and ids.duplicated().any():
+        nested = groups is not None and pd.Series(groups).groupby(ids.to_numpy()).nunique().max() <= 1
+        if not nested:
+            first = ids[ids.duplicated()].iloc[0]
+            problems.append(f"comparison_id {show(first)} is in {int((ids == first).sum())} rows ({int(ids.duplicated().sum())} "
+                            "repeated rows in all): the intervals take every row as independent; pass "
+                            "cluster='comparison_id' (or a column that holds each comparison in one cluster, such as "
+                            "the question) to count a comparison's votes together")
+    if problems:
+        warnings.warn("bradley_terry: " + "; and ".join(problems) + ".", EvalkitWarning, stacklevel=5)
 
 
 def _connected(cells: _Cells, ties: str, counts: np.ndarray | None = None) -> bool:
@@ -704,6 +729,14 @@ def bradley_terry(comparisons, *, ties: str = "half", position: bool = False, co
         ``attrs``: ``interval``, ``cluster``, ``ties``, ``confidence_level``, ``anchor``. NaN ratings with an
         :class:`~evalkit.EvalkitWarning` where no finite maximum exists (some group of systems won every
         comparison with the rest).
+
+    Warns
+    -----
+    EvalkitWarning
+        When the table would be pooled without a word: a ``rater`` column naming several raters (humans beside
+        LLM judges: one rating of them all), or a comparison given in several rows (a ``comparison_id`` column,
+        or index, that repeats: several raters' votes, or repeats) that no ``cluster`` holds together, so the
+        intervals would take each row as an independent comparison.
 
     Examples
     --------

@@ -73,6 +73,10 @@ def find_notebooks(folder=None) -> list[Path]:
 def parse_params(pairs) -> dict:
     """``["NAME=VALUE", ...]`` to a dict; values are Python literals when they parse as one, else strings.
 
+    A number must be finite (``1e999`` reads as an infinity, which the notebook could not be given), and a value
+    nested too deeply to read (thousands of brackets or signs) is refused: both with a ValueError naming the
+    parameter. Quote a value to pass it as text.
+
     Examples
     --------
     >>> from evalkit.report import parse_params
@@ -82,13 +86,35 @@ def parse_params(pairs) -> dict:
     params = {}
     for pair in pairs or []:
         name, sep, value = pair.partition("=")
-        if not sep or not name.strip().isidentifier():
+        name = name.strip()
+        if not sep or not name.isidentifier():
             raise ValueError(f"--param must look like NAME=VALUE with a Python name; got {pair!r}.")
         try:
-            params[name.strip()] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            params[name.strip()] = value
+            params[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError, TypeError):
+            params[name] = value
+        except (RecursionError, MemoryError):
+            raise ValueError(f"--param {name}: the value ({len(value):,} characters) nests too deeply to read as a "
+                             "Python literal; quote it to pass it as text.") from None
+        if not _finite(params[name]):
+            raise ValueError(f"--param {name}={value[:40]}: a number that is not finite; give a finite number, or "
+                             "quote the value to pass it as text.")
     return params
+
+
+def _finite(value) -> bool:
+    """Whether every number in a literal (inside lists, tuples, sets and dicts too) is finite."""
+    import math
+
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, complex):
+        return math.isfinite(value.real) and math.isfinite(value.imag)
+    if isinstance(value, dict):
+        return all(_finite(k) and _finite(v) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_finite(v) for v in value)
+    return True
 
 
 def float_format(decimals: int = 3):

@@ -28,6 +28,7 @@ import re
 import types
 import warnings
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -381,7 +382,7 @@ GENERATED = {
     "claims.parse_claims": lambda g: partial(claims.parse_claims, g.text(), max_claims=g.option(3)),
     "claims.parse_claim_verdicts": lambda g: partial(claims.parse_claim_verdicts, g.text(), g.option(g.pick([0, 1, 2]))),
     "claims.parse_facts": lambda g: partial(claims.parse_facts, g.text(), max_claims=g.option(3)),
-    "compare.paired": lambda g: partial(compare.paired, *(s.astype(object) for s in g.pair())),
+    "compare.paired": lambda g: _paired(g),
     "compare.detectable_difference": lambda g: partial(compare.detectable_difference, _plan_values(g, [1, 20, 100], integer=True),
                                                        discordant=_discordant(g), power=g.option(g.pick([0.8, 0.99, 0.01])),
                                                        alpha=g.option(g.pick([0.05, 0.5]))),
@@ -519,6 +520,23 @@ GENERATED = {
     "verdicts.level_counts": lambda g: partial(verdicts.level_counts, g.verdict_table(), items=g.pick([None, IDS[:4]])),
     "verdicts.items_index": lambda g: partial(verdicts.items_index, g.index()),
 }
+
+
+def _paired(g: Gen):
+    """Two runs, now and then with clusters: a Series of cluster ids (by case id, some cases missing), a sequence (of
+    the right length or not), or an object of no known type."""
+    a, b = (s.astype(object) for s in g.pair())
+    how = g.pick([None, None, "series", "series", "sequence", "bad"])
+    ids = pd.Index(pd.unique(a.index))
+    if how == "series":
+        cluster = pd.Series(g.draw(st.lists(st.sampled_from(["q1", "q2", "q3"]), min_size=len(ids), max_size=len(ids))),
+                            index=ids, dtype=object)
+        cluster = cluster.iloc[: g.draw(st.integers(0, len(cluster)))] if g.draw(st.booleans()) else cluster
+    elif how == "sequence":
+        cluster = g.draw(st.lists(st.integers(0, 2), max_size=len(ids) + 1))
+    else:
+        cluster = BadType() if how == "bad" else None
+    return partial(compare.paired, a, b, cluster=cluster, interval=g.option(g.pick([None, None, "newcombe", "betting"])))
 
 
 def _three_series(g: Gen):
@@ -769,12 +787,23 @@ FOUND = [
     ("labels.latest_labels", "`mode` was not validated: an object of another type ended in pandas' NotImplementedError",
      partial(labels.latest_labels, pd.DataFrame({"case_id": ["a"], "label": ["PASS"], "mode": ["label"]}), mode=BadType()),
      "error"),
-    ("logs.from_deepeval", "an infinite score was kept as a score, quietly",
+    ("logs.from_deepeval", "an infinite score was kept as a score, quietly (then refused for every metric; now that "
+     "metric's error row, with a warning)",
      partial(logs.from_deepeval, {"test_results": [{**_DEEPEVAL["test_results"][0], "metrics_data": [{**_METRIC, "score": np.inf}]}]}),
-     "error"),
-    ("logs.from_deepeval", "a score of text ended in \"could not convert string to float\"",
+     "warning"),
+    ("logs.from_deepeval", "a score of text ended in \"could not convert string to float\" (now its error row)",
      partial(logs.from_deepeval, {"test_results": [{**_DEEPEVAL["test_results"][0], "metrics_data": [{**_METRIC, "score": "high"}]}]}),
-     "error"),
+     "warning"),
+    ("logs.from_deepeval", "a success of text refused the whole result (now that metric's error row)",
+     partial(logs.from_deepeval, {"test_results": [{**_DEEPEVAL["test_results"][0], "metrics_data": [{**_METRIC, "success": "yes"}]}]}),
+     "warning"),
+    ("logs.from_deepeval", "two test results of one name were two rows of one case, quietly",
+     partial(logs.from_deepeval, {"test_results": [_DEEPEVAL["test_results"][0]] * 2}), "error"),
+    ("logs.from_ragas", "one value of text in a metric column dropped the whole metric, quietly (now its error row)",
+     partial(logs.from_ragas, pd.DataFrame({"user_input": ["q1", "q2", "q3"], "faithfulness": [0.9, "n/a", 0.4]}),
+             threshold=0.5), "warning"),
+    ("logs.from_ragas", "an infinite score passed every threshold, quietly",
+     partial(logs.from_ragas, pd.DataFrame({"faithfulness": [0.9, np.inf]}), threshold=0.5), "warning"),
     ("judge.pass_rate", "a score column of text ended in \"dtype 'str' does not support operation 'mean'\"",
      partial(judge.pass_rate, _RESULTS.assign(score=["1", "0", "1", "0"])), "error"),
     ("models.usage_summary", "`price_per_million` was not validated: a mapping was assumed (AttributeError otherwise)",
@@ -999,6 +1028,185 @@ def test_known_defects_are_still_there(name):
 @pytest.mark.parametrize(("name", "defect", "call", "outcome"), FOUND, ids=[f"{f[0]}-{i}" for i, f in enumerate(FOUND)])
 def test_found_defects_stay_fixed(name, defect, call, outcome):
     assert check_outcome(name, call) == outcome, defect
+
+
+# ------------------------------------------------------------------------------------------- bad log files
+# The file readers of evalkit.logs take a file someone handed over: their bad input is a file. Each example takes a
+# log the tool itself wrote, changes one value somewhere in it (to null, text, an infinity, NaN, a list, an object, a
+# negative or a boolean), deletes it, or repeats a record, and reads the file. The outcome must be a ValueError naming
+# the file, or a results table that holds no infinity, whose every row without a verdict says why (``error``), and
+# whose pass rate is computed (one bad value never blocks the others).
+_LOGS = Path(__file__).resolve().parent / "data" / "logs"
+LOG_FILES = {
+    "inspect_ai": (logs.read_inspect, _LOGS / "inspect" / "inspect_small.json"),
+    "promptfoo": (logs.read_promptfoo, Path(evalkit.datasets.demo_path()) / "logs" / "promptfoo_v1.json"),
+    "promptfoo-jsonl": (logs.read_promptfoo, _LOGS / "promptfoo" / "promptfoo_v1.jsonl"),
+    "openai-evals": (logs.read_openai_evals, _LOGS / "openai_evals" / "closedqa.jsonl"),
+    "lm-evaluation-harness": (logs.read_lm_eval, _LOGS / "lm_eval" / "out"),
+}
+#: Parts of a log that no reader reads (a sample's transcript, its events): a change there proves nothing.
+_UNREAD = {"messages", "events", "attachments", "store", "model_usage", "role_usage", "plan", "stats", "history",
+           "doc", "resps", "metadata", "configs", "config", "versions", "higher_is_better", "n-shot"}
+_ODD_VALUES = [None, "high", "", float("inf"), float("nan"), [], {}, [1, 0], {"a": 1}, -1, True, "2", 1e308]
+
+
+def _nodes(value, path=(), depth=0):
+    """Every place in a JSON value (a tuple of keys and indexes) a reader may look at."""
+    yield path
+    if depth >= 6:
+        return
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        if key not in _UNREAD:
+            yield from _nodes(child, (*path, key), depth + 1)
+
+
+def _mutated(document, path, how, odd):
+    """``document`` with the value at ``path`` replaced by ``odd``, deleted, or (a list item) repeated."""
+    import copy
+
+    document = copy.deepcopy(document)
+    if not path:
+        return odd
+    parent = document
+    for key in path[:-1]:
+        parent = parent[key]
+    if how == "delete":
+        del parent[path[-1]]
+    elif how == "repeat" and isinstance(parent, list):
+        parent.insert(path[-1], copy.deepcopy(parent[path[-1]]))
+    else:
+        parent[path[-1]] = odd
+    return document
+
+
+def _bad_log(g: Gen, tool: str, folder: Path) -> Path:
+    """A copy of the tool's log in ``folder`` with one change drawn by ``g``."""
+    import json
+    import shutil
+
+    source = LOG_FILES[tool][1]
+    if source.is_dir():  # lm-evaluation-harness: change the results file or one samples file
+        target = folder / "out"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(source, target)
+        path = g.pick(sorted(p for p in target.rglob("*.json*")))
+    else:
+        path = folder / source.name
+        path.write_bytes(source.read_bytes())
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        line = g.draw(st.integers(0, len(records) - 1))
+        if g.draw(st.integers(0, 5)) == 0:  # a record twice
+            records.insert(line, records[line])
+        else:
+            node = g.pick(list(_nodes(records[line])))
+            records[line] = _mutated(records[line], node, g.pick(["replace"] * 4 + ["delete", "repeat"]),
+                                     g.pick(_ODD_VALUES))
+        path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    else:
+        document = json.loads(text)
+        node = g.pick(list(_nodes(document)))
+        path.write_text(json.dumps(_mutated(document, node, g.pick(["replace"] * 4 + ["delete", "repeat"]),
+                                            g.pick(_ODD_VALUES))), encoding="utf-8")
+    return target if source.is_dir() else path
+
+
+def check_log_outcome(reader, path: Path, *, rows: int | None = None) -> str:
+    """A ValueError naming the file, or a table with no infinity, a reason for every missing verdict, and a pass rate
+    (and, given ``rows``, that many rows: nothing dropped)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)
+        try:
+            table = reader(path)
+        except ValueError as exc:
+            assert path.name in str(exc) or "max_bytes" in str(exc), f"{reader.__name__} refused naming no file: {exc}"
+            return "error"
+        except Exception as exc:  # noqa: BLE001 - any other exception is the failure this test looks for
+            raise AssertionError(f"{reader.__name__} raised {type(exc).__name__}: {exc}") from exc
+        scores = table["score"].to_numpy(dtype=float) if "score" in table else np.array([])
+        assert not np.isinf(scores).any(), f"{reader.__name__} kept an infinite score"
+        unexplained = table["verdict"].isna() & table["error"].isna()
+        assert not unexplained.any(), f"{reader.__name__} left {int(unexplained.sum())} row(s) without a verdict or a reason"
+        rates = judge.pass_rate(table, unparseable_alert=1.0)
+    assert len(rates) == table.groupby(["rubric", "rubric_version", "model"], dropna=False).ngroups
+    assert rows is None or len(table) == rows, f"{reader.__name__} read {len(table)} rows of the log's {rows}"
+    return "value"
+
+
+@pytest.mark.parametrize("tool", sorted(LOG_FILES))
+def test_generated_bad_log_files(tool, tmp_path, full_tier):
+    if tool == "inspect_ai":
+        pytest.importorskip("zstandard")  # not needed for .json; kept so the tier's skips are the same
+    budget = int(os.environ.get("EVALKIT_BAD_INPUT_EXAMPLES", 0)) or 40
+    if not full_tier and "EVALKIT_BAD_INPUT_EXAMPLES" not in os.environ:
+        budget = min(budget, FAST_TIER_EXAMPLES)
+
+    @settings(max_examples=budget, derandomize=True, database=None, deadline=None, print_blob=False,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def run(data):
+        check_log_outcome(LOG_FILES[tool][0], _bad_log(Gen(data), tool, tmp_path))
+
+    run()
+
+
+#: The log faults found before, each a change to a log the tool wrote (``records`` (``jsonl``) or the document, the place,
+#: how, the value) and the outcome it has now: a ValueError naming the file, or a table read around one error row.
+FOUND_LOGS = [
+    ("inspect_ai", "a sample given twice was read twice, quietly", ("samples", 0), "repeat", None, "error"),
+    ("inspect_ai", "a sample without an id ended in KeyError", ("samples", 0, "id"), "delete", None, "error"),
+    ("inspect_ai", "an epoch of null ended in TypeError", ("samples", 0, "epoch"), "replace", None, "error"),
+    ("inspect_ai", "an epoch of text (\"1\", which inspect_ai reads) ended in a traceback", ("samples", 0, "epoch"),
+     "replace", "1", "value"),
+    ("inspect_ai", "a list-shaped sample ended in AttributeError", ("samples", 0), "replace", [1], "error"),
+    ("inspect_ai", "an infinite score blocked the pass rate of every other sample", ("samples", 0, "scores", "match",
+     "value"), "replace", float("inf"), "value"),
+    ("inspect_ai", "a dict score was dropped without a warning", ("samples", 0, "scores", "match", "value"), "replace",
+     {"a": 1}, "value"),
+    ("promptfoo", "a testIdx of null ended in TypeError", ("results", "results", 0, "testIdx"), "replace", None, "error"),
+    ("promptfoo", "a score \"high\" ended in \"could not convert string to float\"", ("results", "results", 0, "score"),
+     "replace", "high", "value"),
+]
+
+
+@pytest.mark.parametrize(("tool", "defect", "where", "how", "odd", "outcome"), FOUND_LOGS,
+                         ids=[f"{f[0]}-{i}" for i, f in enumerate(FOUND_LOGS)])
+def test_found_log_defects_stay_fixed(tool, defect, where, how, odd, outcome, tmp_path):
+    import json
+
+    reader, source = LOG_FILES[tool]
+    path = tmp_path / source.name
+    path.write_text(json.dumps(_mutated(json.loads(source.read_text()), where, how, odd)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)
+        rows = len(reader(source))
+    assert check_log_outcome(reader, path, rows=rows) == outcome, defect
+
+
+def test_found_lm_eval_and_evals_defects_stay_fixed(tmp_path):
+    """One document's NaN or text metric turned its metric's every row into a false "not a 0/1 metric" error; an
+    evals score "Y" ended in "could not convert string to float": now each is its own error row."""
+    import json
+    import shutil
+
+    folder = tmp_path / "out"
+    shutil.copytree(LOG_FILES["lm-evaluation-harness"][1], folder)
+    samples = next(folder.rglob("samples_capitals_mc_*.jsonl"))
+    records = [json.loads(line) for line in samples.read_text().splitlines()]
+    records[0]["acc"], records[1]["acc"] = float("nan"), "high"
+    samples.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert check_log_outcome(logs.read_lm_eval, folder) == "value"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)
+        table = logs.read_lm_eval(folder)
+    assert not table["error"].str.contains("not a 0/1 metric", na=False).any()  # the metric is still 0/1
+    evals = tmp_path / "evals.jsonl"
+    lines = [json.loads(line) for line in LOG_FILES["openai-evals"][1].read_text().splitlines()]
+    next(e for e in lines if e.get("type") == "metrics")["data"]["score"] = "Y"
+    evals.write_text("\n".join(json.dumps(e) for e in lines) + "\n")
+    assert check_log_outcome(logs.read_openai_evals, evals) == "value"
 
 
 def test_the_checker_refuses_what_it_should():

@@ -526,3 +526,475 @@ def test_https_keeps_its_connections_and_a_stalled_handshake_meets_the_deadline(
     finally:
         server.shutdown()
         stalled.close()
+
+
+# ------------------------------------------------------------------ untrusted networks: keys, proxies, reply sizes
+class Echo(threading.Thread):
+    """A chat-completions server on 127.0.0.1 that echoes the Authorization header it got, as a careless or hostile
+    server would: in a 401 message (escaped, as a client's error shows a header), in a 500 body, or as the answer."""
+
+    def __init__(self):
+        import http.server
+
+        seen = self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                prompt = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"][-1]["content"]
+                auth = self.headers.get("Authorization", "")
+                seen.append(auth)
+                status, body = {
+                    "401": (401, {"error": {"message": f"Invalid header value {auth.encode()!r}: {auth}"}}),
+                    "500": (500, f"internal error for {auth}"),
+                }.get(prompt, (200, {"choices": [{"message": {"content": f"you sent {auth}"}}]}))
+                data = (json.dumps(body) if isinstance(body, dict) else body).encode()
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        super().__init__(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _encoded(secret: str) -> set[str]:
+    """Every form of a secret a leak would show (the test's own list: as is, escaped, quoted, base64, hex)."""
+    import base64
+    from urllib.parse import quote
+
+    raw = secret.encode()
+    return {secret, repr(secret)[1:-1], json.dumps(secret)[1:-1], repr(raw)[2:-1], quote(secret, safe=""),
+            base64.b64encode(raw).decode(), base64.b64encode(raw).decode().rstrip("="), raw.hex()}
+
+
+def _leaks(secret: str, *outputs: str) -> list[str]:
+    return [form for form in _encoded(secret) for text in outputs if form and form in text]
+
+
+# Keys as they reach the environment: pasted from a file (a newline, CRLF), with spaces around them: sent stripped.
+STRIPPED_KEYS = ["sk-live-{}\n", "sk-live-{}\r\n", "  sk-live-{}  ", "\tsk-live-{}\n\n"]
+# Keys no header can carry: refused at once, the key not shown.
+REFUSED_KEYS = ["sk-live-{} extra", "sk-live-\x01{}", "sk-live-{}\x7f", "sk-live-é{}", "sk-\nlive-{}", "sk-live-{}\u2028x"]
+
+
+@pytest.mark.parametrize("form", REFUSED_KEYS, ids=[repr(f) for f in REFUSED_KEYS])
+def test_a_key_no_header_can_carry_is_refused_in_one_line_without_it(form, monkeypatch):
+    secret = "0123456789abcdefXYZ"
+    monkeypatch.setenv("EVALKIT_BAD_KEY", form.format(secret))
+    with pytest.raises(ValueError) as refused:
+        models.OpenAIChat("m", base_url="http://127.0.0.1:9/v1", api_key_env="EVALKIT_BAD_KEY")
+    message = str(refused.value)
+    assert message.startswith("the environment variable EVALKIT_BAD_KEY holds an API key with") and "\n" not in message
+    assert "position" in message and not _leaks(secret, message, repr(refused.value))
+
+
+@pytest.mark.parametrize("form", STRIPPED_KEYS, ids=[repr(f) for f in STRIPPED_KEYS])
+def test_no_form_of_the_key_reaches_any_output(form, monkeypatch, tmp_path):
+    """Every way a key reaches text: a server echoing it in a 401 (escaped, as http.client shows a header), in a 500
+    body, as the answer; then the exception, the error column, results.jsonl/.csv/.parquet and the printed tables."""
+    import traceback
+
+    secret = "sk-live-0123456789abcdefXYZ"
+    monkeypatch.setenv("EVALKIT_PASTED_KEY", form.format("0123456789abcdefXYZ"))
+    cases = pd.DataFrame({"case_id": ["a", "b", "c"], "input": ["401", "500", "echo"], "output": ["x", "y", "z"]})
+    rubric = judge.Rubric("echo", "Echo.", "{input}")
+    with Echo() as server:
+        model = models.OpenAIChat("m", base_url=server.url, api_key_env="EVALKIT_PASTED_KEY")
+        outputs = [repr(model), str(vars(model).get("params"))]
+        for prompt in ("401", "500"):
+            with pytest.raises(APIStatusError) as failed:
+                model(prompt)
+            outputs += [str(failed.value), repr(failed.value), "".join(traceback.format_exception(failed.value))]
+        echoed = model("echo")
+        with pytest.warns(EvalkitWarning, match="judge calls failed"):
+            results = judge.run_judge(cases, rubric, model, progress=False, max_retries=0)
+        calls = models.call_many(pd.Series(["401", "500", "echo"]), model, max_retries=0, progress=False)
+    assert server.seen[0] == f"Bearer {secret}"  # sent stripped, and the calls went through
+    assert echoed.text == "you sent Bearer [redacted]"
+    for suffix in (".jsonl", ".parquet"):
+        outputs.append(judge.save_results(results, tmp_path / f"results{suffix}").read_bytes().decode("latin-1"))
+    results.to_csv(tmp_path / "results.csv")
+    outputs += [(tmp_path / "results.csv").read_text(), repr(results), results.to_html(), repr(calls), calls.to_html(),
+                str(results.attrs), str(calls.attrs), echoed.text]
+    assert results["error"].notna().sum() == 2 and results["raw"].str.contains("[redacted]", regex=False).any()
+    assert not _leaks(secret, *outputs), _leaks(secret, *outputs)
+
+
+@pytest.fixture
+def no_proxies(monkeypatch):
+    """No proxy variable from the machine's environment (lower case wins over upper case in it); the test's own
+    ``monkeypatch`` is this one, so what the test sets is undone with it."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
+def test_a_proxys_credentials_leave_no_trace_in_errors(monkeypatch, no_proxies):
+    monkeypatch.setenv("HTTPS_PROXY", "https://ann:s3cret-proxy-pass@127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("NO_PROXY", "")
+    model = models.OpenAIChat("m", base_url="https://127.0.0.1:1/v1", timeout=2.0)
+    with pytest.raises(APIConnectionError, match=r"through the proxy https://127.0.0.1:9 \(") as failed:
+        model("x")
+    calls = models.call_many(pd.Series(["y"]), model, max_retries=0, progress=False)
+    outputs = [str(failed.value), repr(failed.value), repr(model), str(calls["error"].iloc[0])]
+    for secret in ("s3cret-proxy-pass", "ann:s3cret-proxy-pass"):
+        assert not _leaks(secret, *outputs)
+    assert model.redact("Basic YW5uOnMzY3JldC1wcm94eS1wYXNz and s3cret-proxy-pass") == "Basic [redacted] and [redacted]"
+
+
+class Tap(threading.Thread):
+    """A TCP relay in front of a proxy that keeps every byte the client sends through it: what the network carries."""
+
+    def __init__(self, port: int):
+        import socket
+
+        super().__init__(daemon=True)
+        self.sent = bytearray()
+        self._target = port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+
+    def run(self):
+        import socket
+
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self._target))
+            threading.Thread(target=_pump, args=(client, upstream, self.sent), daemon=True).start()
+            threading.Thread(target=_pump, args=(upstream, client, None), daemon=True).start()
+
+    def close(self):
+        self._listener.close()
+
+
+def _pump(source, sink, keep):
+    try:
+        while data := source.recv(65536):
+            if keep is not None:
+                keep += data
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock in (source, sink):
+            try:
+                sock.shutdown(2)
+            except OSError:
+                pass
+
+
+class LoopbackProxy(threading.Thread):
+    """An HTTP proxy on 127.0.0.1, spoken to over TLS when given a server context: CONNECT opens a tunnel, any other
+    request (an absolute URL) is forwarded to its host. ``requests`` keeps each request line and its headers."""
+
+    def __init__(self, context=None):
+        import socket
+
+        super().__init__(daemon=True)
+        self.context, self.requests = context, []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+
+    def run(self):
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client):
+        import socket
+        from urllib.parse import urlsplit
+
+        try:
+            if self.context is not None:
+                client = self.context.wrap_socket(client, server_side=True)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = client.recv(65536)
+                if not chunk:
+                    return
+                head += chunk
+            head, rest = head.split(b"\r\n\r\n", 1)
+            line, *fields = head.decode("latin-1").split("\r\n")
+            headers = dict(f.split(": ", 1) for f in fields)
+            self.requests.append((line, headers))
+            method, target, _ = line.split(" ")
+            if method == "CONNECT":
+                host, port = target.rsplit(":", 1)
+                upstream = socket.create_connection((host, int(port)))
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                parts = urlsplit(target)
+                upstream = socket.create_connection((parts.hostname, parts.port))
+                upstream.sendall(head + b"\r\n\r\n" + rest)
+            threading.Thread(target=_pump, args=(upstream, client, None), daemon=True).start()
+            _pump(client, upstream, None)
+        except (OSError, ValueError):
+            client.close()
+
+    def close(self):
+        self._listener.close()
+
+
+def _tls_answer_server(certificate):
+    """An HTTPS chat-completions server on 127.0.0.1 answering "PASS over TLS"."""
+    import http.server
+    import ssl
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.dumps({"choices": [{"message": {"content": "PASS over TLS"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_an_https_proxy_is_spoken_to_over_tls(certificate, monkeypatch, no_proxies):
+    """HTTPS_PROXY=https://user:secret@...: TLS with the proxy for both kinds of server, so neither the proxy's
+    credentials nor (to an http:// server) the key cross the network in clear; a tunnel to an https:// server is TLS
+    inside TLS, kept alive across calls."""
+    import base64
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    proxy = LoopbackProxy(context)
+    proxy.start()
+    tap = Tap(proxy.port)
+    tap.start()
+    target = _tls_answer_server(certificate)
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    key, password = "sk-proxied-0123456789abcdef", "pr0xy-secret-word"
+    monkeypatch.setenv("EVALKIT_PROXIED_KEY", key)
+    monkeypatch.setenv("HTTPS_PROXY", f"https://ann:{password}@127.0.0.1:{tap.port}")
+    monkeypatch.setenv("HTTP_PROXY", f"https://ann:{password}@127.0.0.1:{tap.port}")
+    monkeypatch.setenv("NO_PROXY", "")
+    try:
+        with ChatServer(lambda prompt, attempt: "via the proxy") as plain:
+            plain_url = plain.url
+            model = models.OpenAIChat("m", base_url=plain_url, api_key_env="EVALKIT_PROXIED_KEY")
+            assert model("a").text == "via the proxy" and plain.requests == 1
+        secure = models.OpenAIChat("m", base_url=f"https://127.0.0.1:{target.server_address[1]}/v1",
+                                   api_key_env="EVALKIT_PROXIED_KEY")
+        assert [secure(p).text for p in ("b", "c", "d")] == ["PASS over TLS"] * 3
+        assert len(secure._pool._idle) == 1  # one tunnel, kept alive
+    finally:
+        target.shutdown()
+        proxy.close()
+        tap.close()
+    token = base64.b64encode(f"ann:{password}".encode()).decode()
+    lines = [line for line, _ in proxy.requests]
+    assert lines[0].startswith(f"POST {plain_url}/chat/completions")
+    assert lines[1] == f"CONNECT 127.0.0.1:{target.server_address[1]} HTTP/1.0" and len(lines) == 2
+    assert all(headers["Proxy-Authorization"] == f"Basic {token}" for _, headers in proxy.requests)
+    wire = bytes(tap.sent)
+    assert wire and not [form for form in (token, password, key, "Proxy-Authorization", "Bearer")
+                         if form.encode() in wire]
+
+
+@pytest.mark.parametrize(("variables", "url", "expected"), [
+    ({"HTTPS_PROXY": "http://p:3128"}, "https://api.example.com/v1", "http://p:3128"),
+    ({"HTTPS_PROXY": "http://p:3128"}, "http://api.example.com/v1", None),
+    ({"ALL_PROXY": "http://all:8888"}, "http://api.example.com/v1", "http://all:8888"),
+    ({"ALL_PROXY": "http://all:8888", "HTTPS_PROXY": "http://p:3128"}, "https://h/v1", "http://p:3128"),
+    ({"HTTP_PROXY": "proxyhost"}, "http://api.example.com/v1", "http://proxyhost:80"),
+    ({"HTTPS_PROXY": "https://proxyhost"}, "https://api.example.com/v1", "https://proxyhost:443"),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "*"}, "http://h/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "127.0.0.1:8000"}, "http://127.0.0.1:8000/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "127.0.0.1:8000"}, "http://127.0.0.1:8001/v1", "http://p:1"),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "example.com"}, "http://api.example.com/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "example.com"}, "http://example.com/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "example.com"}, "http://notexample.com/v1", "http://p:1"),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": ".example.com"}, "http://example.com/v1", "http://p:1"),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": ".example.com"}, "http://a.example.com/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "localhost, 10.1.2.3"}, "http://10.1.2.3/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "::1"}, "http://[::1]:8000/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "NO_PROXY": "http://h"}, "http://h/v1", None),
+    ({"HTTP_PROXY": "http://p:1", "no_proxy": "h.example"}, "http://h.example:9/v1", None),
+])
+def test_proxies_are_chosen_as_httpx_chooses_them(variables, url, expected, monkeypatch, no_proxies):
+    from urllib.parse import urlsplit
+
+    from evalkit._chat import proxy_for
+
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    parts = urlsplit(url)
+    found = proxy_for(parts.scheme, parts.hostname, parts.port or {"http": 80, "https": 443}[parts.scheme])
+    assert (None if found is None else str(found)) == expected
+    httpx = pytest.importorskip("httpx")  # the official client's transport, as the reference
+    from httpx._utils import URLPattern, get_environment_proxies
+
+    mounts = sorted((URLPattern(pattern), proxy) for pattern, proxy in get_environment_proxies().items())
+    chosen = next((proxy for pattern, proxy in mounts if pattern.matches(httpx.URL(url))), None)
+    assert (chosen is None) == (expected is None)
+    if chosen is not None:
+        reference = httpx.URL(chosen)
+        assert (reference.scheme, reference.host) == (found.scheme, found.host)
+        assert (reference.port or {"http": 80, "https": 443}[reference.scheme]) == found.port
+
+
+def test_no_proxy_ranges_socks_and_a_host_port_end_to_end(monkeypatch, no_proxies):
+    from evalkit._chat import proxy_for
+
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens: a call through it would fail
+    monkeypatch.setenv("NO_PROXY", "10.0.0.0/8,fd00::/8")
+    # a CIDR range bypasses every address in it (httpx reads it as the network address alone)
+    assert proxy_for("http", "10.20.30.40", 80) is None and proxy_for("http", "fd00::5", 80) is None
+    assert str(proxy_for("http", "11.0.0.1", 80)) == "http://127.0.0.1:9"
+    with ChatServer(lambda prompt, attempt: "direct") as server:
+        monkeypatch.setenv("NO_PROXY", f"127.0.0.1:{server.url.split(':')[2].split('/')[0]}")
+        assert models.OpenAIChat("m", base_url=server.url)("x").text == "direct"
+    monkeypatch.setenv("ALL_PROXY", "socks5://u:pw@127.0.0.1:1080")
+    monkeypatch.delenv("HTTP_PROXY")
+    monkeypatch.setenv("NO_PROXY", "")
+    with pytest.raises(ValueError, match=r"the proxy for http:// URLs in the environment is socks5://127.0.0.1:1080: "
+                                         r"evalkit's client speaks to http:// and https:// proxies only") as refused:
+        models.OpenAIChat("m", base_url="http://127.0.0.1:1/v1")
+    assert "pw" not in str(refused.value)
+
+
+class BodyServer(threading.Thread):
+    """A server on 127.0.0.1 whose 200 reply is ``declared`` (a Content-Length of 500 MB, then zeros as fast as the
+    client reads), ``endless`` (chunks of 64 KiB, forever) or ``sized:<n>`` (a chat completion of n bytes)."""
+
+    def __init__(self, kind: str):
+        import socket
+
+        super().__init__(daemon=True)
+        self.kind, self.sent = kind, 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
+
+    def run(self):
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(client,), daemon=True).start()
+
+    def _answer(self, client):
+        try:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += client.recv(65536)
+            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+            body = head.split(b"\r\n\r\n", 1)[1]
+            while len(body) < length:
+                body += client.recv(65536)
+            if self.kind.startswith("sized:"):
+                padding = int(self.kind[6:]) - len(json.dumps({"choices": [{"message": {"content": ""}}]}))
+                data = json.dumps({"choices": [{"message": {"content": "x" * padding}}]}).encode()
+                client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
+                return
+            chunk = bytes(1 << 16)
+            if self.kind == "declared":
+                client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 500000000\r\n\r\n")
+                frame = chunk
+            else:
+                client.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                frame = b"10000\r\n" + chunk + b"\r\n"
+            while True:
+                client.sendall(frame)
+                self.sent += len(chunk)
+        except OSError:
+            pass
+        finally:
+            client.close()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._listener.close()
+
+
+@pytest.mark.parametrize("kind", ["declared", "endless"])
+def test_a_huge_or_endless_reply_is_refused_within_the_limit(kind):
+    limit = 1 << 20
+    with BodyServer(kind) as server:
+        model = models.OpenAIChat("m", base_url=server.url, timeout=30, max_reply_bytes=limit)
+        start = time.monotonic()
+        refused, peak = _peak_traced(lambda: model("x"))
+        elapsed = time.monotonic() - start
+        calls = models.call_many(pd.Series(["y"]), model, progress=False)
+    assert isinstance(refused, models.ReplyError), refused
+    assert str(refused).startswith(f"the reply from {server.url}") and "max_reply_bytes limit of 1,048,576" in str(refused)
+    assert elapsed < 5 and peak < limit + (1 << 20)
+    assert calls["attempts"].iloc[0] == 1 and calls["error"].iloc[0].startswith("ReplyTooLarge: the reply from")
+    if kind == "declared":
+        assert "declares 500,000,000 bytes" in str(refused) and server.sent < 64 * limit  # it was not read
+
+
+def test_a_reply_at_the_limit_is_read_and_one_byte_more_is_not():
+    for size, ok in ((4096, True), (4097, False)):
+        with BodyServer(f"sized:{size}") as server:
+            model = models.OpenAIChat("m", base_url=server.url, max_reply_bytes=4096)
+            if ok:
+                assert len(model("x").text) == size - len(json.dumps({"choices": [{"message": {"content": ""}}]}))
+            else:
+                with pytest.raises(models.ReplyError, match="declares 4,097 bytes, more than the max_reply_bytes"):
+                    model("x")
+    with pytest.raises(TypeError, match="`max_reply_bytes` must be an integer"):
+        models.OpenAIChat("m", base_url="http://127.0.0.1:9/v1", max_reply_bytes=1.5)
+
+
+def _peak_traced(call):
+    """What ``call()`` returned or raised, and the peak of Python's traced memory while it ran (bytes)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        outcome = call()
+    except Exception as exc:  # noqa: BLE001 - the caller checks which
+        outcome = exc
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return outcome, peak
+
+
+def test_redaction_covers_every_encoded_form(monkeypatch, no_proxies):
+    monkeypatch.setenv("EVALKIT_FORMS_KEY", "sk-forms-0123456789\n")
+    monkeypatch.setenv("HTTPS_PROXY", "https://ann:p@ss word@127.0.0.1:9")
+    model = models.OpenAIChat("m", base_url="https://127.0.0.1:1/v1", api_key_env="EVALKIT_FORMS_KEY")
+    for secret in ("sk-forms-0123456789\n", "sk-forms-0123456789", "ann:p@ss word", "p@ss word"):
+        for form in sorted(_encoded(secret) - {secret.encode().hex()}):  # hex: not a form a message takes
+            text = f"before {form} after"
+            assert form not in model.redact(text) and "[redacted]" in model.redact(text), (secret, form)
+    assert model.redact("nothing secret here") == "nothing secret here"

@@ -64,7 +64,7 @@ def test_the_one_wilson_interval_equals_scipy_and_statsmodels():
 def test_newcombe_interval_equals_newcombe_1998(cells, published):
     e, f, g, h = cells
     first, second = _runs_from_cells(e, f, g, h)
-    res = compare.paired(second, first, method="newcombe")  # b = the first classification: b - a = (f - g) / n
+    res = compare.paired(second, first, interval="newcombe")  # b = the first classification: b - a = (f - g) / n
     assert res.difference == pytest.approx((f - g) / sum(cells))
     assert (round(res.ci_low, 4), round(res.ci_high, 4)) == published
 
@@ -86,7 +86,7 @@ TANGO_PUBLISHED = [
 def test_tango_interval_equals_published_examples(cells, level, published):
     both, first_only, second_only, neither = cells
     first, second = _runs_from_cells(both, first_only, second_only, neither)
-    res = compare.paired(second, first, method="tango", confidence_level=level)
+    res = compare.paired(second, first, interval="tango", confidence_level=level)
     assert res.method == "tango" and res.difference == pytest.approx((first_only - second_only) / sum(cells))
     assert (round(res.ci_low, 3), round(res.ci_high, 3)) == published
     assert res.ci_low <= res.difference <= res.ci_high
@@ -95,11 +95,11 @@ def test_tango_interval_equals_published_examples(cells, level, published):
 @pytest.mark.parametrize("method", ["newcombe", "tango"])
 def test_intervals_are_informative_without_flips_and_symmetric(method):
     a, b = _runs_from_cells(45, 0, 0, 5)
-    res = compare.paired(a, b, method=method)
+    res = compare.paired(a, b, interval=method)
     assert res.difference == 0 and res.ci_low < 0 < res.ci_high and res.ci_high == pytest.approx(-res.ci_low)
     swapped = compare.paired(b.iloc[::-1], a)
-    forward = compare.paired(*_runs_from_cells(30, 7, 2, 11), method=method)
-    backward = compare.paired(*_runs_from_cells(30, 2, 7, 11), method=method)
+    forward = compare.paired(*_runs_from_cells(30, 7, 2, 11), interval=method)
+    backward = compare.paired(*_runs_from_cells(30, 2, 7, 11), interval=method)
     assert (forward.ci_low, forward.ci_high) == pytest.approx((-backward.ci_high, -backward.ci_low), abs=1e-10)
     assert swapped.n == 50
 
@@ -110,8 +110,10 @@ def test_paired_keeps_its_fields_and_names_the_method():
     assert res.table.loc["PASS", "FAIL"] == 7 and res.rate_a == pytest.approx(37 / 40)
     assert res.discordant == pytest.approx(8 / 40) and res.test == "exact McNemar" and res.kind == "pass rate"
     assert res.method == "newcombe" and "Newcombe hybrid score" in repr(res) and "95% CI" in repr(res)
-    with pytest.raises(ValueError, match="`method` for a pass rate difference must be one of \\['newcombe', 'tango'\\]"):
-        compare.paired(a, b, method="t")
+    with pytest.raises(ValueError, match="`interval` for a pass rate difference must be one of \\['newcombe', 'tango'\\]"):
+        compare.paired(a, b, interval="t")
+    with pytest.warns(FutureWarning, match=r"paired\(\): `method=` is renamed `interval=`"):
+        assert compare.paired(a, b, method="tango").method == "tango"  # the old name, for one release
     with pytest.raises(ValueError, match="`confidence_level` must be in \\(0.0, 1.0\\)"):
         compare.paired(a, b, confidence_level=1.0)
 
@@ -148,12 +150,12 @@ def test_paired_scores_methods_against_scipy():
     b = (a + rng.choice([-1.0, 0.0, 0.0, 1.0], 40)).clip(1, 5)
     d = (b - a).to_numpy()
     with pytest.warns(EvalkitWarning, match="only 1[0-9] cases changed their score: the Student t interval under-covers"):
-        t = compare.paired(a, b, method="t")
+        t = compare.paired(a, b, interval="t")
     ci = stats.ttest_1samp(d, 0).confidence_interval(0.95)
     assert (t.ci_low, t.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
     assert t.kind == "mean score" and t.difference == pytest.approx(d.mean()) and np.isnan(t.kappa)
     with pytest.warns(EvalkitWarning, match="BCa bootstrap interval under-covers"):
-        boot = compare.paired(a, b, method="bootstrap", rng=1)
+        boot = compare.paired(a, b, interval="bootstrap", rng=1)
     ref = stats.bootstrap((d,), np.mean, method="BCa", n_resamples=9999, rng=np.random.default_rng(1)).confidence_interval
     assert (boot.ci_low, boot.ci_high) == pytest.approx((ref.low, ref.high), abs=1e-12)
     default = compare.paired(a, b, bounds=(1, 5))
@@ -164,7 +166,7 @@ def test_paired_scores_methods_against_scipy():
     with pytest.raises(TypeError, match="`bounds` must be a pair"):
         compare.paired(a, b, bounds=5)
     with pytest.warns(EvalkitWarning, match="no Student t interval"):
-        compare.paired(a, a, method="t")
+        compare.paired(a, a, interval="t")
     with pytest.warns(EvalkitWarning, match="every score is 5.0, so the data show no range"):
         constant = compare.paired(pd.Series([5.0] * 30), pd.Series([5.0] * 30))
     assert constant.difference == 0 and constant.ci_low < 0 < constant.ci_high
@@ -324,3 +326,59 @@ def test_against_baseline_scores_and_bad_input():
         before = runs.copy()
         compare.against_baseline(runs, baseline="a", value="score", rng=0)
         pd.testing.assert_frame_equal(runs, before)
+
+
+# ------------------------------------------------------------------------------------------ clusters
+def _clustered_runs(rng, clusters: int, epochs: int):
+    groups = np.repeat(np.arange(clusters), epochs)
+    p = rng.beta(2, 1, clusters)[groups]
+    a = rng.random(len(groups)) < p
+    b = np.where(rng.random(len(groups)) < 0.3, rng.random(len(groups)) < p, a)
+    ids = [f"c{i}" for i in range(len(groups))]
+    return (pd.Series(np.where(a, "PASS", "FAIL"), index=ids), pd.Series(np.where(b, "PASS", "FAIL"), index=ids),
+            pd.Series(groups, index=ids))
+
+
+def test_paired_over_clusters_is_an_exact_test_of_the_clusters_totals():
+    rng = np.random.default_rng(7)
+    for clusters, epochs in ((6, 3), (9, 2), (12, 1), (5, 5)):
+        a, b, groups = _clustered_runs(rng, clusters, epochs)
+        res = compare.paired(a, b, cluster=groups)
+        change = (b == "PASS").astype(int) - (a == "PASS").astype(int)
+        totals = change.groupby(groups).sum().to_numpy()
+        # the reference: scipy's permutation test of the clusters' totals, signs flipped (exact: 2 ** k <= 9999)
+        ref = stats.permutation_test((totals,), np.sum, permutation_type="samples", n_resamples=9999).pvalue
+        assert res.p_value == pytest.approx(min(1.0, ref), rel=1e-12), (clusters, epochs)
+        assert (res.cluster, res.n_clusters, res.test) == ("given", clusters, "exact sign-flip over clusters")
+        assert res.ci_low <= res.difference <= res.ci_high and res.method == "cluster-betting"
+    for n10, n01 in ((0, 0), (3, 9), (12, 1), (20, 20)):  # one case per cluster: the exact McNemar test
+        a, b = _runs_from_cells(10, n10, n01, 10)
+        res = compare.paired(a, b, cluster=pd.Series(np.arange(len(a)), index=a.index))
+        assert res.p_value == pytest.approx(mcnemar_exact_p(n10, n01), rel=1e-12)
+
+
+def test_paired_over_clusters_options_and_refusals():
+    rng = np.random.default_rng(3)
+    a, b, groups = _clustered_runs(rng, 8, 3)
+    table_a = pd.DataFrame({"case_id": a.index, "rubric": "r", "rubric_version": "v", "model": "m", "verdict": a.to_numpy(),
+                            "error": None, "question": groups.to_numpy()})
+    table_b = table_a.assign(verdict=b.to_numpy())
+    by_column = compare.paired(table_a, table_b, cluster="question")
+    by_series = compare.paired(a, b, cluster=groups)
+    assert (by_column.p_value, by_column.ci_low, by_column.ci_high) == (by_series.p_value, by_series.ci_low, by_series.ci_high)
+    assert by_column.cluster == "question" and "8 clusters (question)" in repr(by_column)
+    with pytest.raises(ValueError, match=r"`interval='newcombe'` treats the cases as independent; with clusters"):
+        compare.paired(a, b, cluster=groups, interval="newcombe")
+    moved = table_b.assign(question=np.roll(groups.to_numpy(), 1))
+    with pytest.raises(ValueError, match=r"`cluster='question'`: case 'c0' is in cluster 0 in a and 7 in b"):
+        compare.paired(table_a, moved, cluster="question")
+    with pytest.raises(TypeError, match="`cluster='question'` names a column, which needs `a` to be a results table"):
+        compare.paired(a, b, cluster="question")
+    with pytest.raises(ValueError, match="`cluster` has no cluster for 1 case"):
+        compare.paired(a, b, cluster=groups.iloc[1:])
+    scores_a, scores_b = (pd.Series(rng.integers(1, 6, len(a)).astype(float), index=a.index) for _ in range(2))
+    res = compare.paired(scores_a, scores_b, cluster=groups, bounds=(1, 5), rng=0)
+    totals = (scores_b - scores_a).groupby(groups).sum().to_numpy()
+    ref = stats.permutation_test((totals,), np.sum, permutation_type="samples", n_resamples=9999).pvalue
+    assert res.kind == "mean score" and res.test == "sign-flip permutation over clusters"
+    assert res.p_value == pytest.approx(ref, rel=1e-12) and res.ci_low <= res.difference <= res.ci_high

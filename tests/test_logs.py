@@ -7,6 +7,8 @@ final report) and every sample's value as the tool wrote it.
 
 import json
 import math
+import re
+import shutil
 import sys
 import types
 from pathlib import Path
@@ -16,7 +18,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalkit import calibrate, compare, datasets, infer, judge, logs
+from evalkit import EvalkitWarning, calibrate, compare, datasets, infer, judge, logs
 from tests._extras import needs
 
 HERE = Path(__file__).resolve().parent / "data" / "logs"
@@ -270,22 +272,34 @@ def test_calibrate_and_compare_two_inspect_runs():
     labels = pd.read_csv(DEMO / "inspect_labels.csv", dtype={"sample_id": str})
     human = graded1.merge(labels, on=["sample_id", "epoch"]).set_index("case_id")["label"]
     assert len(human) == 19  # every answer but the errored one
-    report = calibrate.calibrate(graded1, human)
+    # the epochs of a question are one cluster, found from the table: 10 questions, too few for kappa's interval
+    with pytest.warns(EvalkitWarning, match=r"fewer than 50 clusters for \['kappa'\]"):
+        report = calibrate.calibrate(graded1, human)
+    assert report.cluster == "sample_id" and report.table.loc["agreement", "n_clusters"] == 10
+    assert report.table.loc["agreement", "interval"] == "cluster-betting"
     # labels: 9 PASS (6 correct, 3 verbose), 10 FAIL (3 hedged, 3 extra, 3 wrong, 1 empty); v1 cannot grade the
     # empty answer, passes the 3 answers with a false extra claim and fails nothing a reader passes
     assert (report.n, report.n_excluded, report.human_fails, report.caught) == (18, 1, 9, 6)
     assert report.false_flag_rate == 0.0
-    report2 = calibrate.calibrate(graded2, human)  # v2 catches every FAIL but also fails the 3 verbose answers
+    rows = calibrate.calibrate(graded1.drop(columns="sample_id"), human)  # every row taken as its own case
+    assert rows.cluster is None and rows.table.loc["agreement", "interval"] == "clopper-pearson"
+    with pytest.warns(EvalkitWarning, match="fewer than 50 clusters"):
+        report2 = calibrate.calibrate(graded2, human)  # v2 catches every FAIL but also fails the 3 verbose answers
     assert (report2.n, report2.caught, report2.human_fails) == (19, 10, 10)
     assert report2.false_flag_rate == pytest.approx(3 / 9)
     flips = calibrate.disagreements(graded1, human)
     assert set(flips["case_id"]) == {"q03_epoch_1", "q07_epoch_2", "q10_epoch_1"}
     assert (flips["judge"] == "C").all() and (flips["human"] == "FAIL").all()
     result = compare.paired(graded1, graded2)
-    # 9 verdicts change (3 verbose and 3 extra C -> I, 3 hedged P -> I); 6 of them from a pass to a fail
+    # 9 verdicts change (3 verbose and 3 extra C -> I, 3 hedged P -> I); 6 of them from a pass to a fail, in 5
+    # questions (q06 in both epochs): the test is per question, the epochs of one found from the tables
     assert result.n == 18 and len(result.flips) == 9 and result.rate_a == pytest.approx(12 / 18)
-    assert result.rate_b == pytest.approx(6 / 18)
-    assert result.p_value == pytest.approx(0.03125)  # 6 discordant, all one way: 2 * 0.5 ** 6
+    assert result.rate_b == pytest.approx(6 / 18) and (result.cluster, result.n_clusters) == ("sample_id", 10)
+    assert result.p_value == pytest.approx(0.0625)  # 5 questions changed, all one way: 2 * 0.5 ** 5
+    assert result.test == "exact sign-flip over clusters" and result.method == "cluster-betting"
+    assert result.ci_low <= result.difference <= result.ci_high
+    rows = compare.paired(graded1.drop(columns="sample_id"), graded2.drop(columns="sample_id"))
+    assert rows.p_value == pytest.approx(0.03125) and rows.cluster is None  # rows as independent: 2 * 0.5 ** 6
     estimate = infer.pass_rate(graded1, human.iloc[:10], method="classical")
     assert estimate["n_labelled"].iloc[0] == 10 and estimate["n_error"].iloc[0] == 2  # the errored and the ungraded
 
@@ -439,3 +453,322 @@ def test_wrong_contents_are_refused(tmp_path):
         judge.pass_rate(pd.DataFrame({"case_id": ["a"]}))
     with pytest.raises(TypeError, match="`results` must be a pandas DataFrame"):
         judge.pass_rate("run.jsonl")
+
+
+# --- untrusted files: size limits, archives, one case once, one bad value one row -----------------------------------
+
+EVAL_SMALL = HERE / "inspect" / "inspect_small.eval"
+
+
+def _zip(members) -> bytes:
+    """A zip archive written byte by byte (Python's zipfile writes no Zstandard member and no lying sizes):
+    ``members`` are ``(name, bytes as stored, method, crc32 of the content, declared content size)``."""
+    import struct
+
+    out, central = bytearray(), bytearray()
+    for name, data, method, crc, size in members:
+        offset, encoded = len(out), name.encode()
+        out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, method, 0, 0, crc, len(data), size, len(encoded), 0)
+        out += encoded + data
+        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, method, 0, 0, crc, len(data), size,
+                               len(encoded), 0, 0, 0, 0, 0, offset) + encoded
+    return bytes(out + central + struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(members), len(members),
+                                              len(central), len(out), 0))
+
+
+def _eval_members(path=EVAL_SMALL) -> list[tuple[str, bytes]]:
+    """Every member of a .eval archive as its name and its content (read with zstandard, not with evalkit)."""
+    import zipfile
+
+    zstandard = pytest.importorskip("zstandard")
+    with zipfile.ZipFile(path) as archive:
+        return [(info.filename, zstandard.ZstdDecompressor().stream_reader(archive.fp and _raw(path, info)).read())
+                for info in archive.infolist()]
+
+
+def _raw(path, info):
+    """The stored (compressed) bytes of one zip member."""
+    import io
+    import struct
+
+    data = Path(path).read_bytes()
+    name_length, extra_length = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+    start = info.header_offset + 30 + name_length + extra_length
+    return io.BytesIO(data[start:start + info.compress_size])
+
+
+def _zstd(content: bytes, frames: int = 1) -> bytes:
+    import zlib  # noqa: F401 - the crc of the content is the caller's
+
+    zstandard = pytest.importorskip("zstandard")
+    cut = [len(content) * i // frames for i in range(frames + 1)]
+    return b"".join(zstandard.ZstdCompressor().compress(content[a:b]) for a, b in zip(cut, cut[1:], strict=False))
+
+
+def _write_eval(path, members, *, frames: int = 1, method: int = 93):
+    """A .eval archive of ``(name, content)`` members, each Zstandard-compressed (in ``frames`` frames) or deflated."""
+    import zlib
+
+    def stored(content):
+        if method == 8:
+            packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+            return packer.compress(content) + packer.flush()
+        return _zstd(content, frames)
+
+    path.write_bytes(_zip([(name, stored(content), method, zlib.crc32(content), len(content))
+                           for name, content in members]))
+    return path
+
+
+def _zeros_stored(size: int, method: int) -> bytes:
+    """``size`` zero bytes compressed a MiB at a time (a decompression bomb: tiny on disk)."""
+    import zlib
+
+    chunk = bytes(1 << 20)
+    if method == 8:
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    else:
+        packer = pytest.importorskip("zstandard").ZstdCompressor().compressobj()
+    return b"".join([packer.compress(chunk) for _ in range(size >> 20)] + [packer.flush()])
+
+
+def _zeros_crc(size: int) -> int:
+    import zlib
+
+    crc, chunk = 0, bytes(1 << 20)
+    for _ in range(size >> 20):
+        crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def _peak_traced(call) -> tuple[object, int]:
+    """What ``call()`` returned or raised, and the peak of Python's traced memory while it ran (bytes)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        outcome = call()
+    except Exception as exc:  # noqa: BLE001 - the caller checks which
+        outcome = exc
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return outcome, peak
+
+
+@needs_zstd
+def test_a_multi_frame_zstd_member_reads_as_inspect_ai_reads_it(tmp_path):
+    members = _eval_members()
+    two = _write_eval(tmp_path / "two_frames.eval", members, frames=2)
+    pd.testing.assert_frame_equal(logs.read_inspect(two), logs.read_inspect(EVAL_SMALL))
+    deflated = _write_eval(tmp_path / "deflated.eval", members, method=8)  # a zip tool's deflate reads the same
+    pd.testing.assert_frame_equal(logs.read_inspect(deflated), logs.read_inspect(EVAL_SMALL))
+
+
+@needs_zstd
+def test_a_duplicated_archive_member_is_refused(tmp_path):
+    members = _eval_members()
+    names = [name for name, _ in members]
+    # a second copy of q02's first epoch, holding q09's answer: zipfile would read the last copy for both names
+    q09 = dict(members)["samples/q09_epoch_1.json"]
+    altered = json.loads(q09)
+    altered["id"] = "q02"
+    members.insert(names.index("header.json"), ("samples/q02_epoch_1.json", json.dumps(altered).encode()))
+    path = _write_eval(tmp_path / "twice.eval", members)
+    with pytest.raises(ValueError, match=r"twice.eval: member 'samples/q02_epoch_1.json' appears 2 times in the archive"):
+        logs.read_inspect(path)
+
+
+@needs_zstd
+@pytest.mark.parametrize("method", [93, 8], ids=["zstd", "deflate"])
+def test_a_decompression_bomb_is_refused_within_the_limit(tmp_path, method):
+    size, limit = 64 << 20, 4 << 20
+    bomb = _zeros_stored(size, method)
+    assert len(bomb) < 200_000
+    honest = tmp_path / "honest.eval"  # declares its 64 MiB: refused before anything is expanded
+    honest.write_bytes(_zip([("header.json", bomb, method, _zeros_crc(size), size)]))
+    refused, peak = _peak_traced(lambda: logs.read_inspect(honest, max_bytes=limit))
+    assert isinstance(refused, ValueError), refused
+    assert "honest.eval: member 'header.json' expands to 67,108,864 bytes, more than the limit of 4,194,304" in str(refused)
+    assert peak < limit
+    liar = tmp_path / "liar.eval"  # declares 1,000 bytes and expands to 64 MiB: stopped as it passes them
+    liar.write_bytes(_zip([("header.json", bomb, method, _zeros_crc(size), 1000)]))
+    refused, peak = _peak_traced(lambda: logs.read_inspect(liar, max_bytes=limit))
+    assert isinstance(refused, ValueError), refused
+    assert re.search(r"liar.eval: member 'header.json' (expands past the 1,000 bytes the archive declares|is not valid "
+                     r"compressed data)", str(refused)), refused
+    assert peak < limit + (2 << 20)  # at most the limit and one chunk
+
+
+def test_the_default_limit_is_256_mib_and_applies_to_every_file(tmp_path):
+    declared = tmp_path / "declared.eval"  # a member that says it expands to 300 MiB (its data is not even there)
+    declared.write_bytes(_zip([("header.json", b"\x28\xb5\x2f\xfd", 93, 0, 300 << 20)]))
+    with pytest.raises(ValueError, match=r"member 'header.json' expands to 314,572,800 bytes, more than the limit of "
+                                         r"268,435,456 bytes \(max_bytes\)"):
+        logs.read_inspect(declared)
+    folder = HERE / "lm_eval" / "out"
+    for reader, path in ((logs.read_inspect, SMALL_JSON), (logs.read_promptfoo, DEMO / "promptfoo_v1.json"),
+                         (logs.read_promptfoo, HERE / "promptfoo" / "promptfoo_v1.jsonl"),
+                         (logs.read_openai_evals, HERE / "openai_evals" / "match.jsonl"), (logs.read_lm_eval, folder)):
+        with pytest.raises(ValueError, match=r"bytes, more than the limit of 1,000 bytes \(max_bytes\)"):
+            reader(path, max_bytes=1000)
+        with pytest.raises(TypeError, match="`max_bytes` must be a positive whole number of bytes"):
+            reader(path, max_bytes=0)
+    big = next(folder.rglob("samples_capitals_mc_*.jsonl")).stat().st_size
+    with pytest.raises(ValueError, match=r"samples_capitals_mc_.*jsonl: .* more than the limit"):
+        logs.read_lm_eval(folder, max_bytes=big - 1)  # the results file fits; a samples file does not
+
+
+def _json_log(tmp_path, edit, name="edited.json"):
+    log = json.loads(SMALL_JSON.read_text())
+    edit(log)
+    path = tmp_path / name
+    path.write_text(json.dumps(log))
+    return path
+
+
+def test_a_case_given_twice_is_refused_in_every_reader(tmp_path):
+    twice = _json_log(tmp_path, lambda log: log["samples"].append(log["samples"][0]))
+    with pytest.raises(ValueError, match=r"edited.json: case 'q02_epoch_1' appears twice for rubric 'match' "
+                                         r"\(samples\[0\] and samples\[6\]\)"):
+        logs.read_inspect(twice)
+
+    def one_and_text_one(log):  # q02 (epochs 1 and 2) as 1, q08 as "1": they would be one sample of four epochs
+        for sample in log["samples"]:
+            sample["id"] = {"q02": 1, "q08": "1"}.get(sample["id"], sample["id"])
+    with pytest.raises(ValueError, match=r"edited.json: the ids (1 \(samples\[\d\]\) and '1'|'1' \(samples\[\d\]\) and 1) "
+                                         r"\(samples\[\d\]\) are one case id '1' as text, which would merge two samples"):
+        logs.read_inspect(_json_log(tmp_path, one_and_text_one))
+    out = tmp_path / "lm"
+    shutil.copytree(HERE / "lm_eval" / "out", out)
+    samples = next(out.rglob("samples_capitals_mc_*.jsonl"))
+    lines = samples.read_text().splitlines()
+    samples.write_text("\n".join([*lines, lines[2]]) + "\n")  # doc 2 again
+    with pytest.raises(ValueError, match=r"case '2' appears twice for rubric 'capitals_mc/acc,none' \(samples_capitals_mc_"
+                                         r".*line 3 and samples_capitals_mc_.*line 7\)"):
+        logs.read_lm_eval(out)
+    dump = json.loads((HERE / "deepeval" / "deepeval_result.json").read_text())
+    dump["test_results"][1]["name"] = dump["test_results"][0]["name"]
+    with pytest.raises(ValueError, match=r"`result`: case '.*' appears twice .*test_results\[0\]\.metrics_data\[0\] and "
+                                         r"test_results\[1\]\.metrics_data\[0\]"):
+        logs.from_deepeval(dump)
+    document = json.loads((DEMO / "promptfoo_v1.json").read_text())
+    document["results"]["results"].append(document["results"]["results"][3])
+    path = tmp_path / "pf.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match=r"pf.json: results.results\[3\] and results.results\[20\] are both test \d+ of "
+                                         r"prompt 0 for one provider"):
+        logs.read_promptfoo(path)
+
+
+def test_one_bad_value_is_one_error_row_and_blocks_nothing(tmp_path):
+    def bad_scores(log):
+        scores = log["samples"][0]["scores"]
+        scores["match"]["value"] = float("inf")  # one infinite score
+        scores["includes"]["value"] = {"a": 1, "b": 0}  # a dict
+        log["samples"][1]["scores"]["includes"]["value"] = [1, 0]  # a list
+    with pytest.warns(EvalkitWarning, match=r"3 value\(s\) are not what inspect_ai writes, so their rows are error rows"):
+        table = logs.read_inspect(_json_log(tmp_path, bad_scores))
+    clean = logs.read_inspect(SMALL_JSON)
+    assert len(table) == len(clean) == 18  # nothing dropped
+    bad = table["error"].notna() & clean["error"].isna()
+    assert bad.sum() == 3 and table.loc[bad, "score"].isna().all()
+    assert table.loc[bad, "error"].str.contains("not a finite number|is a dict|is a list").all()
+    pd.testing.assert_frame_equal(table[~bad].drop(columns=["error", "verdict", "parsed"]),
+                                  clean[~bad].drop(columns=["error", "verdict", "parsed"]))
+    rates = judge.pass_rate(table).set_index("rubric")  # not blocked by the infinity: every rubric has its rate
+    assert rates["n_error"].to_dict() == {"match": 2, "includes": 3, "model_graded_qa": 2}
+    assert rates["pass_rate"].notna().all()
+
+
+def test_lm_eval_one_bad_document_is_its_own_error_row(tmp_path):
+    out = tmp_path / "lm"
+    shutil.copytree(HERE / "lm_eval" / "out", out)
+    samples = next(out.rglob("samples_capitals_mc_*.jsonl"))
+    records = [json.loads(line) for line in samples.read_text().splitlines()]
+    records[1]["acc"], records[2]["acc"] = float("nan"), "high"
+    del records[3]["acc_norm"]
+    samples.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    with pytest.warns(EvalkitWarning, match=r"3 value\(s\) are not what lm-evaluation-harness writes"):
+        table = logs.read_lm_eval(out)
+    acc = table[table["rubric"] == "capitals_mc/acc,none"].set_index("case_id")
+    assert acc.loc["1", "error"] == "acc is NaN for this document"
+    assert acc.loc["2", "error"] == "acc is 'high', not a number"
+    others = acc.drop(index=["1", "2"])
+    assert others["error"].isna().all() and others["verdict"].isin(["PASS", "FAIL"]).all()  # still a 0/1 metric
+    norm = table[table["rubric"] == "capitals_mc/acc_norm,none"].set_index("case_id")
+    assert norm.loc["3", "error"] == "the document lists acc_norm in 'metrics' but has no value for it"
+    assert norm.drop(index="3")["error"].isna().all()
+    assert not table["error"].str.contains("not a 0/1 metric", na=False).any()
+
+
+def test_schema_oddities_name_the_file_and_the_field(tmp_path):
+    def edit(change):
+        return _json_log(tmp_path, change)
+
+    cases = [
+        (lambda log: log["samples"][0].pop("id"), r"edited.json: samples\[0\] has no id"),
+        (lambda log: log["samples"][0].update(epoch=None), r"edited.json: samples\[0\] has epoch None; expected a whole number"),
+        (lambda log: log["samples"][0].update(epoch=1.5), r"samples\[0\] has epoch 1.5"),
+        (lambda log: log["samples"].__setitem__(0, [log["samples"][0]]), r"samples\[0\] is a JSON list; expected a sample"),
+        (lambda log: log["samples"][0].update(id=["q"]), r"samples\[0\]: id is \['q'\]; expected the case's id"),
+        (lambda log: log["samples"][0].update(scores=[1]), r"samples\[0\] has scores of type list"),
+        (lambda log: log["results"]["scores"][0].pop("name"), r"results.scores\[0\] has no name"),
+    ]
+    for change, message in cases:
+        with pytest.raises(ValueError, match=message):
+            logs.read_inspect(edit(change))
+
+    def text_epoch(log):  # inspect_ai reads an epoch "2" as 2
+        for sample in log["samples"]:
+            sample["epoch"] = str(sample["epoch"])
+    pd.testing.assert_frame_equal(logs.read_inspect(edit(text_epoch)), logs.read_inspect(SMALL_JSON))
+    document = json.loads((DEMO / "promptfoo_v1.json").read_text())
+    document["results"]["results"][0]["testIdx"] = None
+    path = tmp_path / "pf.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match=r"pf.json, results.results\[0\]: testIdx is None; expected promptfoo's index"):
+        logs.read_promptfoo(path)
+    document = json.loads((DEMO / "promptfoo_v1.json").read_text())
+    graded = next(r for r in document["results"]["results"] if r.get("gradingResult"))
+    graded["gradingResult"]["componentResults"][0]["score"] = "high"
+    path.write_text(json.dumps(document))
+    with pytest.warns(EvalkitWarning, match="1 value"):
+        table = logs.read_promptfoo(path)
+    assert (table["error"] == "score is 'high', not a number").sum() == 1 and len(table) == 60
+    lines = (HERE / "openai_evals" / "closedqa.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    errored = {e["sample_id"] for e in events if e.get("type") == "error"}
+    first = next(e for e in events if e.get("type") == "metrics" and e["sample_id"] not in errored)
+    first["data"]["score"] = "Y"
+    evals = tmp_path / "evals.jsonl"
+    evals.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    with pytest.warns(EvalkitWarning, match="1 value"):
+        table = logs.read_openai_evals(evals)
+    row = table.set_index("case_id").loc[first["sample_id"]]
+    assert row["error"] == "score is 'Y', not a number" and np.isnan(row["score"])
+    assert len(table) == len(logs.read_openai_evals(HERE / "openai_evals" / "closedqa.jsonl"))
+
+
+def test_deepeval_and_ragas_keep_every_metric_through_one_bad_value():
+    dump = json.loads((HERE / "deepeval" / "deepeval_result.json").read_text())
+    dump["test_results"][0]["metrics_data"][0]["score"] = float("inf")
+    dump["test_results"][1]["metrics_data"][0]["success"] = "yes"
+    with pytest.warns(EvalkitWarning, match=r"2 value\(s\) are not what deepeval writes"):
+        table = logs.from_deepeval(dump)
+    assert len(table) == 12 and table["error"].notna().sum() == 3  # deepeval's own error, and the two
+    assert table["error"].iloc[0] == "score is inf, not a finite number"
+    frame = pd.read_json(HERE / "ragas" / "ragas_result.json", orient="table")
+    thresholds = {"exact_match": 1.0, "string_present": 1.0, "non_llm_string_similarity": 0.5}
+    clean = logs.from_ragas(frame, threshold=thresholds)
+    frame["exact_match"] = frame["exact_match"].astype(object)
+    frame.loc[2, "exact_match"] = "n/a"
+    frame["notes"] = "checked"
+    with pytest.warns(EvalkitWarning, match=r"1 value\(s\) are not what ragas writes"):
+        table = logs.from_ragas(frame, threshold=thresholds)
+    assert len(table) == len(clean) == 18 and table["rubric"].value_counts().eq(6).all()  # the metric is kept
+    changed = table["error"].fillna("") != clean["error"].fillna("")
+    assert table.loc[changed, ["case_id", "rubric", "error"]].values.tolist() == [
+        ["2", "exact_match", "the exact_match score is 'n/a', not a number"]]
+    assert table.attrs["skipped"] == {"values of column 'notes', neither a ragas sample field nor a metric (no number "
+                                      "in it)": 6}

@@ -695,7 +695,8 @@ def test_comparisons_from_labels_latest_label_per_labeller_undo_and_several_file
         {"system_a": "x", "system_b": "y", "winner": "tie", "rater": "ann", "comparison_id": "c1"},
         {"system_a": "y", "system_b": "x", "winner": "b", "rater": "bob", "comparison_id": "c1"}]
     assert pairwise.comparisons_from_labels(labels.read_labels([ann, bob])).equals(out)
-    ratings = pairwise.bradley_terry(out)
+    with pytest.warns(EvalkitWarning, match=r"the votes of 2 raters \(ann, bob\) are pooled .* comparison_id 'c1' is in 2"):
+        ratings = pairwise.bradley_terry(out)  # two annotators' votes on one comparison: pooled, and said so
     assert ratings.set_index("system").loc["x", "wins"] == 1 and ratings["ties"].sum() == 2
     with pytest.raises(FileNotFoundError, match="no such labels file"):
         pairwise.comparisons_from_labels(tmp_path / "nobody.jsonl")
@@ -750,3 +751,28 @@ def test_pairwise_demo_is_what_its_readme_says():
     assert (votes["winner"] == judge["winner"]).mean() > 0.6
     first = pairwise.bradley_terry_effects(judge.reset_index()).iloc[0]
     assert first["ci_low"] > 0.2  # the simulated judge favours the first slot
+
+
+def test_bradley_terry_warns_before_pooling_raters_or_repeated_comparisons(rng):
+    table = simulate(rng, 300, np.array([0.4, 0.0, -0.4]))
+    votes = table.assign(comparison_id=[f"c{i}" for i in range(len(table))])
+    judged = votes.assign(winner=np.where(rng.random(len(votes)) < 0.8, votes["winner"], "tie"))
+    both = pd.concat([votes.assign(rater="human"), judged.assign(rater="gpt-4")], ignore_index=True)
+    with pytest.warns(EvalkitWarning, match=r"bradley_terry: the votes of 2 raters \(human, gpt-4\) are pooled into one "
+                                            r"rating.*; and comparison_id 'c0' is in 2 rows \(300 repeated rows in all\)"):
+        pairwise.bradley_terry(both)
+    with pytest.warns(EvalkitWarning) as caught:  # the votes of a comparison counted together: only the raters remain
+        pairwise.bradley_terry_effects(both, cluster="comparison_id")
+    assert len(caught) == 1 and "2 raters" in str(caught[0].message) and "comparison_id" not in str(caught[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalkitWarning)
+        one = pairwise.bradley_terry(both[both["rater"] == "human"])  # one rater, each comparison once: no warning
+        repeats = pd.concat([votes, votes], ignore_index=True).assign(question=lambda t: t["comparison_id"].str[1:])
+        pairwise.bradley_terry(repeats, cluster="question")  # repeats held within one cluster each
+    assert (one["n"] > 0).all()
+
+
+@pytest.mark.slow
+def test_the_whole_arena_table_is_not_pooled_quietly(arena):
+    with pytest.warns(EvalkitWarning, match=r"the votes of 4 raters .* pooled .*; and comparison_id \d+ is in 4 rows"):
+        pairwise.bradley_terry(arena)

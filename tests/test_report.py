@@ -34,6 +34,21 @@ def test_parse_params():
         report.parse_params(["1x=2"])
 
 
+def test_params_must_be_finite_and_readable(tmp_path):
+    for value in ("1e999", "-1e999", "[1, 2e400]", "{'a': 1e999}", "1e999j"):
+        with pytest.raises(ValueError, match=r"--param X=.*: a number that is not finite"):
+            report.parse_params([f"X={value}"])
+    with pytest.raises(ValueError, match=r"--param X: the value \(100,001 characters\) nests too deeply"):
+        report.parse_params(["X=" + "-" * 100_000 + "1"])
+    assert report.parse_params(["X='1e999'", "Y=1e300", "Z=nan"]) == {"X": "1e999", "Y": 1e300, "Z": "nan"}
+    nb = notebook(tmp_path / "p.ipynb", "print(X)")
+    for value in ("1e999", "-" * 100_000 + "1"):
+        result = run_cli("report", "--out", str(tmp_path / "o"), "--notebooks", str(nb), "--param", f"X={value}")
+        assert result.returncode == 2 and "Traceback" not in result.stderr and "NameError" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("evalkit report: --param X")
+    assert not (tmp_path / "o").exists()  # refused before anything ran
+
+
 def test_report_injects_parameters_and_writes_index(tmp_path, capsys):
     nb = notebook(tmp_path / "a.ipynb", "print('value is', X * 2)")
     status = cli.main(["report", "--out", str(tmp_path / "out"), "--notebooks", str(nb), "--param", "X=21"])

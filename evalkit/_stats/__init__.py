@@ -40,7 +40,9 @@ from evalkit._stats.means import MEAN_METHODS, mean_interval
 from evalkit._stats.multiplicity import ADJUSTMENTS, adjust_p_values
 from evalkit._stats.normal import cluster_variance, z_value, z_variance_factor
 from evalkit._stats.paired import (
+    cluster_difference_interval,
     first_slot_rate_interval,
+    integer_sign_flip_p,
     mcnemar_exact_p,
     mcnemar_power,
     mcnemar_rejection_bounds,
@@ -61,8 +63,8 @@ __all__ = [
     "ADJUSTMENTS", "BETTING_MAX_UNLABELLED", "BET_TRUNCATION", "BettingStream", "CLIP_HOLDOUT", "CLUSTER_METHODS",
     "COUNT_METHODS", "JUDGE_CLIP_QUANTILE", "KAPPA_DRAWS", "MEAN_METHODS", "MIN_CLUSTERS", "MIN_RESAMPLED_CLUSTERS", "RATE_INTERVALS", "adjust_p_values",
     "bca_over_items", "betting_interval", "betting_p_value", "betting_sequence", "clopper_pearson",
-    "cluster_betting_interval", "cluster_rate_interval", "cluster_variance", "cohen_kappa", "cp_fiducial_interval",
-    "empirical_bernstein_interval", "first_slot_rate_interval", "kappa_cluster_interval", "kappa_from_rates", "kappa_interval", "mcnemar_exact_p",
+    "cluster_betting_interval", "cluster_difference_interval", "cluster_rate_interval", "cluster_variance", "cohen_kappa", "cp_fiducial_interval",
+    "empirical_bernstein_interval", "first_slot_rate_interval", "integer_sign_flip_p", "kappa_cluster_interval", "kappa_from_rates", "kappa_interval", "mcnemar_exact_p",
     "mcnemar_power", "mcnemar_rejection_bounds", "mean_interval", "newcombe_paired_interval", "percentile_over_items",
     "ppi_betting", "rate_interval", "rate_method", "resample_weights", "sign_flip_p", "studentized_over_items", "tango_interval",
     "wilson", "z_value", "z_variance_factor",

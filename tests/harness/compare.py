@@ -76,6 +76,35 @@ def exchangeable_ratings(change: float) -> Design:
                                                             "same distribution (no change)", draw)
 
 
+def paired_clustered(pass_a: float, changed: float, difference: float, *, epochs=3, concentration: float = 2.0
+                     ) -> Design:
+    """Two runs on the epochs of ``n`` questions (clusters). A question's pass probability in run a is
+    Beta(pass_a * c, (1 - pass_a) * c) (small c: a question is hard or easy in every epoch); with probability
+    ``changed`` run b grades the question anew, its epochs passing with a probability drawn from the Beta of mean
+    ``pass_a + difference / changed``, else each epoch keeps run a's verdict. ``epochs`` is a number, or a pair
+    (low, high): each question's epochs drawn uniformly in it. The truth, the per-case mean of b - a, is
+    ``difference``; with ``difference = 0`` the runs are exchangeable within each question (the tests' null)."""
+    pass_b = pass_a + difference / changed
+    if not 0 < pass_b < 1:
+        raise ValueError(f"no clustered paired design with pass rate {pass_a}, {changed} changed, difference {difference}")
+    low, high = (epochs, epochs) if np.ndim(epochs) == 0 else epochs
+
+    def draw(rng, n):
+        sizes = rng.integers(low, high + 1, size=n)
+        groups = np.repeat(np.arange(n), sizes)
+        p_a = rng.beta(pass_a * concentration, (1 - pass_a) * concentration, n)[groups]
+        p_b = rng.beta(pass_b * concentration, (1 - pass_b) * concentration, n)[groups]
+        renew = (rng.random(n) < changed)[groups]
+        a = rng.random(len(groups)) < p_a
+        b = np.where(renew, rng.random(len(groups)) < p_b, a)
+        return {"a": a, "b": b, "cluster": groups, "truth": difference}
+
+    size = f"{low}-{high}" if high > low else f"{low}"
+    return Design(f"paired-clustered(p_a={pass_a}, changed={changed}, diff={difference:+g}, epochs={size})",
+                  f"{size} epochs of each question, questions Beta-clustered (c={concentration}); {changed:.0%} of "
+                  f"questions graded anew in run b; per-case change {difference:+g}", draw)
+
+
 def several_runs(pass_a: float, flip: float, differences, name: str) -> Design:
     """A baseline and ``len(differences)`` runs on the same cases, each as :func:`paired_pass` against it."""
     for difference in differences:
@@ -105,7 +134,7 @@ def _compare_rate(method=None):
     def run(sample, level):
         from evalkit import compare
 
-        res = compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"]), method=method,
+        res = compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"]), interval=method,
                              confidence_level=level)
         return res.ci_low, res.ci_high
 
@@ -122,7 +151,7 @@ def _compare_score(method=None, known_bounds=False):
     def run(sample, level):
         from evalkit import compare
 
-        res = compare.paired(pd.Series(sample["a"]), pd.Series(sample["b"]), method=method, confidence_level=level,
+        res = compare.paired(pd.Series(sample["a"]), pd.Series(sample["b"]), interval=method, confidence_level=level,
                              bounds=sample["bounds"] if known_bounds else None, rng=0)
         return res.ci_low, res.ci_high
 
@@ -133,6 +162,26 @@ def _compare_sign_flip(sample, alpha):
     from evalkit import compare
 
     return compare.paired(pd.Series(sample["a"]), pd.Series(sample["b"]), rng=0).p_value
+
+
+def _compare_clustered(independent: bool = False):
+    """``cluster=`` the questions (the default with clusters); or, ``independent``, the cases taken as independent."""
+    def run(sample, level):
+        from evalkit import compare
+
+        cluster = None if independent else pd.Series(sample["cluster"])
+        res = compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"]), cluster=cluster,
+                             confidence_level=level)
+        return res.ci_low, res.ci_high
+
+    return run
+
+
+def _compare_clustered_test(sample, alpha):
+    from evalkit import compare
+
+    return compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"]),
+                          cluster=pd.Series(sample["cluster"])).p_value
 
 
 def _against_joint(adjust="holm"):
@@ -190,6 +239,14 @@ PAIRED_SCORE_DESIGNS = (
     paired_tcva(0.7),
 )
 _PAIR_SIZES = (20, 30, 50, 100, 200)
+#: Epochs of questions (clusters): pass rates 0.6-0.9, a quarter to a half of the questions graded anew.
+PAIRED_CLUSTERED_DESIGNS = (
+    paired_clustered(0.8, 0.3, -0.1),
+    paired_clustered(0.9, 0.2, -0.05, epochs=5, concentration=1.0),
+    paired_clustered(0.6, 0.5, 0.1, epochs=(1, 5)),
+    paired_clustered(0.8, 0.3, 0.0, epochs=2, concentration=0.5),
+)
+PAIRED_CLUSTERED_NULLS = (paired_clustered(0.8, 0.3, 0.0), paired_clustered(0.7, 0.5, 0.0, epochs=(1, 5), concentration=1.0))
 
 ENTRIES = [
     Entry("compare.paired", "pass-rate difference, Newcombe method 10 (default)", "interval", _compare_rate(),
@@ -209,6 +266,14 @@ ENTRIES = [
           PAIRED_SCORE_DESIGNS, sizes=_PAIR_SIZES),
     Entry("compare.paired", "sign-flip permutation test (size)", "test", _compare_sign_flip,
           (exchangeable_ratings(0.1), exchangeable_ratings(0.5)), default=True, sizes=_PAIR_SIZES),
+    Entry("compare.paired", "pass-rate difference, clusters: betting over whole clusters (default with cluster=)",
+          "interval", _compare_clustered(), PAIRED_CLUSTERED_DESIGNS, default=True, sizes=(20, 50, 100, 200),
+          notes="n = questions (clusters), each of 1-5 epochs"),
+    Entry("compare.paired", "pass-rate difference, clustered cases taken as independent (Newcombe)", "interval",
+          _compare_clustered(independent=True), PAIRED_CLUSTERED_DESIGNS, sizes=(20, 50, 100, 200),
+          notes="what ignoring the questions gives: not a default"),
+    Entry("compare.paired", "exact sign-flip over clusters (size)", "test", _compare_clustered_test,
+          PAIRED_CLUSTERED_NULLS, default=True, sizes=(20, 50, 100, 200), notes="n = questions (clusters)"),
     Entry("compare.against_baseline", "joint intervals (Bonferroni), holm (default)", "interval", _against_joint(),
           (several_runs(0.9, 0.1, (0.0, -0.05, 0.05, 0.0, -0.025), "five-runs(mixed)"),), default=True,
           notes="all five joint intervals cover together"),
