@@ -88,8 +88,8 @@ def _bt_rating(**options):
 
         row = pairwise.bradley_terry(sample["comparisons"], confidence_level=level, **options).set_index("system")
         if "s3" not in row.index:
-            return np.nan, np.nan
-        return row.loc["s3", "ci_low"], row.loc["s3", "ci_high"]
+            return np.nan, np.nan, np.nan
+        return row.loc["s3", "ci_low"], row.loc["s3", "ci_high"], row.loc["s3", "rating"]
 
     return run
 
@@ -116,7 +116,7 @@ def _bt_position(**options):
         from evalkit import pairwise
 
         row = pairwise.bradley_terry_effects(sample["comparisons"], confidence_level=level, **options).iloc[0]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["coef"]
 
     return run
 
@@ -183,7 +183,7 @@ def _first_slot_interval(sample, level):
     from evalkit import pairwise
 
     row = pairwise.first_slot_preference(sample["decisions"], confidence_level=level).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["rate"]
 
 
 def _first_slot_test(sample, alpha):
@@ -196,7 +196,7 @@ def _consistency_interval(sample, level):
     from evalkit import pairwise
 
     row = pairwise.position_consistency(sample["decisions"], confidence_level=level).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["rate"]
 
 
 def _with_consistency_truth(design):
@@ -254,7 +254,7 @@ def _length_bias(**options):
         from evalkit import pairwise
 
         row = pairwise.length_bias(sample["decisions"], confidence_level=level, **options).iloc[0]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["coef"]
 
     return run
 
@@ -283,7 +283,7 @@ def _self_interval(sample, level):
     from evalkit import pairwise
 
     row = pairwise.self_preference(sample["decisions"], confidence_level=level).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["difference"]
 
 
 def _self_test(sample, alpha):
