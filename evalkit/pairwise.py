@@ -717,6 +717,10 @@ def _mean_covariance(first, second, w_first, w_second, means, count, k):
 
 #: Rank-set constructions of :func:`rank_sets` (``sets=``).
 RANK_SET_METHODS = ("stepdown", "max-t", "bonferroni", "ellipsoid")
+#: A system needs this many comparisons (human votes, for ``method="ppr"`` and ``"human"``) to be ordered: with
+#: fewer, votes that all agree give a variance of 0 and any gap looks certain. On the arena votes (12 systems, 50
+#: human votes, some systems with 2-3) the step-down sets held the ranking in 0.914 of 500 draws without the rule.
+MIN_RANK_VOTES = 5
 #: log2 of the normal draws behind a max-t critical value: 2**15 scrambled Sobol points (randomised quasi-Monte Carlo,
 #: scipy.stats.qmc, from one fixed seed, so the same data give the same sets). The quantile's error is then about
 #: 0.003 (standard deviation over seeds, k = 5 independent estimates, against scipy.stats.studentized_range), as
@@ -852,7 +856,8 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
         ``critical_values`` (the standardised gap a pair needed to be ordered, one per round of the step-down, one
         for the other constructions; empty with fewer than two systems to order).
         A system without a comparison in a sample the method needs gets a NaN estimate, the ranks 1 to k and
-        an :class:`~evalkit.EvalkitWarning`, and every other system's worst rank moves down by one for it.
+        an :class:`~evalkit.EvalkitWarning`, and every other system's worst rank moves down by one for it; so
+        does one with fewer than ``MIN_RANK_VOTES`` (5) such comparisons, but for its estimate, which is kept.
 
     Notes
     -----
@@ -984,16 +989,21 @@ def _ppr_means(first, second, f1, f2, h1, h2, labelled, k):
 def _rank_table(systems, estimate, cov, needed, confidence_level, sets, method) -> pd.DataFrame:
     """Each system's estimate and rank-set, best first; a system with nothing to rest on gets NaN and every rank."""
     k = len(systems)
-    known = needed > 0
+    known, rankable = needed > 0, needed >= MIN_RANK_VOTES
     low, high = np.ones(k, dtype=int), np.full(k, k)
     if not known.all():
         warnings.warn(f"rank_sets: system(s) {list(map(str, systems[~known]))[:5]} have no comparison in the sample "
                       f"method={method!r} needs; their estimate is NaN and their rank-set every rank.",
                       EvalkitWarning, stacklevel=3)
+    if (known & ~rankable).any():
+        warnings.warn(f"rank_sets: system(s) {list(map(str, systems[known & ~rankable]))[:5]} have fewer than "
+                      f"{MIN_RANK_VOTES} comparisons in the sample method={method!r} needs, too few to estimate their "
+                      "variance (a few votes that agree give 0); their rank-set is every rank.", EvalkitWarning,
+                      stacklevel=3)
     critical = []
-    if known.sum() >= 2:
-        lo, hi, critical = _sets(estimate[known], cov[np.ix_(known, known)], confidence_level, sets)
-        low[known], high[known] = lo, hi + int((~known).sum())
+    if rankable.sum() >= 2:
+        lo, hi, critical = _sets(estimate[rankable], cov[np.ix_(rankable, rankable)], confidence_level, sets)
+        low[rankable], high[rankable] = lo, hi + int((~rankable).sum())
     estimate = np.where(known, estimate, np.nan)
     out = pd.DataFrame({"system": list(systems), "estimate": estimate, "rank_low": low, "rank_high": high})
     # ties broken by name: `systems` is sorted already (and names of mixed types cannot be compared with each other)

@@ -538,6 +538,23 @@ def test_rank_sets_default_is_the_stepdown_and_names_it(rng):
         pairwise.rank_sets(demo["judge"], few, sets="holm")
 
 
+def test_a_system_with_too_few_votes_to_estimate_its_variance_gets_every_rank():
+    demo = datasets.load_demo("pairwise")
+    few = demo["comparisons"].sample(400, random_state=3)
+    with_f = (few["system_a"] == "system-f") | (few["system_b"] == "system-f")
+    # system-f keeps 3 of its comparisons, all of which it wins: a variance of 0 from the human votes
+    wins = few[with_f & (((few["system_a"] == "system-f") & (few["winner"] == "a"))
+                         | ((few["system_b"] == "system-f") & (few["winner"] == "b")))].iloc[:3]
+    human = pd.concat([few[~with_f], wins])
+    for method in ("ppr", "human"):
+        with pytest.warns(EvalkitWarning, match=r"\['system-f'\] have fewer than 5 comparisons"):
+            out = pairwise.rank_sets(demo["judge"], human, method=method).set_index("system")
+        assert out.loc["system-f", ["rank_low", "rank_high"]].tolist() == [1, 6]
+        assert np.isfinite(out.loc["system-f", "estimate"])
+        others = out.drop(index="system-f")
+        assert (others["rank_high"] >= 2).all() and (others["rank_low"] <= 5).all()
+
+
 @pytest.mark.slow
 def test_rank_sets_on_the_arena_equal_the_authors_loop_on_their_design(arena):
     """A split as the authors' filter_data makes it (equal counts per pair), GPT-4 as the judge."""
