@@ -624,7 +624,7 @@ def _rank_sets(g: Gen):
     if g.draw(st.booleans()) and judge_.index.is_unique and ids.is_unique:
         human = judge_.reindex(ids)[["system_a", "system_b"]].assign(winner=human)
     return partial(pairwise.rank_sets, judge_, human, confidence_level=g.option(0.95),
-                   method=g.option(g.pick(["ppr", "human", "judge"])), sets=g.option(g.pick(["bonferroni", "ellipsoid"])))
+                   method=g.option(g.pick(["ppr", "human", "judge"])), sets=g.option(g.pick(["stepdown", "max-t", "bonferroni", "ellipsoid"])))
 
 
 def _ratings_table(g: Gen) -> pd.DataFrame:

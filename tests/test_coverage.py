@@ -9,6 +9,7 @@ import importlib
 import inspect
 import types
 
+import numpy as np
 import pytest
 
 import evalkit
@@ -98,3 +99,93 @@ def test_every_area_with_defaults_has_its_test_file():
     missing = [area for area in harness.AREAS if harness.default_cells(area)
                and not (here / f"test_coverage_{area}.py").is_file()]
     assert not missing, f"areas of tests/harness/ whose defaults no test file checks: {missing}"
+
+
+def _normal_mean_design(mu: float = 1.0, sigma: float = 2.0) -> harness.Design:
+    def draw(rng, n):
+        return {"x": rng.normal(mu, sigma, n), "truth": mu}
+
+    return harness.Design(f"normal(mu={mu},sigma={sigma})", "n normal draws; the truth is their mean", draw)
+
+
+def test_oracle_width_is_the_central_interval_of_the_estimates_sampling_distribution():
+    """The mean of n normal draws is N(mu, sigma^2 / n): its central 95% is 2 z sigma / sqrt(n) wide, and the Wald
+    interval with the known sigma is exactly that wide, so its width ratio is 1 (both within Monte Carlo error)."""
+    from scipy import stats
+
+    sigma, n, reps, level = 2.0, 25, 4000, 0.95
+    z = stats.norm.ppf((1 + level) / 2)
+
+    def wald(sample, level):
+        m = sample["x"].mean()
+        return m - z * sigma / n**0.5, m + z * sigma / n**0.5, m
+
+    entry = harness.Entry("x.wald_known_sigma", "test", "interval", wald, (_normal_mean_design(sigma=sigma),))
+    m = harness.measure(entry, entry.designs[0], n, reps=reps, seed=3)
+    expected = 2 * z * sigma / n**0.5
+    # the standard error of a difference of the 2.5% and 97.5% sample quantiles of R normal draws (asymptotic
+    # variance p(1 - q) / (R f(x_p) f(x_q)) for each pair p <= q), in units of the estimate's standard error
+    p = (1 - level) / 2
+    se = np.sqrt((2 * p * (1 - p) - 2 * p * p) / reps) / stats.norm.pdf(z) * sigma / n**0.5
+    assert abs(m.oracle_width - expected) < 4 * se
+    assert m.width == pytest.approx(expected, rel=1e-12)
+    assert abs(m.width_ratio - 1) < 4 * se / expected
+    assert m.rate == pytest.approx(level, abs=4 * m.mc_se)
+
+
+def test_oracle_width_is_that_of_the_estimator_not_of_the_interval():
+    """A Wald interval with the estimated sd is about as wide as the oracle; one three times as wide has ratio 3; an
+    interval around a noisier estimator (the median) has a wider oracle (by sqrt(pi / 2) for normal draws)."""
+    from scipy import stats
+
+    n, reps = 40, 3000
+    z = stats.norm.ppf(0.975)
+
+    def wald(factor, centre=np.mean):
+        def run(sample, level):
+            x = sample["x"]
+            m, half = centre(x), factor * z * x.std(ddof=1) / len(x) ** 0.5
+            return m - half, m + half, m
+
+        return run
+
+    design = _normal_mean_design()
+    ratios = {}
+    for name, run in (("wald", wald(1)), ("wide", wald(3)), ("median", wald(1, np.median))):
+        entry = harness.Entry(f"x.{name}", "test", "interval", run, (design,))
+        ratios[name] = harness.measure(entry, design, n, reps=reps, seed=4)
+    assert ratios["wald"].width_ratio == pytest.approx(1, abs=0.07)
+    assert ratios["wide"].width_ratio == pytest.approx(3, abs=0.2)
+    assert ratios["median"].oracle_width / ratios["wald"].oracle_width == pytest.approx(np.sqrt(np.pi / 2), rel=0.08)
+
+
+def test_oracle_width_equals_numpy_quantiles_and_is_blank_without_an_estimate():
+    rng = np.random.default_rng(0)
+    draws = rng.exponential(size=501)
+    assert harness.oracle_width(np.r_[draws, np.nan], 0.9) == pytest.approx(
+        np.quantile(draws, 0.95) - np.quantile(draws, 0.05), rel=1e-12)
+    assert np.isnan(harness.oracle_width([np.nan], 0.95))
+
+    def two_ends(sample, level):
+        return -1.0, 1.0
+
+    def simultaneous(sample, level):
+        return np.array([-1.0, -1.0]), np.array([1.0, 1.0]), np.zeros(2)
+
+    design = _normal_mean_design(mu=0.0)
+    for run in (two_ends, simultaneous):
+        entry = harness.Entry("x.blank", "test", "interval", run, (design,))
+        m = harness.measure(entry, design, 10, reps=20, seed=0)
+        assert np.isnan(m.oracle_width) and np.isnan(m.width_ratio)
+
+
+def test_the_coverage_table_carries_the_oracle_columns():
+    def wald(sample, level):
+        m = sample["x"].mean()
+        return m - 0.5, m + 0.5, m
+
+    entry = harness.Entry("x.fixed", "test", "interval", wald, (_normal_mean_design(),), sizes=(16,))
+    out = harness.table([entry], reps=200)
+    assert {"width", "oracle_width", "width_ratio"} <= set(out.columns)
+    row = out.iloc[0]
+    assert row["width_ratio"] == pytest.approx(row["width"] / row["oracle_width"])

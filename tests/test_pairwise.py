@@ -475,7 +475,7 @@ def test_rank_sets_cover_at_the_stated_level_where_the_authors_covariance_does_n
         ranks = out["system"].map(truth)
         hits["ppr"] += bool(((out["rank_low"] <= ranks) & (ranks <= out["rank_high"])).all())
         cov = out.attrs["covariance"].to_numpy() * (2 / k) ** 2  # the authors' scaling
-        low, up = pairwise._sets(out["estimate"].to_numpy(), cov, 0.9, "ellipsoid")
+        low, up, _ = pairwise._sets(out["estimate"].to_numpy(), cov, 0.9, "ellipsoid")
         hits["authors"] += bool(((low <= ranks) & (ranks <= up)).all())
     assert hits["ppr"] / draws >= 0.9 - 3 * np.sqrt(0.09 / draws)
     assert hits["authors"] / draws < 0.6  # standard errors (2 / k) of the right size: 0.3-0.4 here
@@ -512,6 +512,125 @@ def test_rank_sets_methods_and_bad_input(rng):
     with pytest.warns(EvalkitWarning, match=r"\['system-f'\] have no comparison"):
         out = pairwise.rank_sets(judge, only_some, method="human").set_index("system")
     assert np.isnan(out.loc["system-f", "estimate"]) and (out.loc["system-f", ["rank_low", "rank_high"]] == [1, 6]).all()
+
+
+def _max_t_quantile_all_pairs(cov, level):
+    k = len(cov)
+    i, j = np.triu_indices(k, 1)
+    sd = np.sqrt(cov[i, i] + cov[j, j] - 2 * cov[i, j])
+    every = np.ones(len(i), dtype=bool)
+    return pairwise._max_t_quantile(pairwise._max_t_draws(cov), i, j, 1 / sd, every, every, level)
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 8])
+@pytest.mark.parametrize("level", [0.9, 0.95])
+def test_max_t_critical_value_is_the_studentized_range_for_independent_estimates(k, level):
+    """k independent estimates of equal variance: the largest |difference| / (sigma sqrt 2) is the range of k standard
+    normals over sqrt 2, whose quantile scipy computes exactly (the studentized range with infinite df; k = 2: the
+    two-sided normal quantile)."""
+    exact = stats.studentized_range.ppf(level, k, np.inf) / np.sqrt(2) if k > 2 else stats.norm.ppf((1 + level) / 2)
+    assert _max_t_quantile_all_pairs(np.eye(k) * 0.01, level) == pytest.approx(exact, abs=0.01)
+
+
+def test_max_t_critical_value_for_correlated_unequal_estimates_equals_numerical_integration():
+    """Three correlated estimates of unequal variances: P(every |D_p| <= c sd_p) integrated over D_12 with the
+    conditional normal law of D_13 (scipy.integrate.quad), solved for c, against the simulated quantile."""
+    from scipy import integrate, optimize
+
+    cov = np.array([[1.0, 0.5, 0.2], [0.5, 2.0, -0.3], [0.2, -0.3, 0.6]]) * 1e-3
+    a = np.array([[1, -1, 0], [1, 0, -1]])  # D1 = Z1 - Z2, D2 = Z1 - Z3; Z2 - Z3 = D2 - D1
+    (v1, c12), (_, v2) = a @ cov @ a.T
+    s1, s2 = np.sqrt(v1), np.sqrt(v2)
+    s3 = np.sqrt(cov[1, 1] + cov[2, 2] - 2 * cov[1, 2])
+    slope, cond_sd = c12 / v1, np.sqrt(v2 - c12**2 / v1)
+
+    def inside(c):
+        def density(x):
+            low, high = max(-c * s2, x - c * s3), min(c * s2, x + c * s3)
+            if high <= low:
+                return 0.0
+            mu = slope * x
+            return stats.norm.pdf(x, scale=s1) * (stats.norm.cdf((high - mu) / cond_sd) - stats.norm.cdf((low - mu) / cond_sd))
+
+        return integrate.quad(density, -c * s1, c * s1, epsabs=1e-12, epsrel=1e-10, limit=200)[0]
+
+    for level in (0.9, 0.95):
+        exact = optimize.brentq(lambda c: inside(c) - level, 1.0, 5.0, xtol=1e-10)
+        assert _max_t_quantile_all_pairs(cov, level) == pytest.approx(exact, abs=0.01)
+
+
+def test_stepdown_orders_a_pair_the_single_step_bands_leave_open_on_a_hand_computed_case():
+    """Three independent estimates (variance 1 each; differences have sd sqrt 2) with standardised gaps 4.0 (s0 - s2),
+    2.3 (s0 - s1) and 1.7 (s1 - s2). Bonferroni over 3 pairs needs 2.394, the max-t band the studentized range's
+    2.344 (the ellipsoid 2.795): all order only s0 > s2. The step-down then tests the five one-sided hypotheses left, whose largest statistic
+    has a smaller 95% quantile (2.28, brute force below), and orders s0 > s1 too; s1 - s2 stays open."""
+    root2 = np.sqrt(2)
+    estimate = np.array([0.0, -2.3 * root2, -4.0 * root2])
+    cov = np.eye(3)
+    z = np.random.default_rng(7).standard_normal((1_000_000, 3))  # brute force, plain Monte Carlo
+    x, y, w = (z[:, 0] - z[:, 1]) / root2, (z[:, 1] - z[:, 2]) / root2, (z[:, 2] - z[:, 0]) / root2
+    second_round = np.quantile(np.maximum.reduce([np.abs(x), np.abs(y), w]), 0.95)
+    first_round = stats.studentized_range.ppf(0.95, 3, np.inf) / root2
+    assert 1.7 < second_round < 2.3 < first_round < stats.norm.ppf(1 - 0.05 / 6)  # the case separates the rules
+    i, j = np.triu_indices(3, 1)  # pairs (0, 1), (0, 2), (1, 2); "s0 not above s2" rejected in the first round
+    simulated = pairwise._max_t_quantile(pairwise._max_t_draws(cov), i, j, np.full(3, 1 / root2),
+                                         np.array([True, False, True]), np.ones(3, dtype=bool), 0.95)
+    assert simulated == pytest.approx(second_round, abs=0.01)
+    hand = {"bonferroni": ([1, 1, 2], [2, 3, 3]), "max-t": ([1, 1, 2], [2, 3, 3]), "stepdown": ([1, 2, 2], [1, 3, 3]),
+            "ellipsoid": ([1, 1, 2], [2, 3, 3])}  # sqrt(chi2_3(0.95)) = 2.80: s0 > s2 only
+    critical = {}
+    for how, expected in hand.items():
+        low, high, critical[how] = pairwise._sets(estimate, cov, 0.95, how)
+        assert (low.tolist(), high.tolist()) == expected, how
+    assert critical["bonferroni"] == [pytest.approx(stats.norm.ppf(1 - 0.05 / 6), abs=1e-12)]
+    assert critical["ellipsoid"] == [pytest.approx(np.sqrt(stats.chi2.ppf(0.95, 3)), abs=1e-12)]
+    assert critical["max-t"] == [pytest.approx(first_round, abs=0.01)]
+    assert critical["stepdown"][:2] == [pytest.approx(first_round, abs=0.01), pytest.approx(second_round, abs=0.01)]
+
+
+def test_rank_set_constructions_are_nested(rng):
+    """On random estimates and covariances: step-down sets within the max-t ones, within Bonferroni's, within the
+    ellipsoid's; every set holds the estimates' own order."""
+    for _ in range(30):
+        k = int(rng.integers(2, 9))
+        root = rng.normal(size=(k, k)) * rng.uniform(0.2, 1.0, k)
+        cov = (root @ root.T + np.diag(rng.uniform(0.1, 1.0, k))) * 1e-3
+        estimate = rng.normal(scale=0.15, size=k)
+        sets = {how: pairwise._sets(estimate, cov, 0.9, how) for how in pairwise.RANK_SET_METHODS}
+        order = (-estimate).argsort().argsort() + 1
+        for inner, outer in (("stepdown", "max-t"), ("max-t", "bonferroni"), ("bonferroni", "ellipsoid")):
+            assert (sets[inner][0] >= sets[outer][0]).all() and (sets[inner][1] <= sets[outer][1]).all(), (inner, outer)
+        assert ((sets["stepdown"][0] <= order) & (order <= sets["stepdown"][1])).all()
+
+
+def test_rank_sets_default_is_the_stepdown_and_names_it(rng):
+    demo = datasets.load_demo("pairwise")
+    few = demo["comparisons"].sample(400, random_state=3)
+    out = pairwise.rank_sets(demo["judge"], few)
+    assert out.attrs["sets"] == "stepdown"
+    assert out.equals(pairwise.rank_sets(demo["judge"], few, sets="stepdown"))  # the same sets every time: a fixed seed
+    size = {how: (pairwise.rank_sets(demo["judge"], few, sets=how).eval("rank_high - rank_low")).sum()
+            for how in pairwise.RANK_SET_METHODS}
+    assert size["stepdown"] <= size["max-t"] <= size["bonferroni"] <= size["ellipsoid"]
+    with pytest.raises(ValueError, match="`sets` must be one of"):
+        pairwise.rank_sets(demo["judge"], few, sets="holm")
+
+
+def test_a_system_with_too_few_votes_to_estimate_its_variance_gets_every_rank():
+    demo = datasets.load_demo("pairwise")
+    few = demo["comparisons"].sample(400, random_state=3)
+    with_f = (few["system_a"] == "system-f") | (few["system_b"] == "system-f")
+    # system-f keeps 3 of its comparisons, all of which it wins: a variance of 0 from the human votes
+    wins = few[with_f & (((few["system_a"] == "system-f") & (few["winner"] == "a"))
+                         | ((few["system_b"] == "system-f") & (few["winner"] == "b")))].iloc[:3]
+    human = pd.concat([few[~with_f], wins])
+    for method in ("ppr", "human"):
+        with pytest.warns(EvalkitWarning, match=r"\['system-f'\] have fewer than 5 comparisons"):
+            out = pairwise.rank_sets(demo["judge"], human, method=method).set_index("system")
+        assert out.loc["system-f", ["rank_low", "rank_high"]].tolist() == [1, 6]
+        assert np.isfinite(out.loc["system-f", "estimate"])
+        others = out.drop(index="system-f")
+        assert (others["rank_high"] >= 2).all() and (others["rank_low"] <= 5).all()
 
 
 @pytest.mark.slow

@@ -6,7 +6,8 @@ variant of its options), the simulation :class:`Design` s it is judged on (resam
 synthetic skewed, clustered and small-n processes), and how to call it on one simulated sample:
 
 - an interval entry's ``run(sample, confidence_level)`` returns ``(low, high)`` (floats, or arrays for
-  simultaneous intervals); it covers when ``low <= sample["truth"] <= high`` (everywhere, for arrays);
+  simultaneous intervals), or ``(low, high, estimate)`` with the point estimate the interval is built around;
+  it covers when ``low <= sample["truth"] <= high`` (everywhere, for arrays);
 - a test entry's ``run(sample, alpha)`` returns a p-value on a sample drawn under the null; its size is the
   share of p-values at or below ``alpha``;
 - a false-coverage entry (``kind="fcr"``) is a selective family: ``run(sample, confidence_level)`` returns
@@ -17,6 +18,14 @@ synthetic skewed, clustered and small-n processes), and how to call it on one si
 NaN ends or a NaN p-value mean the function declined to give a number (a refusal, with its warning); they
 are counted apart (``refused``) and coverage is measured over the intervals that were printed, which is
 what a user who reads them relies on.
+
+Width is measured against the **oracle**: the central interval, at the entry's level, of the estimator's own
+sampling distribution over the design's draws at that size (the 2.5% and 97.5% quantiles of the estimates at
+95%), the narrowest fixed-width interval that would cover at the nominal rate there
+(:func:`core.oracle_width`). ``width_ratio`` is the mean width over it: about 1 for an interval that is as
+tight as its coverage allows (a Wald interval where the normal approximation holds), 2 for one twice as wide
+as it needs to be. Only entries that return their estimate with a single interval have one; simultaneous
+sets, selective (fcr) families and tests report none.
 
 The registry is split by area, one module each (``rates``, ``infer``, ``systems``, ``compare``, ``pairwise``, ``labeller``,
 ``correlate``, ``agreement``, ``density``, ``retrieval``); ``core`` holds what they share. ``ENTRIES`` is every
@@ -33,10 +42,11 @@ design without real data at its first test size, ``FAST_TIER_REPS`` samples); in
 from __future__ import annotations
 
 from tests.harness import agreement, compare, core, correlate, density, infer, labeller, pairwise, rates, retrieval, systems
-from tests.harness.core import ROOT, SHARED_DATA, SIZES, Design, Entry, Measurement, bernoulli, measure, table
+from tests.harness.core import (ROOT, SHARED_DATA, SIZES, Design, Entry, Measurement, bernoulli, measure,
+                                 oracle_width, table)
 
 __all__ = ["AREAS", "ENTRIES", "EXEMPT", "ROOT", "SHARED_DATA", "SIZES", "Design", "Entry", "Measurement", "bernoulli",
-           "check_default", "core", "default_cells", "measure", "table"]
+           "check_default", "core", "default_cells", "measure", "oracle_width", "table"]
 
 #: area name -> its module of entries, in the order of ``ENTRIES``
 AREAS = {module.__name__.rsplit(".", 1)[-1]: module

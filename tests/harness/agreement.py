@@ -132,7 +132,7 @@ def _alpha(sample, level, *, measure="nominal", **options):
     from evalkit import agreement
 
     row = agreement.krippendorff_alpha(sample["ratings"], level=measure, confidence_level=level, **options).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["alpha"]
 
 
 # ICC: the n -> infinity limits of the six estimators for items drawn from a population rated by fixed raters.
@@ -187,7 +187,7 @@ def _icc(sample, level, *, form="ICC2", p_value=False, **options):
 
     # the p-value (the F test of no item effect) does not depend on the interval: skip the bootstrap for it
     row = agreement.icc(sample["ratings"], **({"interval": "F"} if p_value else {"confidence_level": level}), **options).loc[form]
-    return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
+    return row["p_val"] if p_value else (row["ci_low"], row["ci_high"], row["icc"])
 
 
 def _random_raters_design(form: str) -> Design:
@@ -260,7 +260,7 @@ def _fleiss(sample, level, *, p_value=False, **options):
 
     row = agreement.fleiss_kappa(sample["ratings"], **({"n_resamples": 0} if p_value else {"confidence_level": level}),
                                  **options).iloc[0]
-    return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
+    return row["p_val"] if p_value else (row["ci_low"], row["ci_high"], row["kappa"])
 
 
 # The human ceiling: a score's and an annotator's correlation with the others.
@@ -305,7 +305,7 @@ def _ceiling(sample, level):
     score = pd.Series(sample["score"], name="score")
     table = agreement.human_ceiling(score, sample["ratings"], confidence_level=level)
     row = table[table["name"] == sample["row"]].iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["r"]
 
 
 # The alternative annotator test, on the authors' simulation model: a gold label, annotators and a judge that

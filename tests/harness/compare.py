@@ -136,7 +136,7 @@ def _compare_rate(method=None):
 
         res = compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"]), interval=method,
                              confidence_level=level)
-        return res.ci_low, res.ci_high
+        return res.ci_low, res.ci_high, res.difference
 
     return run
 
@@ -153,7 +153,7 @@ def _compare_score(method=None, known_bounds=False):
 
         res = compare.paired(pd.Series(sample["a"]), pd.Series(sample["b"]), interval=method, confidence_level=level,
                              bounds=sample["bounds"] if known_bounds else None, rng=0)
-        return res.ci_low, res.ci_high
+        return res.ci_low, res.ci_high, res.difference
 
     return run
 

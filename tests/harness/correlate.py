@@ -96,7 +96,7 @@ def _correlate(sample, level, *, method="spearman", clustered=False, **options):
         options["cluster"] = pd.Series(sample["cluster"], index=index)
     row = correlate.correlate(pd.Series(sample["x"], index=index, name="score"), pd.Series(sample["y"], index=index),
                               method=method, confidence_level=level, **options).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["r"]
 
 
 @functools.cache
@@ -236,7 +236,7 @@ def _grouped(sample, level, *, kind, method="spearman", p_value=False, **options
                               method=method, level=kind, by=pd.Series(sample["by"], index=index),
                               n_resamples=0 if p_value else 1000, **({} if p_value else {"confidence_level": level}),
                               **options).iloc[0]
-    return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
+    return row["p_val"] if p_value else (row["ci_low"], row["ci_high"], row["r"])
 
 
 # ---- two metrics against the same humans
@@ -302,7 +302,7 @@ def _compare(sample, level, *, test="williams", kind="interval", method="spearma
     row = correlate.compare_metrics(pd.Series(sample["a"], index=index), pd.Series(sample["b"], index=index),
                                     pd.Series(sample["h"], index=index), method=method, test=test,
                                     **({"confidence_level": level} if kind == "interval" else {})).iloc[0]
-    return (row["ci_low"], row["ci_high"]) if kind == "interval" else row["p_val"]
+    return (row["ci_low"], row["ci_high"], row["delta"]) if kind == "interval" else row["p_val"]
 
 
 def _paper(sample, alpha):

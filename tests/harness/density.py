@@ -82,7 +82,7 @@ def _fd_length_bias(sample, level, *, p_value=False, **options):
     table = pd.DataFrame({"n_tokens": sample["x"], "fd_raw": sample["y"]})
     row = density.length_bias(table, columns=("fd_raw",), **({"n_resamples": 0} if p_value else {"confidence_level": level}),
                               **options).loc["fd_raw"]
-    return row["p_val"] if p_value else (row["ci_low"], row["ci_high"])
+    return row["p_val"] if p_value else (row["ci_low"], row["ci_high"], row["r"])
 
 
 ENTRIES = [

@@ -101,7 +101,7 @@ def _mean(method="ppi++", interval="auto"):
 
         row = infer.mean(sample["judge"], sample["human"], method=method, interval=interval, confidence_level=level,
                          bounds=sample.get("bounds")).iloc[0]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["estimate"]
 
     return run
 
@@ -112,7 +112,7 @@ def _mean_clustered(interval="auto"):
 
         row = infer.mean(sample["judge"], sample["human"], method="classical", interval=interval,
                          confidence_level=level, cluster=sample["cluster"]).iloc[0]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["estimate"]
 
     return run
 
@@ -122,7 +122,7 @@ def _mean_finite(sample, level):
 
     row = infer.mean(sample["judge"], sample["human"], confidence_level=level, bounds=sample["bounds"],
                      finite_population=True).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["estimate"]
 
 
 def _bootstrap_mean(sample, level):
@@ -131,10 +131,10 @@ def _bootstrap_mean(sample, level):
 
     y = sample["human"].to_numpy(dtype=float)
     if np.ptp(y) == 0:
-        return y[0], y[0]
+        return y[0], y[0], y[0]
     ci = stats.bootstrap((y,), np.mean, confidence_level=level, n_resamples=999, method="BCa",
                          rng=np.random.default_rng(0)).confidence_interval
-    return ci.low, ci.high
+    return ci.low, ci.high, y.mean()
 
 
 def _per_system(interval="auto", adjust="bonferroni"):
@@ -185,7 +185,7 @@ def _difference(interval="auto", kind="interval"):
 
         row = infer.difference(sample["ja"], sample["jb"], sample["ha"], sample["hb"], interval=interval,
                                confidence_level=level if kind == "interval" else 0.95, bounds=sample["bounds"]).iloc[0]
-        return (row["ci_low"], row["ci_high"]) if kind == "interval" else row["p_val"]
+        return (row["ci_low"], row["ci_high"], row["estimate"]) if kind == "interval" else row["p_val"]
 
     return run
 
@@ -198,7 +198,7 @@ def _infer_pass_rate(interval="auto"):
         results = pd.DataFrame({"case_id": judge.index, "rubric": "r", "rubric_version": "v1", "model": "m",
                                 "verdict": np.where(judge.to_numpy() > 0, "PASS", "FAIL"), "parsed": True, "error": None})
         row = infer.pass_rate(results, sample["human"] > 0, interval=interval, confidence_level=level).iloc[0]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["estimate"]
 
     return run
 
@@ -222,11 +222,11 @@ def _sequence(stat="mean", peek=False, half=0.1):
             half_width = stats.norm.ppf(0.5 + level / 2) * sd / np.sqrt(t)
             ok = np.flatnonzero((half_width <= half) & (t >= 10))
             i = ok[0] if len(ok) else len(y) - 1
-            return m[i] - half_width[i], m[i] + half_width[i]
+            return m[i] - half_width[i], m[i] + half_width[i], m[i]
         cs = infer.confidence_sequence(human=human, confidence_level=level)
         stop = infer.stopping_point(cs, half_width=half)
         row = cs.iloc[(stop or len(cs)) - 1]
-        return row["cs_low"], row["cs_high"]
+        return row["cs_low"], row["cs_high"], row["estimate"]
 
     return run
 

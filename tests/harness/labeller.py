@@ -44,7 +44,7 @@ def _labeller(watch="pass_rate", rule="settled", half=0.1):
                     break
             row = lab.sequence().iloc[-1]
             lab.close()
-        return row["cs_low"], row["cs_high"]
+        return row["cs_low"], row["cs_high"], row["estimate"]
 
     return run
 
@@ -62,7 +62,7 @@ def _fixed_n_peeked(method="beta", rule="settled", half=0.1, first=1):
         stop = ((high - low) / 2 <= half) if rule == "settled" else (low > sample["truth"])
         stop = np.flatnonzero(stop & (t >= first))
         i = stop[0] if len(stop) else len(x) - 1
-        return low[i], high[i]
+        return low[i], high[i], x[: i + 1].mean()
 
     return run
 

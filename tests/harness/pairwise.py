@@ -88,8 +88,8 @@ def _bt_rating(**options):
 
         row = pairwise.bradley_terry(sample["comparisons"], confidence_level=level, **options).set_index("system")
         if "s3" not in row.index:
-            return np.nan, np.nan
-        return row.loc["s3", "ci_low"], row.loc["s3", "ci_high"]
+            return np.nan, np.nan, np.nan
+        return row.loc["s3", "ci_low"], row.loc["s3", "ci_high"], row.loc["s3", "rating"]
 
     return run
 
@@ -116,30 +116,70 @@ def _bt_position(**options):
         from evalkit import pairwise
 
         row = pairwise.bradley_terry_effects(sample["comparisons"], confidence_level=level, **options).iloc[0]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["coef"]
 
     return run
 
 
-def rank_set_design(name, description, *, spacing, agree, k=5, n_all=1000, tie=0.2):
-    """A judge on n_all comparisons of k systems, humans on n of them; the truth is the ranking of the
-    systems' win probabilities (every pair equally often, so it is the order of the strengths)."""
-    strengths = spacing * np.arange(k // 2, k // 2 - k, -1)
+def rank_set_design(name, description, *, strengths, agree, n_all=4000, tie=0.2):
+    """A judge on n_all comparisons of systems with log-strengths ``strengths`` (best first), humans on n of them; the
+    judge agrees with the human vote with probability ``agree``, else votes for the first slot 60% of the time. The
+    truth is the ranking of the systems' win probabilities (every pair equally often: the order of the strengths)."""
+    strengths = np.asarray(strengths, dtype=float)
+    k = len(strengths)
 
     def draw(rng, n):
         table = _comparisons(rng, n_all, strengths, tie=tie)
         judge = table.assign(winner=np.where(rng.random(n_all) < agree, table["winner"],
                                              np.where(rng.random(n_all) < 0.6, "a", "b")))
         labelled = rng.choice(n_all, n, replace=False)
-        return {"judge": judge, "human": table.iloc[labelled], "truth": np.arange(1, k + 1)}
+        return {"judge": judge, "human": table.iloc[labelled], "truth": np.arange(1, k + 1),
+                "systems": [f"s{i}" for i in range(k)]}
 
     return Design(name, description, draw)
 
 
 RANK_CLOSE = rank_set_design("ranks-5-close-judge-0.7", "5 systems 0.1 log-odds apart, a judge agreeing with the human "
-                             "vote 70% of the time (else biased to the first slot), 1,000 comparisons", spacing=0.1, agree=0.7)
-RANK_APART = rank_set_design("ranks-5-apart-judge-0.5", "5 systems 0.3 log-odds apart, a judge agreeing 50% of the time",
-                             spacing=0.3, agree=0.5)
+                             "vote 70% of the time (else biased to the first slot), 4,000 comparisons",
+                             strengths=0.1 * np.arange(2, -3, -1), agree=0.7)
+RANK_APART = rank_set_design("ranks-5-apart-judge-0.5", "5 systems 0.3 log-odds apart, a judge agreeing 50% of the time, "
+                             "4,000 comparisons", strengths=0.3 * np.arange(2, -3, -1), agree=0.5)
+RANK_PAIRS = rank_set_design("ranks-6-in-close-pairs-judge-0.7", "6 systems in three pairs 0.1 log-odds apart, the "
+                             "pairs 0.6 apart (ordered pairs beside near ties), a judge agreeing 70% of the time, 4,000 "
+                             "comparisons", strengths=[0.9, 0.8, 0.2, 0.1, -0.5, -0.6], agree=0.7)
+RANK_MANY = rank_set_design("ranks-10-close-judge-0.7", "10 systems 0.1 log-odds apart (45 pairs, most of them close), "
+                            "a judge agreeing 70% of the time, 4,000 comparisons", strengths=0.1 * np.arange(5, -5, -1),
+                            agree=0.7)
+
+#: The systems of Chatzi et al.'s arena experiments (their ``filter_data``): 12 of the 20, with every pair compared.
+ARENA_SYSTEMS = ("vicuna-13b", "koala-13b", "gpt-3.5-turbo", "gpt-4", "oasst-pythia-12b", "alpaca-13b", "claude-v1",
+                 "RWKV-4-Raven-14B", "chatglm-6b", "fastchat-t5-3b", "palm-2", "claude-instant-v1")
+
+
+@functools.cache
+def arena_votes(judge: str = "gpt-4") -> tuple[pd.DataFrame, pd.DataFrame, list]:
+    """The arena comparisons among ``ARENA_SYSTEMS`` (14,947): the judge's verdicts and the human votes, both indexed
+    by comparison id, and the systems in the order of their win rate over every human vote (the ranking to cover)."""
+    from evalkit import pairwise
+    from tests.harness.core import SHARED_DATA, load_shared
+
+    votes = load_shared("load_arena", str(SHARED_DATA / "arena"))
+    keep = votes["system_a"].isin(ARENA_SYSTEMS) & votes["system_b"].isin(ARENA_SYSTEMS)
+    human = votes[keep & (votes["rater"] == "human")].set_index("comparison_id")
+    verdicts = votes[keep & (votes["rater"] == judge)].set_index("comparison_id").loc[human.index]
+    order = pairwise.rank_sets(verdicts, human, method="human")["system"].tolist()
+    return verdicts, human, order
+
+
+def _arena_draw(rng, n):
+    judge, human, order = arena_votes()
+    picks = rng.choice(len(human), n, replace=False)
+    return {"judge": judge, "human": human.iloc[picks], "truth": np.arange(1, len(order) + 1), "systems": order}
+
+
+RANK_ARENA = Design("arena-12-systems-gpt-4", "Chatbot Arena: GPT-4's verdicts on the 14,947 comparisons of Chatzi et "
+                    "al.'s 12 systems, n human votes drawn without replacement; the truth is the ranking by every human "
+                    "vote", _arena_draw, data="arena")
 
 
 def _rank_sets(**options):
@@ -147,7 +187,7 @@ def _rank_sets(**options):
         from evalkit import pairwise
 
         out = pairwise.rank_sets(sample["judge"], sample["human"], confidence_level=level, **options)
-        order = out.set_index("system").loc[[f"s{i}" for i in range(len(out))]]
+        order = out.set_index("system").loc[sample["systems"]]
         return order["rank_low"].to_numpy(float), order["rank_high"].to_numpy(float)
 
     return run
@@ -183,7 +223,7 @@ def _first_slot_interval(sample, level):
     from evalkit import pairwise
 
     row = pairwise.first_slot_preference(sample["decisions"], confidence_level=level).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["rate"]
 
 
 def _first_slot_test(sample, alpha):
@@ -196,7 +236,7 @@ def _consistency_interval(sample, level):
     from evalkit import pairwise
 
     row = pairwise.position_consistency(sample["decisions"], confidence_level=level).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["rate"]
 
 
 def _with_consistency_truth(design):
@@ -254,7 +294,7 @@ def _length_bias(**options):
         from evalkit import pairwise
 
         row = pairwise.length_bias(sample["decisions"], confidence_level=level, **options).iloc[0]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["coef"]
 
     return run
 
@@ -283,7 +323,7 @@ def _self_interval(sample, level):
     from evalkit import pairwise
 
     row = pairwise.self_preference(sample["decisions"], confidence_level=level).iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["difference"]
 
 
 def _self_test(sample, alpha):
@@ -291,6 +331,9 @@ def _self_test(sample, alpha):
 
     return pairwise.self_preference(sample["decisions"]).iloc[0]["p_val"]
 
+
+RANK_DESIGNS = (RANK_CLOSE, RANK_PAIRS, RANK_APART, RANK_MANY, RANK_ARENA)
+RANK_SIZES = (50, 100, 200, 500, 1000)
 
 # The fast suite checks each default on one demanding design; bench_coverage also runs the "other designs" entries.
 ENTRIES = [
@@ -312,14 +355,21 @@ ENTRIES = [
           (POSITION_UNEVEN,), default=True, sizes=(50, 100, 200, 500), test_sizes=(100,)),
     Entry("pairwise.bradley_terry_effects", "position=True, cluster='question_id'", "interval",
           _bt_position(cluster="question_id"), (POSITION_CLUSTERED,), sizes=(100, 200, 500)),
-    Entry("pairwise.rank_sets", "method='ppr', sets='bonferroni' (default), simultaneous", "interval", _rank_sets(),
-          (RANK_CLOSE,), default=True, notes="n = human votes among 1,000 judged comparisons"),
-    Entry("pairwise.rank_sets", "method='ppr', sets='bonferroni' (default), other designs", "interval", _rank_sets(),
-          (RANK_APART,)),
+    Entry("pairwise.rank_sets", "method='ppr', sets='stepdown' (default), simultaneous", "interval", _rank_sets(),
+          (RANK_CLOSE, RANK_PAIRS, RANK_MANY, RANK_ARENA), default=True, sizes=RANK_SIZES, test_sizes=(50, 1000),
+          notes="n = human votes among 4,000 judged comparisons (arena: 14,947)"),
+    Entry("pairwise.rank_sets", "method='ppr', sets='stepdown' (default), other designs", "interval", _rank_sets(),
+          (RANK_APART,), sizes=RANK_SIZES),
+    Entry("pairwise.rank_sets", "method='ppr', sets='max-t', simultaneous", "interval", _rank_sets(sets="max-t"),
+          RANK_DESIGNS, sizes=RANK_SIZES),
+    Entry("pairwise.rank_sets", "method='ppr', sets='bonferroni', simultaneous", "interval",
+          _rank_sets(sets="bonferroni"), RANK_DESIGNS, sizes=RANK_SIZES),
     Entry("pairwise.rank_sets", "sets='ellipsoid' (the paper's), simultaneous", "interval", _rank_sets(sets="ellipsoid"),
-          (RANK_CLOSE, RANK_APART)),
-    Entry("pairwise.rank_sets", "method='human', simultaneous", "interval", _rank_sets(method="human"),
-          (RANK_CLOSE, RANK_APART)),
+          RANK_DESIGNS, sizes=RANK_SIZES),
+    Entry("pairwise.rank_sets", "method='human', sets='stepdown', simultaneous", "interval", _rank_sets(method="human"),
+          RANK_DESIGNS, sizes=RANK_SIZES),
+    Entry("pairwise.rank_sets", "method='human', sets='bonferroni', simultaneous", "interval",
+          _rank_sets(method="human", sets="bonferroni"), RANK_DESIGNS, sizes=RANK_SIZES),
     Entry("pairwise.first_slot_preference", "paired interval for the rate (default)", "interval", _first_slot_interval,
           (FLIPS_BIASED,), default=True, notes="n = instances (2n decisions)"),
     Entry("pairwise.first_slot_preference", "paired interval for the rate (default), other designs", "interval",

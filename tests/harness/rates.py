@@ -42,7 +42,7 @@ def _epochs_pass_rate(interval="auto"):
                                 "rubric_version": "v1", "model": "m", "verdict": np.where(passed.ravel(), "PASS", "FAIL"),
                                 "parsed": True, "error": None})
         row = judge.pass_rate(results, confidence_level=level, interval=interval).iloc[0]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["pass_rate"]
 
     return run
 
@@ -70,7 +70,7 @@ def _judge_pass_rate_with(interval="auto", clustered=False):
             results["item"] = sample["groups"]
         row = judge.pass_rate(results, confidence_level=level, interval=interval,
                               cluster="item" if clustered else None).iloc[0]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["pass_rate"]
 
     return run
 
@@ -103,7 +103,7 @@ def _calibrate_metric(metric: str, interval="auto"):
         sample["truth"] = sample["truths"][metric]
         report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level, interval=interval)
         row = report.table.loc[metric]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["value"]
 
     return run
 
@@ -122,7 +122,7 @@ def _kappa_large_sample(kind="fce"):
         rows, cols = p.sum(1), p.sum(0)
         po, pe = p[0, 0] + p[1, 1], rows @ cols
         if pe >= 1:
-            return np.nan, np.nan
+            return np.nan, np.nan, np.nan
         k = (po - pe) / (1 - pe)
         if kind == "cohen":
             var = po * (1 - po) / (n * (1 - pe) ** 2)
@@ -131,7 +131,7 @@ def _kappa_large_sample(kind="fce"):
             b = (1 - k) ** 2 * (p[0, 1] * (cols[0] + rows[1]) ** 2 + p[1, 0] * (cols[1] + rows[0]) ** 2)
             var = (a + b - (k - pe * (1 - k)) ** 2) / (n * (1 - pe) ** 2)
         half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(max(var, 0.0))
-        return max(-1.0, k - half), min(1.0, k + half)
+        return max(-1.0, k - half), min(1.0, k + half), k
 
     return run
 
@@ -165,8 +165,8 @@ def _corrected_pass_rate(sample, level):
         report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level)
         row = calibrate.corrected_pass_rate(sample["run"], report, confidence_level=level).iloc[0]
     except ValueError:  # a calibration set without both labels: refused
-        return np.nan, np.nan
-    return row["ci_low"], row["ci_high"]
+        return np.nan, np.nan, np.nan
+    return row["ci_low"], row["ci_high"], row["corrected"]
 
 
 def _bootstrap_corrected(sample, level):
@@ -175,11 +175,11 @@ def _bootstrap_corrected(sample, level):
     human, judge = (sample["human"] == "PASS").to_numpy(), (sample["judge"] == "PASS").to_numpy()
     cells = np.array([(human & judge).sum(), (human & ~judge).sum(), (~human & ~judge).sum(), (~human & judge).sum()])
     if cells[:2].sum() == 0 or cells[2:].sum() == 0:
-        return np.nan, np.nan
+        return np.nan, np.nan, np.nan
     run = (sample["run"] == "PASS").to_numpy()
     se, sp = cells[0] / cells[:2].sum(), cells[2] / cells[2:].sum()
     if se + sp - 1 <= 0:
-        return np.nan, np.nan
+        return np.nan, np.nan, np.nan
     rng = np.random.default_rng(0)
     obs = rng.binomial(len(run), run.mean(), size=1000) / len(run)
     star = rng.multinomial(cells.sum(), cells / cells.sum(), size=1000).astype(float)
@@ -188,7 +188,7 @@ def _bootstrap_corrected(sample, level):
         boot = (obs + sp_s - 1) / (se_s + sp_s - 1)
     boot = boot[np.isfinite(boot) & (se_s + sp_s - 1 > 0)]
     low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
-    return float(np.clip(low, 0, 1)), float(np.clip(high, 0, 1))
+    return float(np.clip(low, 0, 1)), float(np.clip(high, 0, 1)), (run.mean() + sp - 1) / (se + sp - 1)
 
 
 def clustered_calibration_design(size: int = 4, icc: float = 0.3, p_pass: float = 0.85, sensitivity: float = 0.9,
@@ -228,7 +228,7 @@ def _calibrate_clustered(metric: str, interval: str = "auto"):
         report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level, cluster=sample["cluster"],
                                      interval=interval)
         row = report.table.loc[metric]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["value"]
 
     return run
 
@@ -254,7 +254,7 @@ def _drift(kind="interval"):
         out = calibrate.agreement_drift(sample["judge"], sample["labels"], bins=4,
                                         confidence_level=level if kind == "interval" else 0.95)
         if kind == "interval":
-            return out["ci_low"].iloc[0], out["ci_high"].iloc[0]  # one bin's interval (the first)
+            return out["ci_low"].iloc[0], out["ci_high"].iloc[0], out["agreement"].iloc[0]  # the first bin's
         return out.attrs.get("p_trend", np.nan)
 
     return run

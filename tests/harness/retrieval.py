@@ -103,7 +103,7 @@ def _coverage(sample, level, interval="clopper-pearson"):
     embeddings = np.where(covered[:, None], [[1.0, 0.0]], [[0.0, 1.0]])
     row = retrieval.coverage(claims, corpus, claim_embeddings=embeddings, doc_embeddings=np.eye(2)[[0, 0]],
                              confidence_level=level, interval=interval).summary.iloc[0]
-    return row["ci_low"], row["ci_high"]
+    return row["ci_low"], row["ci_high"], row["share"]
 
 
 ENTRIES = [

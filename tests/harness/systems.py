@@ -185,7 +185,7 @@ def _systems(kind: str = "mean"):
             out = infer.system_differences(table, baseline=names[sample["other"]], bounds=sample["bounds"],
                                            confidence_level=level)
             row = out.set_index("system_a").loc[names[sample["target"]]]
-        return row["ci_low"], row["ci_high"]
+        return row["ci_low"], row["ci_high"], row["estimate"]
 
     return run
 
