@@ -6,7 +6,7 @@ ragas hand them back as Python objects. Each reader here turns one of them into 
 :func:`evalkit.calibrate.calibrate`, :func:`evalkit.calibrate.disagreements`, :mod:`evalkit.infer`,
 :func:`evalkit.compare.paired` and the :class:`evalkit.widgets.Labeller` take it as it is. None of the tools
 needs to be installed to read its files (a ``.eval`` log needs the ``zstandard`` package:
-``pip install "evalkit[logs]"``).
+``pip install "llm-evalkit[logs]"``).
 
 Every table has one row per graded output and rubric (a scorer, an assertion, a metric): ``case_id,
 rubric, rubric_version, model, verdict, parsed, raw, reason, error, latency_s, cached, created_at``, then
@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._io import read_json, read_json_lines
+from evalkit._optional import install_hint
 from evalkit._tables import RESULT_COLUMNS
 from evalkit._validation import EvalkitWarning, check_dataframe, check_number
 from evalkit._version import __version__
@@ -147,7 +148,7 @@ def _zip_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> 
         import zstandard
     except ImportError:
         raise ImportError(f"{path}: reading an inspect_ai .eval log needs the zstandard package (its members are "
-                          "Zstandard-compressed): pip install \"evalkit[logs]\", or convert the log to JSON with "
+                          f"Zstandard-compressed): {install_hint('logs')}, or convert the log to JSON with "
                           "`inspect log convert --to json`.") from None
     with path.open("rb") as handle:
         handle.seek(info.header_offset)
@@ -248,7 +249,7 @@ def read_inspect(path, *, pass_levels=("C",)) -> pd.DataFrame:
     Parameters
     ----------
     path : str or Path
-        A ``.eval`` log (needs ``pip install "evalkit[logs]"``) or a ``.json`` log, with samples.
+        A ``.eval`` log (needs ``pip install "llm-evalkit[logs]"``) or a ``.json`` log, with samples.
     pass_levels : sequence of str, default ("C",)
         The grades that count as a pass. A partly correct answer (``P``) is not a pass by default;
         inspect_ai's accuracy gives it half a point, which ``score`` keeps. Pass ``("C", "P")`` to count

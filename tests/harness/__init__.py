@@ -90,7 +90,7 @@ def check_default(entry: Entry, design: Design, n: int, *, full: bool = True) ->
 
     if not entry.available():
         pytest.skip(f"{entry.function} needs {entry.requires[0]}, from the '{entry.requires[1]}' extra: "
-                    f"pip install \"evalkit[{entry.requires[1]}]\"")
+                    f"pip install \"llm-evalkit[{entry.requires[1]}]\"")
     if not design.available():
         pytest.skip(f"real data set {design.data!r} not found under {SHARED_DATA} (CI provides ../shared/data)")
     reps = entry.test_reps or FAST_REPS
