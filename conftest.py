@@ -77,7 +77,7 @@ def pytest_collection_modifyitems(config, items):
         needed = next((extra for prefix, extra in OPTIONAL_DOCTESTS.items() if item.name.startswith(prefix)), None)
         if needed and importlib.util.find_spec(needed[0]) is None:
             item.add_marker(pytest.mark.skip(reason=f"this doctest needs {needed[0]}, from the '{needed[1]}' extra: "
-                                                    f"pip install \"evalkit[{needed[1]}]\""))
+                                                    f"pip install \"llm-evalkit[{needed[1]}]\""))
     named = any("::" in arg for arg in config.args)  # a test asked for by its id runs, whatever its tier
     if config.getoption("--run-slow") or config.getoption("markexpr") or named:
         return
@@ -156,7 +156,7 @@ class _NeedsExtra(pytest.File):
     def collect(self):
         module, extra = OPTIONAL_MODULES[self.path.name]
         pytest.skip(f"doctests of evalkit/{self.path.name} need {module}, from the '{extra}' extra: "
-                    f"pip install \"evalkit[{extra}]\"")
+                    f"pip install \"llm-evalkit[{extra}]\"")
 
 
 @pytest.hookimpl(wrapper=True)

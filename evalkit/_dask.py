@@ -12,6 +12,8 @@ import sys
 import numpy as np
 import pandas as pd
 
+from evalkit._optional import install_hint
+
 #: Column holding a row's global position key (see :func:`with_position`).
 POSITION = "_evalkit_pos"
 _BUCKET = "_evalkit_bucket"
@@ -32,7 +34,7 @@ def dataframe():
     try:
         import dask.dataframe as dd
     except ImportError as error:  # pragma: no cover - the test environment has the extra
-        raise ImportError("dask input needs the dask extra: pip install 'evalkit[dask]'") from error
+        raise ImportError(f"dask input needs the dask extra: {install_hint('dask')}") from error
     return dd
 
 

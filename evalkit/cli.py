@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from evalkit._optional import install_hint
 from evalkit._version import __version__
 
 # What `evalkit report` needs beyond the core install: the modules of the 'report' extra.
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
     missing = _missing_report_modules()
     if missing:
         print(f"evalkit report: needs the 'report' extra (missing {', '.join(missing)}): "
-              "pip install 'evalkit[report]'", file=sys.stderr)
+              f"{install_hint('report')}", file=sys.stderr)
         return 2
     problem = _out_problem(args.out)
     if problem:

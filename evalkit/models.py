@@ -6,7 +6,7 @@ Give it a ``model_id`` attribute (and optionally ``params``, a dict of what chan
 
 :class:`OpenAIChat` adapts any OpenAI-compatible chat-completions server (hosted APIs, vLLM, llama.cpp,
 Ollama...) over HTTP/1.1 with the standard library, so the base install makes live calls; the official
-``openai`` client (``pip install "evalkit[openai]"``) is used only for the provider's Files and Batches APIs
+``openai`` client (``pip install "llm-evalkit[openai]"``) is used only for the provider's Files and Batches APIs
 (:mod:`evalkit.batch`). Its key is read from an environment variable and is never stored, printed or written
 to the cache.
 """
@@ -33,6 +33,7 @@ import pandas as pd
 
 from evalkit import _chat
 from evalkit._chat import APIConnectionError, APIStatusError, Reply, ReplyError
+from evalkit._optional import install_hint
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, show
 from evalkit._version import __version__
 
@@ -180,7 +181,7 @@ class OpenAIChat:
     def client(self):
         """The official ``openai.OpenAI`` client (no retries of its own) for the Files and Batches APIs.
 
-        Made on first use; needs the ``openai`` extra (``pip install "evalkit[openai]"``).
+        Made on first use; needs the ``openai`` extra (``pip install "llm-evalkit[openai]"``).
         """
         with self._lock:
             if self._client is None:
@@ -188,7 +189,7 @@ class OpenAIChat:
                     import openai
                 except ImportError:
                     raise ImportError('the Files and Batches APIs go through the official client: '
-                                      'pip install "evalkit[openai]"') from None
+                                      f"{install_hint('openai')}") from None
                 self._client = openai.OpenAI(api_key=self._key or "unused", base_url=self._base_url, max_retries=0,
                                              timeout=self.timeout)
             return self._client

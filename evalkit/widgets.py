@@ -3,7 +3,7 @@ sweeps and FD* bins.
 
 Widgets subclass an ipywidgets container, keep their state in traitlets and call only public evalkit
 functions; plots are rendered to PNG in an ``Image`` widget. They need the ``widgets`` extra (``pip install
-"evalkit[widgets]"``). Everything shown from cases or model outputs is HTML-escaped: it is data, never markup.
+"llm-evalkit[widgets]"``). Everything shown from cases or model outputs is HTML-escaped: it is data, never markup.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from evalkit._optional import install_hint
+
 try:
     import anywidget
     import ipywidgets as widgets
     import traitlets
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError('evalkit.widgets needs ipywidgets and anywidget: pip install "evalkit[widgets]"') from exc
+    raise ImportError(f"evalkit.widgets needs ipywidgets and anywidget: {install_hint('widgets')}") from exc
 
 from evalkit import _stats
 from evalkit import calibrate as _calibrate

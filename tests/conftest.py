@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from evalkit._optional import DISTRIBUTION  # noqa: E402 - the wheel is named after it
 from tests.harness import ROOT, SHARED_DATA  # noqa: E402, F401 - the one definition of the data path
 
 
@@ -93,8 +94,8 @@ def real_data_params() -> dict:
 def notebook_run(tmp_path_factory):
     """``run(path)``: the notebook executed with every real data set that is present, once per test session (later
     calls return the first run): its HTML page and its executed notebook, which the docs build renders."""
-    pytest.importorskip("nbclient", reason='notebook runs need the \'report\' extra: pip install "evalkit[report]"')
-    pytest.importorskip("ipywidgets", reason='the notebooks need the \'report\' extra: pip install "evalkit[report]"')
+    pytest.importorskip("nbclient", reason='notebook runs need the \'report\' extra: pip install "llm-evalkit[report]"')
+    pytest.importorskip("ipywidgets", reason='the notebooks need the \'report\' extra: pip install "llm-evalkit[report]"')
     from evalkit import report
 
     out = tmp_path_factory.mktemp("executed-notebooks")
@@ -121,7 +122,7 @@ def demo_report(tmp_path_factory):
     import types
     import zipfile
 
-    pytest.importorskip("nbclient", reason='runs where the \'report\' extra is installed: pip install "evalkit[report]"')
+    pytest.importorskip("nbclient", reason='runs where the \'report\' extra is installed: pip install "llm-evalkit[report]"')
     tmp = tmp_path_factory.mktemp("demo-report")
 
     def run(*args, **kwargs):
@@ -130,7 +131,7 @@ def demo_report(tmp_path_factory):
         return done
 
     run(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--quiet", "-w", tmp / "dist")
-    wheel = next((tmp / "dist").glob("evalkit-*.whl"))
+    wheel = next((tmp / "dist").glob(f"{DISTRIBUTION.replace('-', '_')}-*.whl"))
     with zipfile.ZipFile(wheel) as archive:
         bundled = sorted(Path(n).stem for n in archive.namelist() if re.fullmatch(r"evalkit/_notebooks/[^/]+\.ipynb", n))
     base = getattr(sys, "_base_executable", sys.executable)  # a venv made from the interpreter, not from this venv

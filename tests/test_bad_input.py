@@ -63,7 +63,7 @@ try:
 except ImportError:  # the 'test' extra
     st = None
 
-pytestmark = pytest.mark.skipif(st is None, reason='generated bad input needs hypothesis: pip install "evalkit[test]"')
+pytestmark = pytest.mark.skipif(st is None, reason='generated bad input needs hypothesis: pip install "llm-evalkit[test]"')
 
 LEVELS = ["none", "minor", "partial", "mostly", "fully"]
 IDS = list("abcdefgh")
@@ -1003,7 +1003,7 @@ EXAMPLES = {"select_temperature": 10, "human_ceiling": 10, "length_bias": 10, "s
                                   if n in KNOWN and KNOWN[n][2] else n for n in sorted(GENERATED)])
 def test_generated_bad_input(name, full_tier):
     if name == "pairwise.length_bias":
-        pytest.importorskip("statsmodels.api", reason='length_bias needs the \'stats\' extra: pip install "evalkit[stats]"')
+        pytest.importorskip("statsmodels.api", reason='length_bias needs the \'stats\' extra: pip install "llm-evalkit[stats]"')
     spec = GENERATED[name]
     budget = int(os.environ.get("EVALKIT_BAD_INPUT_EXAMPLES", 0)) or EXAMPLES.get(name.split(".")[1], 25)
     if not full_tier and "EVALKIT_BAD_INPUT_EXAMPLES" not in os.environ:

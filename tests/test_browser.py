@@ -67,7 +67,7 @@ class Lab:
     """A JupyterLab server in a folder and a headless Chromium; :meth:`open` runs a one-cell notebook."""
 
     def __init__(self, folder: Path):
-        playwright = pytest.importorskip("playwright.sync_api", reason='needs the \'browser\' extra: pip install "evalkit[browser]"')
+        playwright = pytest.importorskip("playwright.sync_api", reason='needs the \'browser\' extra: pip install "llm-evalkit[browser]"')
         if not Path(CHROMIUM).exists():
             pytest.skip("chromium is not installed and could not be installed here (.ci/run installs Debian's chromium)")
         self.folder = folder

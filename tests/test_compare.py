@@ -45,7 +45,7 @@ def test_the_one_wilson_interval_equals_scipy_and_statsmodels():
 
     from evalkit._stats import rate_interval, wilson
 
-    proportion = pytest.importorskip("statsmodels.stats.proportion", reason='needs the \'test\' extra: pip install "evalkit[test]"')
+    proportion = pytest.importorskip("statsmodels.stats.proportion", reason='needs the \'test\' extra: pip install "llm-evalkit[test]"')
     for n in (1, 7, 30, 200):
         k = np.arange(n + 1)
         low, high = wilson(k, n, 0.95)  # vectorised: every count at once

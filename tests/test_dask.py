@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-dask = pytest.importorskip("dask", reason="needs the dask extra: pip install evalkit[dask]")
-dd = pytest.importorskip("dask.dataframe", reason="needs the dask extra: pip install evalkit[dask]")
-distributed = pytest.importorskip("dask.distributed", reason="needs the dask extra: pip install evalkit[dask]")
+dask = pytest.importorskip("dask", reason="needs the dask extra: pip install \"llm-evalkit[dask]\"")
+dd = pytest.importorskip("dask.dataframe", reason="needs the dask extra: pip install \"llm-evalkit[dask]\"")
+distributed = pytest.importorskip("dask.distributed", reason="needs the dask extra: pip install \"llm-evalkit[dask]\"")
 
 from evalkit import EvalkitWarning, datasets, density, retrieval, tcva, verdicts  # noqa: E402
 from evalkit._dask import is_dask, qcut_levels, quantiles_from_counts  # noqa: E402

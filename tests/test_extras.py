@@ -1,4 +1,4 @@
-"""Optional dependencies: every import of one names its extra, and `pip install "evalkit[report]"` runs every page.
+"""Optional dependencies: every import of one names its extra, and `pip install "llm-evalkit[report]"` runs every page.
 
 The import rule is read from the source (every import of a module that is neither the standard library nor a
 core dependency); the install is tried for real: a wheel, a fresh virtual environment outside the source
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._optional import DISTRIBUTION
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.base  # CI runs these in the base install too: what they check differs without the extras
@@ -61,7 +62,12 @@ def _names_extra(handler: ast.ExceptHandler) -> bool:
     raises = [node for node in ast.walk(handler) if isinstance(node, ast.Raise)]
     if not raises:
         return True
-    return all("evalkit[" in ast.unparse(node) for node in raises if node.exc is not None)
+    return all(_names_hint(ast.unparse(node)) for node in raises if node.exc is not None)
+
+
+def _names_hint(source: str, extra: str = r"\w+") -> bool:
+    """``source`` names the install command of ``extra``: written out, or built by ``install_hint``."""
+    return re.search(rf"{re.escape(DISTRIBUTION)}\[{extra}\]|install_hint\(['\"]{extra}['\"]\)", source) is not None
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
@@ -90,7 +96,7 @@ def unnamed_optional_imports(path: Path) -> list[str]:
                 continue
             key = (path.name, _top(module))
             extra = REACHED_ONLY_WITH.get(key)
-            if key in REACHED_ONLY_WITH and (extra is None or any(f"evalkit[{extra}]" in p.read_text(encoding="utf-8")
+            if key in REACHED_ONLY_WITH and (extra is None or any(_names_hint(p.read_text(encoding="utf-8"), extra)
                                                                   for p in PACKAGE.glob("*.py"))):
                 continue  # the guard that names the extra exists, or nothing can reach the import without the module
             found.append(f"{node.lineno}: {module}")
@@ -117,7 +123,7 @@ def test_the_rule_catches_a_bare_import(tmp_path):
     bad.write_text("def f():\n    import statsmodels.api as sm\n    return sm\n\n"
                    "try:\n    import ipywidgets\nexcept ImportError:\n    raise ImportError('no widgets')\n\n"
                    "try:\n    import ipyevents\nexcept ImportError:\n    ipyevents = None\n"
-                   "try:\n    import nbformat\nexcept ImportError as e:\n    raise ImportError('pip install \"evalkit[report]\"') from e\n")
+                   "try:\n    import nbformat\nexcept ImportError as e:\n    raise ImportError('pip install \"llm-evalkit[report]\"') from e\n")
     assert unnamed_optional_imports(bad) == ["2: statsmodels.api", "6: ipywidgets"]
 
 
@@ -140,7 +146,7 @@ def test_length_bias_without_statsmodels_names_the_extra():
         " 'length_1': [10, 20], 'length_2': [20, 10]})\n"
         "for f in (pairwise.length_bias, agreement.length_bias):\n"
         "    try:\n        f(d)\n    except ImportError as exc:\n        print(exc)\n"))
-    assert out.count('pairwise.length_bias needs statsmodels, from the \'stats\' extra: pip install "evalkit[stats]"') == 2
+    assert out.count('pairwise.length_bias needs statsmodels, from the \'stats\' extra: pip install "llm-evalkit[stats]"') == 2
 
 
 def test_an_eval_log_without_zstandard_names_the_extra():
@@ -148,13 +154,13 @@ def test_an_eval_log_without_zstandard_names_the_extra():
         "from evalkit import datasets, logs\n"
         "try:\n    logs.read_inspect(datasets.demo_path() / 'logs' / 'inspect_v1.eval')\n"
         "except ImportError as exc:\n    print(exc)\n"))
-    assert 'needs the zstandard package' in out and 'pip install "evalkit[logs]"' in out
+    assert 'needs the zstandard package' in out and 'pip install "llm-evalkit[logs]"' in out
 
 
 @pytest.mark.parametrize("module", ["nbformat", "nbclient", "nbconvert"])
 def test_report_without_its_extra_names_it(module, tmp_path):
     """A direct call of run_notebook or build_report (not through the command line, which checks first)."""
-    pytest.importorskip("nbformat", reason='writes a notebook: needs the \'report\' extra: pip install "evalkit[report]"')
+    pytest.importorskip("nbformat", reason='writes a notebook: needs the \'report\' extra: pip install "llm-evalkit[report]"')
     import nbformat
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
@@ -167,7 +173,7 @@ def test_report_without_its_extra_names_it(module, tmp_path):
         "    try:\n        call()\n    except ImportError as exc:\n        print(exc)\n"))
     lines = out.splitlines()
     assert len(lines) == 2 and all(f"evalkit.report needs {module}, from the 'report' extra: "
-                                   'pip install "evalkit[report]"' == line for line in lines), out
+                                   'pip install "llm-evalkit[report]"' == line for line in lines), out
 
 
 # --------------------------------------------------------------------------------- what `report` must bring
@@ -275,3 +281,52 @@ def test_wheel_with_the_report_extra_builds_every_page(demo_report):
     assert "FAILED" not in demo_report.stdout and "failed" not in demo_report.stderr, demo_report.stdout + demo_report.stderr
     index = (demo_report.out / "index.html").read_text()
     assert all(f"{name}.html" in index for name in demo_report.bundled)
+
+
+# --------------------------------------------------------------------------------- the distribution's name
+# Every file a user reads a command from: the package (its messages and docstrings), the docs, the README, the
+# notebooks, the benchmarks, CI and the tests (their skip reasons are install hints too).
+HINT_FILES = [ROOT / "README.md", ROOT / "pyproject.toml", ROOT / "conftest.py", ROOT / ".ci" / "run",
+              *sorted(p for folder in ("evalkit", "docs", "notebooks", "benchmarks", "tests")
+                      for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".md", ".rst", ".ipynb", ".sh", ".toml")
+                      and "_build" not in p.parts and "gallery" not in p.parts and not p.is_relative_to(ROOT / "tests" / "data"))]
+# An extra of a distribution called "evalkit", a pip command installing a distribution of that name, or its metadata
+# read by that name: on PyPI "evalkit" is another project.
+OTHER_EXTRA = re.compile(r"(?<![\w./-])evalkit\[")
+PIP_INSTALL = re.compile(r"pip install((?:[ \t]+[^\s;&|`,)]+)+)")  # the words of one command, up to where it ends
+OTHER_METADATA = re.compile(r"metadata\.(?:version|distribution|metadata)\(\s*(['\"])evalkit\1")
+
+
+def wrong_install_hints(text: str) -> list[str]:
+    found = [m.group(0) for m in OTHER_EXTRA.finditer(text)] + [m.group(0) for m in OTHER_METADATA.finditer(text)]
+    for command in PIP_INSTALL.finditer(text):
+        names = [re.split(r"[\[<>=!~ ]", word.strip("'\"\\"))[0] for word in command.group(1).split()]
+        found += [f"pip install {name}" for name in names if name.lower() == "evalkit"]
+    return found
+
+
+def test_the_rule_finds_an_install_hint_with_another_name():
+    other = "evalkit"  # written apart, so that this file passes its own check
+    assert wrong_install_hints(f'pip install "{other}[stats]"; pip install -U {other}>=0.1; metadata.version("{other}")') == [
+        f"{other}[", f'metadata.version("{other}"', f"pip install {other}", f"pip install {other}"]
+    assert wrong_install_hints(f'pip install "{DISTRIBUTION}[stats]"; pip install {DISTRIBUTION}; pip install -e ".[dev]" '
+                               "&& evalkit report; import evalkit; pip install ppi-python, in evalkit's test extra") == []
+
+
+def test_every_install_hint_names_the_distribution():
+    """``DISTRIBUTION`` is the name in pyproject.toml and its self-referencing extras, and no install hint anywhere
+    names another distribution (``evalkit`` on PyPI is an unrelated project)."""
+    assert PYPROJECT["name"] == DISTRIBUTION
+    for extra in ("docs", "dev"):
+        assert any(r.startswith(f"{DISTRIBUTION}[") for r in PYPROJECT["optional-dependencies"][extra])
+    assert len(HINT_FILES) > 100
+    found = {str(p.relative_to(ROOT)): hits for p in HINT_FILES if (hits := wrong_install_hints(p.read_text(encoding="utf-8")))}
+    assert not found, f"install hints naming another distribution than {DISTRIBUTION!r}: {found}"
+
+
+def test_the_import_error_hint_names_the_distribution():
+    from evalkit._optional import install_hint, require
+
+    assert install_hint("stats") == f'pip install "{DISTRIBUTION}[stats]"'
+    with pytest.raises(ImportError, match=re.escape(f'pip install "{DISTRIBUTION}[stats]"')):
+        require("no_such_module_here", extra="stats", purpose="a test")

@@ -96,7 +96,7 @@ def test_inspect_partial_credit_passes_when_asked():
 
 def test_eval_log_without_zstandard_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "zstandard", None)
-    with pytest.raises(ImportError, match=r'inspect_small.eval.*zstandard.*pip install "evalkit\[logs\]"'):
+    with pytest.raises(ImportError, match=r'inspect_small.eval.*zstandard.*pip install "llm-evalkit\[logs\]"'):
         logs.read_inspect(HERE / "inspect" / "inspect_small.eval")
 
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat", reason='needs the \'report\' extra: pip install "evalkit[report]"')
-pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
-pytest.importorskip("ipywidgets", reason='the notebooks need the \'report\' extra: pip install "evalkit[report]"')
+nbformat = pytest.importorskip("nbformat", reason='needs the \'report\' extra: pip install "llm-evalkit[report]"')
+pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "llm-evalkit[report]"')
+pytest.importorskip("ipywidgets", reason='the notebooks need the \'report\' extra: pip install "llm-evalkit[report]"')
 
 from tests.conftest import NOTEBOOKS, real_data_params  # noqa: E402
 

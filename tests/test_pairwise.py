@@ -555,7 +555,7 @@ def test_max_t_critical_value_for_correlated_unequal_estimates_equals_numerical_
         return integrate.quad(density, -c * s1, c * s1, epsabs=1e-12, epsrel=1e-10, limit=200)[0]
 
     for level in (0.9, 0.95):
-        exact = optimize.brentq(lambda c: inside(c) - level, 1.0, 5.0, xtol=1e-10)
+        exact = optimize.brentq(lambda c, level=level: inside(c) - level, 1.0, 5.0, xtol=1e-10)
         assert _max_t_quantile_all_pairs(cov, level) == pytest.approx(exact, abs=0.01)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat", reason='needs the \'report\' extra: pip install "evalkit[report]"')
+nbformat = pytest.importorskip("nbformat", reason='needs the \'report\' extra: pip install "llm-evalkit[report]"')
 
 import evalkit  # noqa: E402
 from evalkit import cli, report  # noqa: E402
@@ -91,7 +91,7 @@ def test_console_script_is_installed(tmp_path):
 
 
 def test_widgets_appear_as_static_snapshots(tmp_path):
-    pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "evalkit[widgets]"')
+    pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "llm-evalkit[widgets]"')
     nb = notebook(tmp_path / "w.ipynb", "import pandas as pd\nfrom evalkit.widgets import Labeller\n"
                   "Labeller(pd.DataFrame({'case_id': ['a'], 'input': ['q'], 'output': ['<i>o</i>']}), 'l.jsonl')")
     result = report.run_notebook(nb, tmp_path)
@@ -137,7 +137,7 @@ def test_usage_errors_version_and_missing_extra(tmp_path):
     missing = run_cli("report", "--out", str(tmp_path / "o"), prelude="sys.modules['nbformat'] = None")
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines() == [
-        "evalkit report: needs the 'report' extra (missing nbformat): pip install 'evalkit[report]'"]
+        "evalkit report: needs the 'report' extra (missing nbformat): pip install \"llm-evalkit[report]\""]
     assert not (tmp_path / "o").exists()
 
 

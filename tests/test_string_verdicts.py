@@ -28,7 +28,7 @@ def expected(values) -> np.ndarray:
                                    "chunked", "sliced"])
 def test_level_codes_of_strings_however_they_are_held(labels, dtype):
     if dtype in ("string[pyarrow]", "large_string", "chunked"):
-        pa = pytest.importorskip("pyarrow", reason='strings held by pyarrow: pip install "evalkit[parquet]"')
+        pa = pytest.importorskip("pyarrow", reason='strings held by pyarrow: pip install "llm-evalkit[parquet]"')
     if dtype == "large_string":
         series = pd.Series(labels, dtype=pd.ArrowDtype(pa.large_string()))
     elif dtype == "chunked":  # several chunks; the first lacks some labels, a later one has a label of its own

@@ -46,7 +46,7 @@ def test_run_slow_runs_both_tiers_and_a_marker_expression_selects_by_marker(proj
 
 @pytest.mark.slow  # two worker processes start
 def test_the_summary_line_holds_under_pytest_xdist(project):
-    pytest.importorskip("xdist", reason='needs pytest-xdist, from the \'test\' extra: pip install "evalkit[test]"')
+    pytest.importorskip("xdist", reason='needs pytest-xdist, from the \'test\' extra: pip install "llm-evalkit[test]"')
     result = project.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*1 slow-tier tests were not run*"])

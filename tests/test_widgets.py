@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "evalkit[widgets]"')
+pytest.importorskip("ipywidgets", reason='needs the \'widgets\' extra: pip install "llm-evalkit[widgets]"')
 
 from evalkit import EvalkitWarning, calibrate, datasets, density, infer, judge, labels, tcva, widgets  # noqa: E402
 from evalkit import cases as cases_mod  # noqa: E402
@@ -670,7 +670,7 @@ NOTEBOOK_00 = Path(__file__).resolve().parents[1] / "notebooks" / "00_labelling.
 
 @pytest.mark.slow
 def test_notebook_00_calibrates_on_your_labels_and_says_so(tmp_path):
-    pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
+    pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "llm-evalkit[report]"')
     from evalkit import report
 
     demo = datasets.load_demo("judge")
@@ -694,7 +694,7 @@ def test_notebook_00_calibrates_on_your_labels_and_says_so(tmp_path):
 
 @pytest.mark.slow
 def test_notebook_00_report_page_says_it_used_the_demo_labels(tmp_path):
-    pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "evalkit[report]"')
+    pytest.importorskip("nbclient", reason='needs the \'report\' extra: pip install "llm-evalkit[report]"')
     from evalkit import report
 
     result = report.run_notebook(NOTEBOOK_00, tmp_path, params={"LABELS_DIR": str(tmp_path / "none")})

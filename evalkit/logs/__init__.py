@@ -6,7 +6,7 @@ ragas hand them back as Python objects. Each reader here turns one of them into 
 :func:`evalkit.calibrate.calibrate`, :func:`evalkit.calibrate.disagreements`, :mod:`evalkit.infer`,
 :func:`evalkit.compare.paired` and the :class:`evalkit.widgets.Labeller` take it as it is. None of the tools
 needs to be installed to read its files (a ``.eval`` log needs the ``zstandard`` package:
-``pip install "evalkit[logs]"``).
+``pip install "llm-evalkit[logs]"``).
 
 Every table has one row per graded output and rubric (a scorer, an assertion, a metric): ``case_id,
 rubric, rubric_version, model, verdict, parsed, raw, reason, error, latency_s, cached, created_at``, then

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._io import read_json
+from evalkit._optional import install_hint
 from evalkit._validation import EvalkitWarning
 from evalkit.logs._shared import (
     MAX_BYTES,
@@ -61,7 +62,7 @@ def _zstd_stream(path: Path, info: zipfile.ZipInfo):
         import zstandard
     except ImportError:
         raise ImportError(f"{path}: reading an inspect_ai .eval log needs the zstandard package (its members are "
-                          "Zstandard-compressed): pip install \"evalkit[logs]\", or convert the log to JSON with "
+                          f"Zstandard-compressed): {install_hint('logs')}, or convert the log to JSON with "
                           "`inspect log convert --to json`.") from None
     handle = path.open("rb")
     handle.seek(info.header_offset)
@@ -315,7 +316,7 @@ def read_inspect(path, *, pass_levels=("C",), max_bytes: int = MAX_BYTES) -> pd.
     Parameters
     ----------
     path : str or Path
-        A ``.eval`` log (needs ``pip install "evalkit[logs]"``) or a ``.json`` log, with samples.
+        A ``.eval`` log (needs ``pip install "llm-evalkit[logs]"``) or a ``.json`` log, with samples.
     pass_levels : sequence of str, default ("C",)
         The grades that count as a pass. A partly correct answer (``P``) is not a pass by default;
         inspect_ai's accuracy gives it half a point, which ``score`` keeps. Pass ``("C", "P")`` to count

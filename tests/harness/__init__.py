@@ -42,8 +42,7 @@ design without real data at its first test size, ``FAST_TIER_REPS`` samples); in
 from __future__ import annotations
 
 from tests.harness import agreement, compare, core, correlate, density, infer, labeller, pairwise, rates, retrieval, systems
-from tests.harness.core import (ROOT, SHARED_DATA, SIZES, Design, Entry, Measurement, bernoulli, measure,
-                                 oracle_width, table)
+from tests.harness.core import ROOT, SHARED_DATA, SIZES, Design, Entry, Measurement, bernoulli, measure, oracle_width, table
 
 __all__ = ["AREAS", "ENTRIES", "EXEMPT", "ROOT", "SHARED_DATA", "SIZES", "Design", "Entry", "Measurement", "bernoulli",
            "check_default", "core", "default_cells", "measure", "oracle_width", "table"]
@@ -100,7 +99,7 @@ def check_default(entry: Entry, design: Design, n: int, *, full: bool = True) ->
 
     if not entry.available():
         pytest.skip(f"{entry.function} needs {entry.requires[0]}, from the '{entry.requires[1]}' extra: "
-                    f"pip install \"evalkit[{entry.requires[1]}]\"")
+                    f"pip install \"llm-evalkit[{entry.requires[1]}]\"")
     if not design.available():
         pytest.skip(f"real data set {design.data!r} not found under {SHARED_DATA} (CI provides ../shared/data)")
     reps = entry.test_reps or FAST_REPS
