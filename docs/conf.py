@@ -49,7 +49,10 @@ templates_path = ["_templates"]
 # The notebooks' kernels inherit this process's environment, where MPLBACKEND=Agg (the test suite's, CI's) would
 # draw every figure nowhere: give them the inline backend, as `evalkit report` gives its kernels.
 os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-nb_execution_mode = "off" if EXECUTED else "force"
+# The guide pages and "Getting started" always run (their outputs are part of the page); with EVALKIT_DOCS_NOTEBOOKS
+# only the gallery's notebooks are taken as executed.
+nb_execution_mode = "force"
+nb_execution_excludepatterns = ["gallery/*"] if EXECUTED else []
 nb_execution_timeout = 1200
 nb_execution_raise_on_error = True
 nb_execution_in_temp = True  # notebook 00 writes a labels file: keep it out of the source tree
