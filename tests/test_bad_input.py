@@ -731,6 +731,8 @@ _SCORES = pd.Series([0.1, 0.4, 0.5, 0.9], index=list("abcd"))
 _RESULTS = pd.DataFrame({"case_id": list("abcd"), "rubric": "r", "rubric_version": "v", "model": "m",
                          "verdict": ["PASS", "FAIL"] * 2, "error": None})
 _MIXED = _comparisons(["x", 3, "y", "x", 3, "y"], ["y", "x", 3, 3, "y", "x"], ["a", "b", "tie", "a", "b", "a"])
+# the same comparisons three times: every system in 12, enough human votes (MIN_RANK_VOTES) for a rank-set
+_MIXED_3 = pd.concat([_MIXED] * 3, ignore_index=True)
 _DEEPEVAL = {"test_results": [{"name": "t1", "metrics_data": [{"name": "Exact", "threshold": 0.5, "success": True,
                                                                "score": 1.0, "error": None}]}]}
 _METRIC = _DEEPEVAL["test_results"][0]["metrics_data"][0]
@@ -764,7 +766,7 @@ FOUND = [
     ("pairwise.win_rates", "system names of mixed types (3 beside 'x') ended in \"'<' not supported\"",
      partial(pairwise.win_rates, _MIXED), "value"),
     ("pairwise.rank_sets", "system names of mixed types ended in \"'<' not supported\"",
-     partial(pairwise.rank_sets, _MIXED, _MIXED["winner"].iloc[:4]), "value"),
+     partial(pairwise.rank_sets, _MIXED_3, _MIXED_3["winner"]), "value"),
     ("pairwise.validate", "a system_b held by pyarrow beside a system_a of objects with a number ended in pyarrow's "
      "ArrowTypeError", partial(pairwise.validate, _comparisons(["x", 1.5], ["y", "x"], ["a", "b"])), "value"),
     ("compare.against_baseline", "warned for a run that shares no case with the baseline; its docstring did not say so",
