@@ -37,9 +37,11 @@ from evalkit.infer._estimate import (  # noqa: F401
     mean,
     pass_rate,
 )
+from evalkit.infer._active import FLOOR, sampling_probabilities  # noqa: F401
+from evalkit.infer._jury import jury  # noqa: F401
 from evalkit.infer._planning import PLAN_INTERVALS, choose_cases, expected_half_width, labels_needed, simulate  # noqa: F401
 from evalkit.infer._sequences import STATISTICS, confidence_sequence, stopping_point  # noqa: F401
 from evalkit.infer._systems import MIN_SYSTEM_LABELS, SYSTEM_INTERVALS, system_differences, systems  # noqa: F401
 
 __all__ = ["mean", "difference", "pass_rate", "systems", "system_differences", "confidence_sequence", "stopping_point",
-           "expected_half_width", "labels_needed", "choose_cases", "simulate"]
+           "expected_half_width", "labels_needed", "choose_cases", "simulate", "sampling_probabilities", "jury"]
