@@ -157,7 +157,8 @@ def main(argv=None) -> int:
                             draws.append(one_draw(strategy, n, judges, best, y, bounds, interval, rng))
                     half, covers = np.array(draws, dtype=float).T
                     widths[interval][strategy][n] = float(np.nanmedian(half))
-                    cells[interval] = (float(np.nanmedian(half)), covers.mean(), np.sqrt(covers.mean() * (1 - covers.mean()) / len(covers)))
+                    rate = covers.mean()
+                    cells[interval] = (float(np.nanmedian(half)), rate, np.sqrt(rate * (1 - rate) / len(covers)))
                 (wa, ca, sa), (wt, ct, _) = cells["auto"], cells["t"]
                 print(f"{strategy:12} {n:4d} | {wa:10.4f} {ca:9.3f} {sa:5.3f} | {wt:9.4f} {ct:8.3f}", flush=True)
         for interval in INTERVALS:
