@@ -324,3 +324,37 @@ def test_rank_sets_jury_of_the_arena_judges_holds_the_human_ranking():
                 assert ((out["rank_low"] <= rank) & (rank <= out["rank_high"])).all()
                 sizes[name].append((out["rank_high"] - out["rank_low"] + 1).mean())
     assert np.mean(sizes["jury"]) <= np.mean(sizes["human"])
+
+
+# ------------------------------------------------------------------------------- the labeller's active order
+def test_labeller_active_order_draws_by_the_probabilities_after_the_pilot(tmp_path):
+    pytest.importorskip("ipywidgets")
+    from evalkit._stats.successive import successive_draws
+    from evalkit.widgets import Labeller
+
+    cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(30)], "input": "q", "output": "a"})
+    q = pd.Series(np.linspace(1, 3, 25), index=cases["case_id"][5:]) / 50
+    lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", order="active", probabilities=q, rng=4)
+    shown = [lab._ids[i] for i in range(len(lab.order))]
+    expected = successive_draws(q.to_numpy(), 25, np.random.default_rng(4))
+    assert shown[:5] == [f"c{i}" for i in range(5)]  # the pilot (not in probabilities) first, in the table's order
+    assert shown[5:] == list(q.index[expected])
+    lab.label("PASS")
+    record = lab.records().iloc[-1]
+    assert record["case_order"] == "active" and record["case_seed"] == 4
+    again = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", order="active", probabilities=q)
+    assert [again._ids[i] for i in range(len(again.order))] == shown  # resumed: the recorded seed
+
+
+def test_labeller_active_order_shows_no_live_interval(tmp_path):
+    pytest.importorskip("ipywidgets")
+    from evalkit.widgets import Labeller
+
+    cases = pd.DataFrame({"case_id": ["a", "b", "c"], "input": "q", "output": "x"})
+    q = pd.Series([0.2, 0.3, 0.5], index=["a", "b", "c"])
+    with pytest.raises(ValueError, match="not offered with order='active'"):
+        Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active", probabilities=q, watch="pass_rate")
+    with pytest.raises(ValueError, match="`probabilities` goes with order='active'"):
+        Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active")
+    with pytest.raises(ValueError, match="does not hold"):
+        Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active", probabilities=q.rename({"c": "z"}))
