@@ -540,9 +540,10 @@ def cases_needed(difference, *, discordant, power: float = 0.8, alpha: float = 0
 
 
 # -------------------------------------------------------------------------------- several runs at once
+@renamed("method", "interval", since="0.2.0")
 def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: str = "case_id",
                      value: str = "verdict", by=None, adjust: str = "holm", confidence_level: float = 0.95,
-                     method=None, pass_levels=None, bounds=None, smallest_change=None, power: float = 0.8,
+                     interval=None, pass_levels=None, bounds=None, smallest_change=None, power: float = 0.8,
                      rng=None) -> pd.DataFrame:
     """Every run against one baseline on the same cases, in one table with multiplicity-adjusted p-values.
 
@@ -567,8 +568,9 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
         Benjamini-Yekutieli ("by") the false discovery rate.
     confidence_level : float
         Of each interval; ``alpha = 1 - confidence_level`` is the level the adjusted p-values are read at.
-    method : str, optional
-        The interval method, as in :func:`paired`.
+    interval : str, optional
+        The interval, as in :func:`paired` (``method=``, its old name, still works for this release, with a
+        FutureWarning).
     pass_levels : sequence of str, optional
         The verdicts that count as a pass (default: PASS).
     bounds : (low, high), optional
@@ -615,7 +617,7 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
         runs, baseline, run, case, value, by, adjust, confidence_level, smallest_change, power)
     scores = pd.api.types.is_numeric_dtype(runs[value]) and not pd.api.types.is_bool_dtype(runs[value])
     kind = "mean score" if scores else "pass rate"
-    method = _check_method(method, kind)
+    method = _check_method(interval, kind, name="interval")
     generator = check_rng(rng)
     if scores:
         values = runs[value].to_numpy(dtype=float)

@@ -762,6 +762,8 @@ _SCORES = pd.Series([0.1, 0.4, 0.5, 0.9], index=list("abcd"))
 _RESULTS = pd.DataFrame({"case_id": list("abcd"), "rubric": "r", "rubric_version": "v", "model": "m",
                          "verdict": ["PASS", "FAIL"] * 2, "error": None})
 _MIXED = _comparisons(["x", 3, "y", "x", 3, "y"], ["y", "x", 3, 3, "y", "x"], ["a", "b", "tie", "a", "b", "a"])
+# the same comparisons three times: every system in 12, enough human votes (MIN_RANK_VOTES) for a rank-set
+_MIXED_3 = pd.concat([_MIXED] * 3, ignore_index=True)
 _DEEPEVAL = {"test_results": [{"name": "t1", "metrics_data": [{"name": "Exact", "threshold": 0.5, "success": True,
                                                                "score": 1.0, "error": None}]}]}
 _METRIC = _DEEPEVAL["test_results"][0]["metrics_data"][0]
@@ -795,7 +797,7 @@ FOUND = [
     ("pairwise.win_rates", "system names of mixed types (3 beside 'x') ended in \"'<' not supported\"",
      partial(pairwise.win_rates, _MIXED), "value"),
     ("pairwise.rank_sets", "system names of mixed types ended in \"'<' not supported\"",
-     partial(pairwise.rank_sets, _MIXED, _MIXED["winner"].iloc[:4]), "value"),
+     partial(pairwise.rank_sets, _MIXED_3, _MIXED_3["winner"]), "value"),
     ("pairwise.validate", "a system_b held by pyarrow beside a system_a of objects with a number ended in pyarrow's "
      "ArrowTypeError", partial(pairwise.validate, _comparisons(["x", 1.5], ["y", "x"], ["a", "b"])), "value"),
     ("compare.against_baseline", "warned for a run that shares no case with the baseline; its docstring did not say so",
@@ -1037,16 +1039,22 @@ def test_generated_bad_input(name, full_tier):
     if name == "pairwise.length_bias":
         pytest.importorskip("statsmodels.api", reason='length_bias needs the \'stats\' extra: pip install "llm-evalkit[stats]"')
     spec = GENERATED[name]
-    budget = int(os.environ.get("EVALKIT_BAD_INPUT_EXAMPLES", 0)) or EXAMPLES.get(name.split(".")[1], 25)
+    _run_generated(lambda gen: check_outcome(name, spec(gen)), EXAMPLES.get(name.split(".")[1], 25), full_tier)
+
+
+def _run_generated(check, examples: int, full_tier: bool) -> None:
+    """``check(Gen(data))`` on ``examples`` drawn examples (``EVALKIT_BAD_INPUT_EXAMPLES`` overrides it; the fast
+    tier draws at most ``FAST_TIER_EXAMPLES``). No shrinking: a failure reports the example as drawn, and the run
+    stays within its budget."""
+    budget = int(os.environ.get("EVALKIT_BAD_INPUT_EXAMPLES", 0)) or examples
     if not full_tier and "EVALKIT_BAD_INPUT_EXAMPLES" not in os.environ:
         budget = min(budget, FAST_TIER_EXAMPLES)
 
-    # No shrinking: a failure reports the example as drawn, and the run stays within its budget.
     @settings(max_examples=budget, derandomize=True, database=None, deadline=None, print_blob=False,
               phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
     @given(st.data())
     def run(data):
-        check_outcome(name, spec(Gen(data)))
+        check(Gen(data))
 
     run()
 
@@ -1171,17 +1179,7 @@ def check_log_outcome(reader, path: Path, *, rows: int | None = None) -> str:
 def test_generated_bad_log_files(tool, tmp_path, full_tier):
     if tool == "inspect_ai":
         pytest.importorskip("zstandard")  # not needed for .json; kept so the tier's skips are the same
-    budget = int(os.environ.get("EVALKIT_BAD_INPUT_EXAMPLES", 0)) or 40
-    if not full_tier and "EVALKIT_BAD_INPUT_EXAMPLES" not in os.environ:
-        budget = min(budget, FAST_TIER_EXAMPLES)
-
-    @settings(max_examples=budget, derandomize=True, database=None, deadline=None, print_blob=False,
-              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def run(data):
-        check_log_outcome(LOG_FILES[tool][0], _bad_log(Gen(data), tool, tmp_path))
-
-    run()
+    _run_generated(lambda gen: check_log_outcome(LOG_FILES[tool][0], _bad_log(gen, tool, tmp_path)), 40, full_tier)
 
 
 #: The log faults found before, each a change to a log the tool wrote (``records`` (``jsonl``) or the document, the place,

@@ -25,6 +25,7 @@ from evalkit import EvalkitWarning, judge, models
 from evalkit._chat import APIConnectionError, APIStatusError, RateLimitError, Reply, checked_reply, retry_after
 from evalkit._testing import ChatServer, Drop, Fail, Hang, Raw, Trickle
 from evalkit.models import _CacheWriter, _calls_table, _in_threads, _RetryPolicy, _Unreachable
+from tests._memory import peak_traced
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -478,29 +479,9 @@ def certificate(tmp_path):
 
 
 def test_https_keeps_its_connections_and_a_stalled_handshake_meets_the_deadline(certificate, monkeypatch):
-    import http.server
     import socket
-    import ssl
 
-    class Answer(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self):
-            self.rfile.read(int(self.headers["Content-Length"]))
-            body = json.dumps({"choices": [{"message": {"content": "PASS over TLS"}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(*certificate)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = _tls_answer_server(certificate)
     stalled = socket.create_server(("127.0.0.1", 0))  # accepts, then sends a handshake byte every half second
 
     def trickle():
@@ -950,7 +931,7 @@ def test_a_huge_or_endless_reply_is_refused_within_the_limit(kind):
     with BodyServer(kind) as server:
         model = models.OpenAIChat("m", base_url=server.url, timeout=30, max_reply_bytes=limit)
         start = time.monotonic()
-        refused, peak = _peak_traced(lambda: model("x"))
+        refused, peak = peak_traced(lambda: model("x"))
         elapsed = time.monotonic() - start
         calls = models.call_many(pd.Series(["y"]), model, progress=False)
     assert isinstance(refused, models.ReplyError), refused
@@ -972,21 +953,6 @@ def test_a_reply_at_the_limit_is_read_and_one_byte_more_is_not():
                     model("x")
     with pytest.raises(TypeError, match="`max_reply_bytes` must be an integer"):
         models.OpenAIChat("m", base_url="http://127.0.0.1:9/v1", max_reply_bytes=1.5)
-
-
-def _peak_traced(call):
-    """What ``call()`` returned or raised, and the peak of Python's traced memory while it ran (bytes)."""
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        outcome = call()
-    except Exception as exc:  # noqa: BLE001 - the caller checks which
-        outcome = exc
-    finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    return outcome, peak
 
 
 def test_redaction_covers_every_encoded_form(monkeypatch, no_proxies):

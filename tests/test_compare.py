@@ -309,6 +309,15 @@ def test_against_baseline_scores_and_bad_input():
     table = compare.against_baseline(runs, baseline="a", value="score", bounds=(1, 5), rng=0)
     assert table["method"].tolist() == ["betting"] * 2 and table.attrs["kind"] == "mean score"
     assert table.loc[1, "difference"] == 0 and table.loc[1, "p_value"] == 1.0
+    with pytest.warns(EvalkitWarning, match="cases changed their score"):
+        t_table = compare.against_baseline(runs, baseline="a", value="score", bounds=(1, 5), interval="t", rng=0)
+    assert t_table["method"].tolist() == ["t"] * 2
+    with pytest.warns(FutureWarning, match=r"against_baseline\(\): `method=` is renamed `interval=`"), \
+            pytest.warns(EvalkitWarning, match="cases changed their score"):
+        old = compare.against_baseline(runs, baseline="a", value="score", bounds=(1, 5), method="t", rng=0)
+    pd.testing.assert_frame_equal(old, t_table)
+    with pytest.raises(ValueError, match="`interval` for a mean score difference must be one of"):
+        compare.against_baseline(runs, baseline="a", value="score", interval="wald")
     with pytest.raises(ValueError, match="`baseline` 'z' is not a value of runs\\['run'\\]"):
         compare.against_baseline(runs, baseline="z", value="score")
     with pytest.raises(KeyError, match="`runs` is missing column\\(s\\) \\['verdict'\\]"):

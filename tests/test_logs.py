@@ -20,6 +20,7 @@ from scipy import stats
 
 from evalkit import EvalkitWarning, calibrate, compare, datasets, infer, judge, logs
 from tests._extras import needs
+from tests._memory import peak_traced
 
 HERE = Path(__file__).resolve().parent / "data" / "logs"
 DEMO = datasets.demo_path() / "logs"
@@ -541,21 +542,6 @@ def _zeros_crc(size: int) -> int:
     return crc
 
 
-def _peak_traced(call) -> tuple[object, int]:
-    """What ``call()`` returned or raised, and the peak of Python's traced memory while it ran (bytes)."""
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        outcome = call()
-    except Exception as exc:  # noqa: BLE001 - the caller checks which
-        outcome = exc
-    finally:
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    return outcome, peak
-
-
 @needs_zstd
 def test_a_multi_frame_zstd_member_reads_as_inspect_ai_reads_it(tmp_path):
     members = _eval_members()
@@ -587,13 +573,13 @@ def test_a_decompression_bomb_is_refused_within_the_limit(tmp_path, method):
     assert len(bomb) < 200_000
     honest = tmp_path / "honest.eval"  # declares its 64 MiB: refused before anything is expanded
     honest.write_bytes(_zip([("header.json", bomb, method, _zeros_crc(size), size)]))
-    refused, peak = _peak_traced(lambda: logs.read_inspect(honest, max_bytes=limit))
+    refused, peak = peak_traced(lambda: logs.read_inspect(honest, max_bytes=limit))
     assert isinstance(refused, ValueError), refused
     assert "honest.eval: member 'header.json' expands to 67,108,864 bytes, more than the limit of 4,194,304" in str(refused)
     assert peak < limit
     liar = tmp_path / "liar.eval"  # declares 1,000 bytes and expands to 64 MiB: stopped as it passes them
     liar.write_bytes(_zip([("header.json", bomb, method, _zeros_crc(size), 1000)]))
-    refused, peak = _peak_traced(lambda: logs.read_inspect(liar, max_bytes=limit))
+    refused, peak = peak_traced(lambda: logs.read_inspect(liar, max_bytes=limit))
     assert isinstance(refused, ValueError), refused
     assert re.search(r"liar.eval: member 'header.json' (expands past the 1,000 bytes the archive declares|is not valid "
                      r"compressed data)", str(refused)), refused

@@ -9,9 +9,13 @@ all cases as::
 The second term rectifies the judge's bias with the labels, so the estimate is unbiased whatever the judge
 does; the judge only changes the width. ``lam = 1`` is PPI, ``lam = 0`` the classical human-only mean, and
 PPI++ (Angelopoulos, Duchi, Zrnic 2023) chooses ``lam`` from the data to minimise the variance, clipped
-to [0, 1], so that its interval is, up to estimation noise, never wider than the classical one. The point
-estimates are ``ppi_py``'s (``ppi_mean_pointestimate``). The default intervals are betting intervals
-(Waudby-Smith & Ramdas 2024), whose coverage holds at every number of labels for bounded scores; the normal
+to [0, 1]. Where the tuned interval still comes out wider than the classical one in the same table, the
+classical interval is reported in its place and the note says so: PPI++ is never wider than the humans-only
+interval. The point estimates are ``ppi_py``'s (``ppi_mean_pointestimate``). On a known scale (``bounds=``, 0/1
+labels, a rubric's levels) the default intervals are betting intervals (Waudby-Smith & Ramdas 2024), whose
+coverage holds at every number of labels; without one the default is Student's t, since a betting interval
+needs bounds that were not read from the data. :func:`systems` and :func:`system_differences` learn one
+cross-fitted calibration from every system's labels at once. The normal
 (CLT) intervals with population (``ddof=0``) variances, exactly as ``ppi_py`` (``ppi_mean_ci``) computes them,
 are ``interval="clt"``, with the classical interval on the same convention so that widths compare like with
 like.
