@@ -6,9 +6,11 @@ labels' known scale, and the large-sample t). Printed: the median half-width and
 standard error) per cell, then the labels each strategy needs to reach the target half-width (uniform labelling's
 median half-width at ``--reference`` labels), read off the measured grid (log-log interpolation between the two
 sizes that bracket it; "> n" where the largest size does not reach it: never extrapolated), and the share of labels
-it saves against uniform. The limit beside them: the labels the oracle-weighted design would need, from the
-large-sample variance formula, is not printed (it depends on the unknown labels); the t columns are the large-sample
-reference a finite-sample interval cannot beat.
+it saves against uniform. The limit beside them, computed from every label of the pool (the best known way, large
+sample): the share of labels the optimal active probabilities (proportional to the labels' residual sd given the
+judge, Zrnic & Candès) save, with and without the floor, and the share a jury saves against the best single judge
+(from the in-sample R^2 of the line through every judge); the t columns are the large-sample reference a
+finite-sample interval cannot beat.
 
 Strategies (the estimand is the mean over the pool's cases, so every row uses ``finite_population=True``):
 
@@ -24,7 +26,8 @@ which flatters the single judge against the jury). Data sets (../shared/data): S
 judges: four automatic metrics on 1-5), USR overall (660 responses, the first annotator's 1-5 rating; judges: the
 other two annotators), LLMBar (419 instances, gold 0/1 "output 1 is better"; judges: ChatGPT, GPT-4, LLaMA2, each the
 mean of its verdicts in both orders), the arena (a fixed random 5,000 of the 26,919 comparisons, the human's "A wins"
-= 1, tie 0.5; judges: gpt-4, claude-3-opus, gpt-3.5-turbo on the same scale).
+= 1, tie 0.5; judges: gpt-4, claude-3-opus, gpt-3.5-turbo on the same scale), and a synthetic pool where the
+judge is sure and right on most cases (where active labelling is built to pay).
 
     python benchmarks/bench_active.py [--reps 40] [--sizes 50 100 200 400] [--reference 200] [--data summeval ...]
 """
@@ -90,7 +93,46 @@ def arena():
     return judges.set_axis([str(i) for i in judges.index]), wide["human"].set_axis([str(i) for i in wide.index]), (0.0, 1.0)
 
 
-DATA = {"summeval": summeval, "usr": usr, "llmbar": llmbar, "arena": arena}
+def synthetic():
+    """2,000 cases; the judge states a probability of a pass: 0.99 or 0.01 on 80% of the cases (and is right with
+    that probability), 0.5 on the rest; the person's verdict is PASS with the stated probability. A second judge
+    is the first one's verdict flipped on 20% of the cases."""
+    rng = np.random.default_rng(1)
+    n = 2000
+    sure = rng.random(n) < 0.8
+    p = np.where(sure, np.where(rng.random(n) < 0.5, 0.99, 0.01), 0.5)
+    y = (rng.random(n) < p).astype(float)
+    ids = pd.Index([f"c{i}" for i in range(n)])
+    flipped = np.where(rng.random(n) < 0.2, 1 - np.round(p), np.round(p))
+    return pd.DataFrame({"stated": p, "flipped": flipped}, index=ids), pd.Series(y, index=ids), (0.0, 1.0)
+
+
+DATA = {"summeval": summeval, "usr": usr, "llmbar": llmbar, "arena": arena, "synthetic": synthetic}
+
+
+def limits(judges: pd.DataFrame, best: str, y: pd.Series, bounds) -> str:
+    """The best known way, from every label of the pool (large-sample): the labels active labelling saves at most,
+    with the draw probabilities proportional to the residual sd given the judge's prediction (Zrnic & Candès's
+    optimum; ``1 - E[sd]^2 / E[sd^2]``) and with the floor of 0.5, and those a jury saves against the best judge
+    (``1 - (1 - R^2 jury) / (1 - R^2 best)``, the PPI variance's residual share)."""
+    from evalkit.infer._active import _residual_spread  # the estimator sampling_probabilities uses, on every label
+
+    X, labels = judges[[best]].to_numpy(dtype=float), y.to_numpy(dtype=float)
+    sd = np.sqrt(_residual_spread(X, np.arange(len(labels)), labels, bounds))
+    ratio = np.mean(sd) ** 2 / np.mean(sd**2)
+    share = sd / sd.mean()
+    floored = 0.5 * share + 0.5
+    ratio_floor = np.mean(sd**2 / floored) / np.mean(sd**2)
+
+    def r2(columns):
+        design = np.column_stack([np.ones(len(labels)), judges[columns].to_numpy(dtype=float)])
+        fitted = design @ np.linalg.lstsq(design, labels, rcond=None)[0]
+        return 1 - np.var(labels - fitted) / np.var(labels)
+
+    best_r2, jury_r2 = r2([best]), r2(list(judges.columns))
+    return (f"limit (every label, large-sample): active saves at most {1 - ratio:.0%} of labels with probabilities "
+            f"proportional to the residual sd ({1 - ratio_floor:.0%} with the floor of 0.5), before its pilot; the jury "
+            f"saves at most {1 - (1 - jury_r2) / (1 - best_r2):.0%} against {best} (R^2 {jury_r2:.3f} vs {best_r2:.3f})")
 
 
 def one_draw(strategy, n, judges, best, y, bounds, interval, rng):
@@ -131,6 +173,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 400])
     parser.add_argument("--reference", type=int, default=200, help="uniform's labels that set the target half-width")
     parser.add_argument("--data", nargs="+", default=list(DATA), choices=list(DATA))
+    parser.add_argument("--limits", action="store_true", help="print each data set's limits only (no label draws)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.reference not in args.sizes:
@@ -141,8 +184,12 @@ def main(argv=None) -> int:
         judges = judges.loc[y.index]
         r = judges.corrwith(y)
         best = str(r.idxmax())
+        if args.limits:
+            print(f"{name}: {limits(judges, best, y, bounds)}")
+            continue
         print(f"\n== {name}: {len(y)} cases, truth {y.mean():.4f}; judges (r with the labels): "
               + ", ".join(f"{c} {v:.2f}" for c, v in r.items()) + f"; best single: {best}")
+        print(limits(judges, best, y, bounds))
         print(f"{'strategy':12} {'n':>4} | {'half-width':>10} {'coverage':>9} {'± se':>5} | {'t half-w':>9} {'t cover':>8}")
         widths = {iv: {s: {} for s in STRATEGIES} for iv in INTERVALS}
         for strategy in STRATEGIES:
