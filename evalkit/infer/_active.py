@@ -46,7 +46,8 @@ def _features(judge, name: str = "judge") -> tuple[pd.DataFrame, bool]:
 def _residual_spread(X: np.ndarray, pilot_positions: np.ndarray, y: np.ndarray, bounds) -> np.ndarray:
     """Each case's expected squared residual about the line through the pilot: the pilot's out-of-fold squared
     residuals, averaged within equal-count bins of the predicted label (at most ``SPREAD_BINS``, about ``PER_BIN``
-    labels each, or one per distinct prediction), each bin shrunk toward the pilot's mean by ``SPREAD_PRIOR`` cases."""
+    labels each; one per distinct prediction where there are at most ``SPREAD_BINS``, as for verdicts), each bin shrunk
+    toward the pilot's mean by ``SPREAD_PRIOR`` cases."""
     oof, _, _ = _jury.cross_fitted(X[pilot_positions], y, X[:0], bounds=bounds)
     squared = (y - oof) ** 2
     beta = _jury.line(X[pilot_positions], y)
@@ -54,7 +55,7 @@ def _residual_spread(X: np.ndarray, pilot_positions: np.ndarray, y: np.ndarray, 
     every = _jury.predict(beta, X, bounds)
     distinct = np.unique(fitted)
     bins = int(np.clip(len(y) // PER_BIN, 1, SPREAD_BINS))
-    if len(distinct) <= bins:
+    if len(distinct) <= SPREAD_BINS:  # a verdict's few levels are its bins, however few labels each has (shrunk)
         edges = (distinct[1:] + distinct[:-1]) / 2
     else:
         edges = np.unique(np.quantile(fitted, np.linspace(0, 1, bins + 1)[1:-1]))
@@ -119,10 +120,10 @@ def sampling_probabilities(judge, *, human_pilot: pd.Series | None = None, uncer
     >>> from evalkit import infer
     >>> judge = pd.Series([0.5, 0.9, 0.99, 0.6], index=["a", "b", "c", "d"])  # the judge's probability of a pass
     >>> infer.sampling_probabilities(judge).round(3)
-    a    0.317
-    b    0.239
-    c    0.154
-    d    0.311
+    a    0.305
+    b    0.233
+    c    0.161
+    d    0.301
     Name: probability, dtype: float64
     """
     frame, several = _features(judge)

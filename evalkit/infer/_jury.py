@@ -220,10 +220,10 @@ def jury(judge: pd.DataFrame, human: pd.Series, *, bounds=None, folds: int = _ju
     ...                        for name, acc in [("big", 0.85), ("small-1", 0.75), ("small-2", 0.75)]})
     >>> infer.jury(judges, pd.Series(truth[:200].astype(float), index=judges.index[:200])).round(2)
          judge  weight  standardized_weight     r  rmse  agreement  n_labelled
-    0      big    0.54                 0.24  0.61  0.36       0.83         200
-    1  small-1    0.20                 0.09  0.32  0.43       0.74         200
-    2  small-2    0.18                 0.08  0.40  0.42       0.78         200
-    3     jury     NaN                  NaN  0.64  0.35       0.83         200
+    0      big    0.44                 0.21  0.70  0.34       0.86         200
+    1  small-1    0.21                 0.10  0.51  0.41       0.77         200
+    2  small-2    0.36                 0.18  0.66  0.36       0.83         200
+    3     jury     NaN                  NaN  0.82  0.28       0.90         200
     """
     judges = _judge_frame(judge)
     folds = check_number(folds, "folds", low=2, integer=True)
