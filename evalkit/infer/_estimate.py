@@ -883,7 +883,8 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         refitted as the labels arrive: its mean given the earlier labels is the mean over the cases whatever the
         judge and the probabilities are, so ``"betting"`` (the default on a known scale) holds at every number of
         labels, and ``"t"``/``"clt"`` are the large-sample intervals on its martingale standard error (from
-        ``MIN_LARGE_SAMPLE`` labels). ``human`` must hold every drawn case's label, in the order drawn. The methods
+        ``MIN_LARGE_SAMPLE`` labels; the coverage harness measures the t interval at 0.885 on SummEval's skewed
+        consistency ratings at 50 labels, 0.93-0.955 on its other designs at 50-200: the betting one holds there). ``human`` must hold every drawn case's label, in the order drawn. The methods
         offered are ``"ppi++"``, ``"classical"`` (the labels' Des Raj mean without the judge) and ``"judge"``;
         ``by``, ``adjust``, ``null``, ``cluster`` and ``nan_policy="omit"`` are not.
 
