@@ -790,7 +790,8 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         betting interval bets, label by label, on the line through the earlier labels only. The other methods use
         the judges' plain average; ``attrs["weights"]`` holds each judge's slope in the line on every label (see
         :func:`jury` for each judge's agreement beside it). ``by``, ``adjust``, ``null`` and ``cluster`` are not
-        offered with a jury.
+        offered with a jury. The coverage harness measures the default at 0.94-0.995 at 20-200 labels; the
+        cross-fitted t interval at 0.895 on a pass rate of 0.95 at 50 labels (0.94-0.965 elsewhere).
     human : Series
         The human labels of the labelled cases, on the same scale; its index must be a subset of ``judge``'s.
         The cases of ``judge`` it does not name are the unlabelled ones.

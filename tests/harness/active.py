@@ -154,5 +154,6 @@ ENTRIES = [
     Entry("infer.mean", "a jury (DataFrame judge), interval='betting'", "interval", _mean("betting"), JURY,
           sizes=(20, 50, 100, 200)),
     Entry("infer.mean", "a jury (DataFrame judge), interval='t' (cross-PPI, large-sample)", "interval", _mean("t"),
-          JURY, sizes=(50, 100, 200), notes="cross-fitted line, Student's t; refused below 30 labels"),
+          JURY, sizes=(50, 100, 200), notes="cross-fitted line, Student's t; refused below 30 labels; runs short on a "
+          "pass rate of 0.95 at 50 labels (0.895, 200 samples)"),
 ]
