@@ -426,6 +426,16 @@ GENERATED = {
     # infer
     "infer.mean": lambda g: partial(infer.mean, *g.pair(), method=g.option(g.pick([["ppi++", "classical", "judge"], "ppi"])),
                                     nan_policy=g.pick(["raise", "omit"])),
+    "infer.mean (jury)": lambda g: partial(infer.mean, _judges(g), g.series(g.related(pd.Index(IDS))),
+                                           method=g.option(g.pick(["ppi++", ["ppi++", "classical", "judge"]])),
+                                           interval=g.pick(["auto", "t", "betting"])),
+    "infer.mean (probabilities)": lambda g: _active_mean(g, method=g.option(g.pick(["ppi++", "classical"])),
+                                                    interval=g.pick(["auto", "t", "betting"])),
+    "infer.sampling_probabilities": lambda g: partial(
+        infer.sampling_probabilities, _judges(g) if g.draw(st.booleans()) else g.series(),
+        human_pilot=g.pick([None, g.series(g.related(pd.Index(IDS)))]), floor=g.option(g.pick([0.5, 1.0, 0.0, 2.0]))),
+    "infer.jury": lambda g: partial(infer.jury, _judges(g), g.series(g.related(pd.Index(IDS))),
+                                    folds=g.option(g.pick([2, 5, 1]))),
     "infer.difference": lambda g: partial(infer.difference, *_four_series(g), method=g.option(["ppi++", "classical"]),
                                           alternative=g.pick(["two-sided", "greater"])),
     "infer.pass_rate": lambda g: partial(infer.pass_rate, *_results_and_labels(g), method=g.option(["ppi++", "judge"])),
@@ -548,6 +558,27 @@ def _four_series(g: Gen):
     a = g.series()
     human = g.series(g.related(a.index))
     return a, g.series(g.related(a.index)), human, g.series(g.related(human.index))
+
+
+def _judges(g: Gen) -> pd.DataFrame:
+    """Several judges' scores of the same cases (a jury), each column possibly bad, the index possibly repeated."""
+    index = g.index()
+    frame = pd.DataFrame({name: g.series(index) for name in g.pick([["a"], ["a", "b"], ["a", "b", "c"]])})
+    if g.draw(st.booleans()) and frame.shape[1] > 1:
+        frame.columns = ["a"] * frame.shape[1]  # a judge named twice
+    return frame
+
+
+def _drawn(g: Gen):
+    """Judge scores, labels and draw probabilities (each possibly bad or misaligned) for active labelling."""
+    judge_, human = g.pair()
+    probabilities = g.series(g.related(judge_.index))
+    return judge_, human, g.option(probabilities)
+
+
+def _active_mean(g: Gen, **options):
+    judge_, human, probabilities = _drawn(g)
+    return partial(infer.mean, judge_, human, probabilities=probabilities, **options)
 
 
 def _same_cases(g: Gen):
@@ -954,7 +985,8 @@ def check_outcome(name: str, call: partial) -> str:
             raise AssertionError(f"{name} raised {type(exc).__name__}: {exc}") from exc
     assert not bad, f"{name} accepted {BadType()} for {bad} without an error"
     warned = [w for w in caught if issubclass(w.category, EvalkitWarning)]
-    skip = NAN_BY_DESIGN[name](call) if name in NAN_BY_DESIGN else set()
+    function = name.split(" (")[0]  # a variant's function
+    skip = NAN_BY_DESIGN[function](call) if function in NAN_BY_DESIGN else set()
     values = np.array([] if name in RETURNS_ITS_INPUT else list(_numbers(result, skip)), dtype=float)
     if not np.isfinite(values).all():
         assert warned, (f"{name} returned {values[~np.isfinite(values)][:3].tolist()} with no EvalkitWarning "
@@ -986,7 +1018,7 @@ def test_every_public_function_is_here():
     from tests.test_public_api import ELSEWHERE, TAKES_JUDGE, TAKES_SCORES, TAKES_VERDICTS
 
     public = _public()
-    here = set(GENERATED) | set(NOT_GENERATED)
+    here = {n.split(" (")[0] for n in set(GENERATED) | set(NOT_GENERATED)}  # "infer.mean (jury)": a variant of mean
     optional = {n for n in here if n.split(".")[0] in ("report", "widgets") and n not in public}  # extra not installed
     assert public == here - optional, f"not here: {sorted(public - here)}; stale: {sorted(here - optional - public)}"
     assert not set(GENERATED) & set(NOT_GENERATED)

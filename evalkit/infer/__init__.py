@@ -26,7 +26,11 @@ differences and thousands of simulated label draws share one vectorised kernel. 
 method against ``ppi_py`` to 1e-10.
 
 Labels must be a random sample of the cases (as :func:`choose_cases` draws them); labels chosen because
-the judge looked wrong do not give valid intervals.
+the judge looked wrong do not give valid intervals. Labels drawn more often where the judge is unsure are
+valid when the draw probabilities are known: :func:`sampling_probabilities`, ``choose_cases(...,
+strategy="active")`` and ``mean(..., probabilities=)`` (Des Raj's estimator, a bounded martingale). Several
+judges at once are a DataFrame ``judge`` (a cross-fitted line through all of them; :func:`jury` shows each
+judge's weight beside its agreement with the labels).
 """
 
 # the option names and table contracts callers read (infer.METHODS, infer.COLUMNS, ...) ride beside the functions
@@ -41,9 +45,11 @@ from evalkit.infer._estimate import (  # noqa: F401
     mean,
     pass_rate,
 )
+from evalkit.infer._active import FLOOR, sampling_probabilities  # noqa: F401
+from evalkit.infer._jury import jury  # noqa: F401
 from evalkit.infer._planning import PLAN_INTERVALS, choose_cases, expected_half_width, labels_needed, simulate  # noqa: F401
 from evalkit.infer._sequences import STATISTICS, confidence_sequence, stopping_point  # noqa: F401
 from evalkit.infer._systems import MIN_SYSTEM_LABELS, SYSTEM_INTERVALS, system_differences, systems  # noqa: F401
 
 __all__ = ["mean", "difference", "pass_rate", "systems", "system_differences", "confidence_sequence", "stopping_point",
-           "expected_half_width", "labels_needed", "choose_cases", "simulate"]
+           "expected_half_width", "labels_needed", "choose_cases", "simulate", "sampling_probabilities", "jury"]
