@@ -21,7 +21,6 @@ Which numbers come from where:
 
 from __future__ import annotations
 
-import html
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, stats
 
-from evalkit import _stats
+from evalkit import _display, _stats
 from evalkit import correlate as _correlate
 from evalkit._stats import (
     ADJUSTMENTS,
@@ -970,15 +969,23 @@ class AltTestResult:
     fdr_level: float
     annotators: pd.DataFrame = field(repr=False)
 
-    def __repr__(self) -> str:
+    def _rows(self) -> tuple[str, list[dict]]:
         tested = int(self.annotators["tested"].sum())
         wins = int(self.annotators["judge_wins"].sum())
-        return (f"AltTestResult({'passed' if self.passed else 'failed'}: winning rate {self.winning_rate:.2f} "
-                f"({wins} of {tested} annotators), advantage probability {self.advantage_probability:.3f}, "
-                f"epsilon={self.epsilon:g})")
+        title = (f"AltTestResult: {'passed' if self.passed else 'failed'} at epsilon = {self.epsilon:g}, "
+                 f"false discovery rate {self.fdr_level:g}")
+        method = "alt-test, one-sided t per annotator, Benjamini-Yekutieli"
+        return title, [
+            {"quantity": "winning rate", "estimate": _display.number(self.winning_rate), "method": method,
+             "note": f"the judge wins against {wins} of {tested} tested annotators; it passes at 0.5 or more"},
+            {"quantity": "advantage probability", "estimate": _display.number(self.advantage_probability),
+             "note": "mean share of items where the judge matches the others at least as well as the left-out annotator"}]
+
+    def __repr__(self) -> str:
+        return _display.result_text(*self._rows())
 
     def _repr_html_(self) -> str:
-        return f"<p>{html.escape(repr(self))}</p>" + self.annotators.to_html(index=False)
+        return _display.result_html(*self._rows()) + _display.format_frame(self.annotators).to_html(index=False)
 
 
 def alternative_annotator_test(judge, ratings, *, scoring: str = "accuracy", epsilon: float = 0.2,

@@ -29,10 +29,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit import _display
 from evalkit._optional import require
 from evalkit._version import __version__
 
-__all__ = ["NotebookResult", "find_notebooks", "parse_params", "float_format", "run_notebook", "build_report"]
+__all__ = ["NotebookResult", "find_notebooks", "parse_params", "float_format", "formatted", "use_formatted", "run_notebook",
+           "build_report"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,18 @@ class NotebookResult:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def _rows(self) -> tuple[str, list[dict]]:
+        status = "ok" if self.ok else f"FAILED in cell In [{self.cell}]"
+        row = {"notebook": self.notebook.name, "status": status, "seconds": f"{self.seconds:.1f}",
+               "page": str(self.html), "error": self.error or ""}
+        return f"NotebookResult: {self.title or self.notebook.name}", [row]
+
+    def __repr__(self) -> str:
+        return _display.result_text(*self._rows(), columns=("notebook", "status", "seconds", "page", "error"))
+
+    def _repr_html_(self) -> str:
+        return _display.result_html(*self._rows(), columns=("notebook", "status", "seconds", "page", "error"))
 
 
 def find_notebooks(folder=None) -> list[Path]:
@@ -144,6 +158,80 @@ def float_format(decimals: int = 3):
         return f"{value:.{decimals}f}"
 
     return fmt
+
+
+def formatted(table, *, decimals: int = 3):
+    """A copy of ``table`` for display, each float column rounded as the quantity it holds; stored values untouched.
+
+    Ratings on the Elo scale (``rating``, ``elo``, and the interval bounds of a table with a ``rating`` column or
+    ``attrs["scale"] == "elo"``) show no decimals; temperatures show as given (0.1, not 0.100); p-values
+    (``p_val``, ``p_adjusted``, ``McNemar p``...) show three decimals from 1e-3 up, scientific form below and
+    ``< 1e-16`` where they underflow (0, or below the float epsilon); every other float shows ``decimals``
+    places (two significant digits when that would read as 0). Columns that are not floats are kept as they are.
+
+    Parameters
+    ----------
+    table : DataFrame
+    decimals : int, default 3
+
+    Returns
+    -------
+    DataFrame
+        The same index and columns, float columns as text.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.report import formatted
+    >>> table = pd.DataFrame({"system": ["a", "b"], "rating": [1237.435, 962.1], "ci_low": [1190.2, 910.0],
+    ...                       "p_val": [0.0, 0.0312], "temperature": [0.1, 1.25], "share": [0.8, 0.49016]})
+    >>> formatted(table)
+      system rating ci_low    p_val temperature  share
+    0      a   1237   1190  < 1e-16         0.1  0.800
+    1      b    962    910    0.031        1.25  0.490
+    """
+    import pandas as pd
+
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"`table` must be a pandas DataFrame; got {type(table).__name__}.")
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"`decimals` must be a non-negative integer; got {decimals!r}.")
+    return _display.format_frame(table, decimals)
+
+
+def use_formatted(*, decimals: int = 3) -> None:
+    """Show every DataFrame of the running IPython session through :func:`formatted`, its text never cut.
+
+    A notebook calls it once, in its setup cell: each table it displays from then on rounds each column as its
+    quantity, and long text (a note, a caveat) is shown whole (``display.max_colwidth`` is set to None). The
+    tables themselves are not changed. Outside IPython it does nothing.
+
+    Parameters
+    ----------
+    decimals : int, default 3
+        As in :func:`formatted`.
+
+    Examples
+    --------
+    >>> from evalkit.report import use_formatted
+    >>> use_formatted()  # outside IPython: nothing to register
+    """
+    import pandas as pd
+
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"`decimals` must be a non-negative integer; got {decimals!r}.")
+    try:
+        from IPython import get_ipython
+    except ImportError:  # no IPython: nothing displays tables
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    pd.set_option("display.max_colwidth", None)
+    formatters = shell.display_formatter.formatters
+    formatters["text/html"].for_type(pd.DataFrame, lambda t: _display.format_frame(t, decimals)._repr_html_())
+    formatters["text/plain"].for_type(pd.DataFrame, lambda t, printer, cycle: printer.text(
+        repr(_display.format_frame(t, decimals))))
 
 
 def _parameter_names(cell_source: str) -> set[str]:

@@ -51,6 +51,7 @@ from evalkit import (
     logs,
     models,
     pairwise,
+    report,
     retrieval,
     tcva,
     verdicts,
@@ -503,6 +504,7 @@ GENERATED = {
     "retrieval.evaluate": lambda g: partial(retrieval.evaluate, g.runs(), g.qrels(), k=g.option(g.pick([1, 3]))),
     "retrieval.compare_conditions": lambda g: partial(retrieval.compare_conditions, g.metrics(), "bm25",
                                                       g.pick(["cosine", "hybrid"]), min_queries=g.option(0)),
+    "report.formatted": lambda g: partial(report.formatted, _ratings_table(g), decimals=g.pick([0, 3])),
     "retrieval.coverage": lambda g: _coverage(g),
     "retrieval.keywords": lambda g: partial(retrieval.keywords, g.text()),
     "retrieval.lsa_embeddings": lambda g: partial(retrieval.lsa_embeddings, list(g.series(elements=st.sampled_from(TEXTS))),
@@ -707,6 +709,7 @@ NOT_GENERATED = {
     "calibrate.cohen_kappa": "a deprecated alias of the kernel under agreement.cohen_kappa, which is generated here",
     **dict.fromkeys(["report.find_notebooks", "report.parse_params", "report.float_format", "report.run_notebook",
                      "report.build_report"], "runs notebooks (the 'report' extra)"),
+    "report.use_formatted": "sets how the running IPython session shows tables (no table in)",
 }
 # Public classes (result containers, exceptions, models, widgets) are constructed with checked fields, not fed
 # tables: they are not generated here, and test_public_api's registry names the test of each.
