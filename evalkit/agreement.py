@@ -824,17 +824,22 @@ def pairwise_agreement(ratings, *, weights: str | None = None) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------------
 # the human ceiling
 # --------------------------------------------------------------------------------------------------
-CEILING_COLUMNS = ["kind", "name", "target", *_correlate.COLUMNS]
+CEILING_COLUMNS = ["kind", "name", "held_out", "target", *_correlate.COLUMNS]
 
 
 def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "dataset", by=None,
                   n_resamples: int = 1000, confidence_level: float = 0.95, adjust: str | None = None,
                   cluster=None, rng=None) -> pd.DataFrame:
-    """Each score's correlation with the human consensus, beside each annotator's with the other annotators.
+    """Each annotator's leave-one-out correlation with the other annotators, and each score's with the same references.
 
     An annotator's leave-one-out correlation (their ratings against the mean of the other annotators'
     ratings of the same items) is how well one human predicts the others: the ceiling a score can be
-    expected to reach. All correlations come from :func:`evalkit.correlate.correlate`.
+    expected to reach. A score is held to the same references: for each annotator left out, its correlation
+    with the mean of the other annotators, on the items that annotator rated. So each annotator's row has beside
+    it each score's row against the very same reference (same ``held_out``), and the mean over annotators of
+    either (the human ceiling, a score's figure) is averaged the same way. A score compared with the mean of all
+    annotators instead would meet a less noisy target than any annotator does, which favours the score. All
+    correlations come from :func:`evalkit.correlate.correlate`.
 
     Parameters
     ----------
@@ -860,15 +865,16 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
     Returns
     -------
     DataFrame
-        One row per annotator (``kind="annotator"``, ``target="others' mean"``, on the items they rated
-        that someone else rated too), then one per score column (``kind="score"``, ``target="all
-        annotators' mean"``, on the items both scored and rated), with columns ``kind, name, target`` and those of
+        One row per annotator (``kind="annotator"``, ``held_out`` its name, on the items they rated that someone
+        else rated too), then, for each score column, one row per annotator left out (``kind="score"``, ``held_out``
+        the annotator, on those items that the score scored), all with ``target="others' mean"``: the mean rating of
+        the annotators but ``held_out``. Columns ``kind, name, held_out, target`` and those of
         :func:`evalkit.correlate.correlate` (``n, r, ci_low, ci_high, interval, p_val, p_adjusted, adjust,
-        method, level, n_groups, n_skipped``). The consensus a score is compared with averages every annotator,
-        so it is a little less noisy than an annotator's target: the comparison does not favour the annotators.
-        Where a correlation is undefined (too few common items, constant ratings or scores) its ``r`` and
-        ``p_val`` are NaN and :func:`evalkit.correlate.correlate` warns with an :class:`~evalkit.EvalkitWarning`,
-        as it does where it aligns items by index and leaves some out.
+        method, level, n_groups, n_skipped``). ``table.groupby(["kind", "name"])["r"].mean()`` gives the human
+        ceiling and each score's figure, averaged over the same references. Where a correlation is undefined (too
+        few common items, constant ratings or scores) its ``r`` and ``p_val`` are NaN and
+        :func:`evalkit.correlate.correlate` warns with an :class:`~evalkit.EvalkitWarning`, as it does where it
+        aligns items by index and leaves some out.
 
     Examples
     --------
@@ -879,13 +885,16 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
     >>> ratings = pd.DataFrame([(i, a, t + rng.normal()) for i, t in truth.items() for a in "abc"],
     ...                        columns=["item_id", "annotator", "rating"])
     >>> table = human_ceiling(truth.rename("oracle"), ratings, n_resamples=0)
-    >>> table[["kind", "name", "n"]]
-            kind    name   n
-    0  annotator       a  60
-    1  annotator       b  60
-    2  annotator       c  60
-    3      score  oracle  60
-    >>> bool((table.loc[table.kind == "annotator", "r"] < table.loc[3, "r"]).all())
+    >>> table[["kind", "name", "held_out", "n"]]
+            kind    name held_out   n
+    0  annotator       a        a  60
+    1  annotator       b        b  60
+    2  annotator       c        c  60
+    3      score  oracle        a  60
+    4      score  oracle        b  60
+    5      score  oracle        c  60
+    >>> means = table.groupby(["kind", "name"])["r"].mean()  # the ceiling and the score's, averaged alike
+    >>> bool(means["annotator"].iloc[0] < means["score", "oracle"])
     True
     """
     check_option(level, ("dataset", "summary"), "level")
@@ -912,18 +921,22 @@ def human_ceiling(scores, ratings, *, method: str = "spearman", level: str = "da
         return _correlate.correlate(x.loc[common], target.loc[common], by=groups,
                                     cluster=None if cluster is None else cluster.loc[common], **options)
 
-    rows = []
+    frame = None if scores is None else _as_score_frame(scores)
+    humans, machines = [], []
     for name in wide.columns:
         own = wide[name].dropna()
         others = wide.drop(columns=name).loc[own.index].mean(axis=1)
         if others.notna().sum() == 0:
             continue
-        rows.append(run(own.to_frame(name), others).assign(kind="annotator", name=name, target="others' mean"))
-    if scores is not None:
-        frame = _as_score_frame(scores)
-        rows.append(run(frame, wide.mean(axis=1)).assign(kind="score", target="all annotators' mean")
-                    .rename_axis("name").reset_index())
-    out = pd.concat([r.reset_index(drop=True) for r in rows], ignore_index=True)
+        humans.append(run(own.to_frame(name), others).assign(kind="annotator", name=name, held_out=name))
+        if frame is not None:  # the scores against the same reference, on the items this annotator rated
+            machines.append(run(frame, others).assign(kind="score", held_out=name).rename_axis("name").reset_index())
+    rows = humans
+    if machines:  # each score's rows together, in the annotators' order
+        scored = pd.concat(machines, ignore_index=True)
+        order = {name: i for i, name in enumerate(frame.columns)}
+        rows = [*humans, scored.sort_values("name", key=lambda s: s.map(order), kind="stable")]
+    out = pd.concat([r.reset_index(drop=True) for r in rows], ignore_index=True).assign(target="others' mean")
     if adjust is not None:
         out["p_adjusted"], out["adjust"] = adjust_p_values(out["p_val"].to_numpy(dtype=float), adjust), adjust
     return out[CEILING_COLUMNS]

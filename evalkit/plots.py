@@ -417,13 +417,16 @@ def label_budget(expected: pd.DataFrame, *, half_width=None, ax=None, **kwargs):
 
 
 def human_ceiling(table: pd.DataFrame, *, ax=None, **kwargs):
-    """Each annotator's leave-one-out correlation and each score's, as points with intervals.
+    """Each annotator's leave-one-out correlation and, on the same row, each score's against the same reference.
 
     Parameters
     ----------
     table : DataFrame
-        Output of :func:`evalkit.agreement.human_ceiling` (columns ``kind, name, r``, and ``ci_low,
-        ci_high`` when computed). The mean annotator correlation, the human ceiling, is a dashed line.
+        Output of :func:`evalkit.agreement.human_ceiling` (columns ``kind, name, r``, ``held_out`` for the score
+        rows, and ``ci_low, ci_high`` when computed). One row of the plot per annotator left out: the annotator's
+        correlation with the others' mean and each score's with that same mean. Dashed lines: the mean over
+        annotators of each (the human ceiling, and each score's figure averaged the same way). Without a
+        ``held_out`` column every table row is a row of the plot.
     ax : matplotlib Axes, optional
     **kwargs
         Passed to ``ax.errorbar``.
@@ -436,42 +439,53 @@ def human_ceiling(table: pd.DataFrame, *, ax=None, **kwargs):
     --------
     >>> import pandas as pd
     >>> from evalkit import plots
-    >>> table = pd.DataFrame({"kind": ["annotator", "annotator", "score"], "name": ["a", "b", "metric"],
-    ...                       "r": [0.6, 0.5, 0.3], "ci_low": [0.5, 0.4, 0.1], "ci_high": [0.7, 0.6, 0.5]})
+    >>> table = pd.DataFrame({"kind": ["annotator", "annotator", "score", "score"], "name": ["a", "b", "metric", "metric"],
+    ...                       "held_out": ["a", "b", "a", "b"], "r": [0.6, 0.5, 0.3, 0.2],
+    ...                       "ci_low": [0.5, 0.4, 0.1, 0.0], "ci_high": [0.7, 0.6, 0.5, 0.4]})
     >>> ax = plots.human_ceiling(table)
     >>> [t.get_text() for t in ax.get_yticklabels()]
-    ['a', 'b', 'metric']
+    ['a left out', 'b left out']
     """
     table = _rows(check_dataframe(table, "table"), "table")
     check_columns(table, ["kind", "name", "r"], "table")
     has_ci = {"ci_low", "ci_high"} <= set(table.columns)
-    table = _numbers(table, ["r", "ci_low", "ci_high"] if has_ci else ["r"], "table")
-    r = table["r"].to_numpy(float)
+    table = _numbers(table, ["r", "ci_low", "ci_high"] if has_ci else ["r"], "table").reset_index(drop=True)
     if has_ci:
-        low, high = table["ci_low"].to_numpy(float), table["ci_high"].to_numpy(float)
-        outside = (low > r) | (r > high)  # False where anything is NaN: a missing interval is not drawn
-        if outside.any():
-            i = int(np.flatnonzero(outside)[0])
-            raise ValueError(f"`table` row {i} ({table['name'].iloc[i]!r}): its interval [{low[i]:g}, {high[i]:g}] does "
-                             f"not hold its r = {r[i]:g}.")
+        _interval_holds(table, "r", "name")
     if ax is None:
         ax = plt.gca()
-    y = np.arange(len(table))[::-1]
-    for i, kind in enumerate(("annotator", "score")):
-        rows = (table["kind"] == kind).to_numpy()
-        if not rows.any():
+    paired = "held_out" in table.columns
+    if paired:
+        rows = list(dict.fromkeys(table["held_out"]))
+        position = table["held_out"].map({name: len(rows) - 1 - i for i, name in enumerate(rows)}).to_numpy(float)
+        labels = [f"{_plain(name)} left out" for name in rows]
+    else:
+        rows = list(range(len(table)))
+        position = np.arange(len(table))[::-1].astype(float)
+        labels = [_plain(name) for name in table["name"]]
+    series = [("annotator", None)] + [("score", name) for name in dict.fromkeys(table.loc[table["kind"] == "score", "name"])]
+    step = 0.6 / max(1, len(series))
+    for i, (kind, name) in enumerate(series):
+        rows_of = (table["kind"] == kind).to_numpy() & (True if name is None else (table["name"] == name).to_numpy())
+        if not rows_of.any():
             continue
-        err = None
-        if has_ci:
-            err = np.vstack([r[rows] - table["ci_low"].to_numpy(float)[rows], table["ci_high"].to_numpy(float)[rows] - r[rows]])
-        ax.errorbar(r[rows], y[rows], xerr=err, fmt="o", color=f"C{i}", capsize=3, label=f"{kind}s", **kwargs)
-    annotators = table["kind"] == "annotator"
-    if annotators.any():
-        ceiling = float(np.nanmean(r[annotators.to_numpy()]))
-        ax.axvline(ceiling, linestyle="--", color="C0", linewidth=1, label=f"human ceiling (mean) {ceiling:.2f}")
-    ax.set_yticks(y, [_plain(name) for name in table["name"]])
+        part = table[rows_of]
+        r = part["r"].to_numpy(float)
+        err = np.vstack([r - part["ci_low"].to_numpy(float), part["ci_high"].to_numpy(float) - r]) if has_ci else None
+        offset = (i - (len(series) - 1) / 2) * step if paired else 0.0
+        label = "annotators (with the others' mean)" if kind == "annotator" else _plain(name)
+        ax.errorbar(r, position[rows_of] - offset, xerr=err, fmt="o" if kind == "annotator" else "s", color=f"C{i}",
+                    capsize=3, markersize=5, label=label, **kwargs)
+        mean = float(np.nanmean(r))
+        ax.axvline(mean, linestyle="--", color=f"C{i}", linewidth=1,
+                   label=f"human ceiling (mean) {mean:.2f}" if kind == "annotator" else f"{_plain(name)} mean {mean:.2f}")
+    ax.set_yticks(np.arange(len(rows))[::-1] if paired else position, labels)
     method = table["method"].iloc[0] if "method" in table.columns else "r"
-    ax.set_xlabel(f"{method} correlation (annotators: with the others' mean; scores: with all annotators' mean)")
+    interval = f"; {int(round(100 * table.attrs['confidence_level']))}% intervals" if "confidence_level" in table.attrs else ""
+    kind = table["interval"].dropna().iloc[0] if "interval" in table.columns and table["interval"].notna().any() else None
+    ax.set_xlabel(f"{method} correlation with the other annotators' mean" + (f" ({kind})" if kind else "") + interval)
+    ax.set_title("Human ceiling: every score against the same leave-one-out references" if paired and len(series) > 1
+                 else "Human ceiling: each annotator against the others' mean")
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)  # off the intervals
     return ax
 

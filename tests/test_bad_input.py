@@ -493,7 +493,8 @@ GENERATED = {
         "half_width": g.numbers(0, 1)[1]}), half_width=g.option(g.pick([None, 0.05]))),
     "plots.human_ceiling": lambda g: partial(_plot("human_ceiling"), g.table({
         "kind": st.sampled_from(["annotator", "score"]), "name": st.sampled_from(["a", "b", "m"]), "r": g.numbers(-1, 1)[1],
-        "ci_low": g.numbers(-1, 1)[1], "ci_high": g.numbers(-1, 1)[1], "n": st.integers(0, 50)})),
+        "ci_low": g.numbers(-1, 1)[1], "ci_high": g.numbers(-1, 1)[1], "n": st.integers(0, 50),
+        **({"held_out": st.sampled_from(["a", "b"])} if g.draw(st.booleans()) else {})})),
     "plots.ratings": lambda g: partial(_plot("ratings"), _ratings_table(g)),
     "plots.rank_sets": lambda g: partial(_plot("rank_sets"), g.table({
         "system": st.sampled_from(SYSTEMS), "estimate": g.numbers(0, 1)[1], "rank_low": g.numbers(1, 4)[1],

@@ -176,3 +176,27 @@ def test_pairwise_plots_draw_what_the_tables_hold():
         plots.rank_sets(table)
     with pytest.raises(TypeError, match="`table` must be a pandas DataFrame"):
         plots.ratings("ratings.csv")
+
+
+def test_human_ceiling_puts_each_score_on_the_row_of_the_reference_it_was_scored_against(rng):
+    from evalkit import agreement
+
+    truth = pd.Series(rng.normal(size=60), index=[f"i{k}" for k in range(60)])
+    ratings = pd.DataFrame([(i, a, t + rng.normal()) for i, t in truth.items() for a in "abc"],
+                           columns=["item_id", "annotator", "rating"])
+    scores = pd.DataFrame({"good": truth + 0.3 * rng.normal(size=60), "noise": rng.normal(size=60)}, index=truth.index)
+    table = agreement.human_ceiling(scores, ratings, n_resamples=50, rng=0)
+    ax = plots.human_ceiling(table)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a left out", "b left out", "c left out"]
+    points = {c.get_label(): c.lines[0].get_data() for c in ax.containers}
+    assert set(points) == {"annotators (with the others' mean)", "good", "noise"}
+    for label, name in (("annotators (with the others' mean)", None), ("good", "good"), ("noise", "noise")):
+        rows = table[table["kind"] == "annotator"] if name is None else table[table["name"] == name]
+        np.testing.assert_allclose(points[label][0], rows["r"])  # x: the correlations, row by row
+        assert np.all(np.abs(points[label][1] - np.array([2, 1, 0])) < 0.5)  # y: the row of its held-out annotator
+    means = {line.get_label(): line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == "--"}
+    ceiling = table.loc[table["kind"] == "annotator", "r"].mean()
+    assert means[f"human ceiling (mean) {ceiling:.2f}"] == pytest.approx(ceiling)
+    good = table.loc[table["name"] == "good", "r"].mean()
+    assert means[f"good mean {good:.2f}"] == pytest.approx(good)
+    assert "percentile bootstrap" in ax.get_xlabel() and "same leave-one-out references" in ax.get_title()
