@@ -153,3 +153,41 @@ def format_frame(table, decimals: int = 3):
         kind = column_kind(column, columns, table.attrs)
         out.isetitem(position, series.map(lambda v, kind=kind: format_value(v, kind, decimals)))
     return out
+
+
+# ------------------------------------------------------------------ figures
+def _drawn_labels(ax) -> list[str]:
+    """The labels of what was drawn on ``ax`` (lines, collections, error bars, bars), those matplotlib would put in
+    a legend: not the ``_``-prefixed ones it makes up."""
+    artists = [*ax.containers, *ax.lines, *ax.collections, *ax.patches]
+    return list(dict.fromkeys(str(a.get_label()) for a in artists if a.get_label() and not str(a.get_label()).startswith("_")))
+
+
+def describe_figure(fig) -> str:
+    """A matplotlib figure in words: its title, and for each Axes its title, axis labels, legend and what was drawn
+    with a label. The text a reader gets without the image (and that tests read from an executed notebook)."""
+    width, height = (int(round(v)) for v in fig.get_size_inches() * fig.dpi)
+    lines = [f"<Figure {width}x{height} with {len(fig.axes)} Axes>"]
+    suptitle = getattr(fig, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text():
+        lines.append(f"Figure title: {suptitle.get_text()}")
+    for legend in fig.legends:
+        lines.append("Figure legend: " + " | ".join(t.get_text() for t in legend.get_texts()))
+    boxes = []
+    for i, ax in enumerate(fig.axes, 1):
+        box = tuple(np.round(ax.get_position().bounds, 3))
+        kind = " (colorbar)" if ax.get_label() == "<colorbar>" else f" (twin of Axes {boxes.index(box) + 1})" \
+            if box in boxes else ""
+        boxes.append(box)
+        name = f"Axes {i}{kind}"
+        title = " / ".join(t for t in (ax.get_title("left"), ax.get_title(), ax.get_title("right")) if t)
+        lines.append(f"{name} title: {title}")
+        lines.append(f"{name} x label: {ax.get_xlabel()}")
+        lines.append(f"{name} y label: {ax.get_ylabel()}")
+        legend = ax.get_legend()
+        if legend is not None:
+            lines.append(f"{name} legend: " + " | ".join(t.get_text() for t in legend.get_texts()))
+        drawn = _drawn_labels(ax)
+        if drawn:
+            lines.append(f"{name} drawn: " + " | ".join(drawn))
+    return "\n".join(lines)

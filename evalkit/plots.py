@@ -229,16 +229,22 @@ def calibration_rates(report, *, ax=None, **kwargs):
     y = np.arange(len(table))[::-1]
     values = table["value"].to_numpy(float)
     err = np.vstack([values - table["ci_low"].to_numpy(float), table["ci_high"].to_numpy(float) - values])
+    pct = int(round(report.confidence_level * 100))
+    methods = list(dict.fromkeys(table["interval"].dropna().astype(str))) if "interval" in table.columns else []
     kwargs.setdefault("fmt", "o")
     kwargs.setdefault("capsize", 3)
+    kwargs.setdefault("label", f"{pct}% intervals: {', '.join(methods)}" if methods else f"{pct}% intervals")
     ax.errorbar(values, y, xerr=err, **kwargs)
     ax.set_yticks(y, table.index.tolist())
-    if "base_rate_agreement" in table.index:
-        ax.axvline(report.base_rate_agreement, linestyle=":", color="grey", label="always-PASS agreement")
-        _legend_above(ax)
+    if "agreement" in table.index:  # the always-PASS reference belongs to the agreement row only
+        row = y[table.index.get_loc("agreement")]
+        ax.vlines(report.base_rate_agreement, row - 0.4, row + 0.4, linestyles=":", colors="grey",
+                  label=f"always-PASS agreement {report.base_rate_agreement:.2f}")
+    _legend_above(ax)
     ax.set_xlim(min(0.0, float(np.nanmin(table["ci_low"]))) - 0.02, 1.02)
-    pct = int(round(report.confidence_level * 100))
     ax.set_xlabel(f"value with {pct}% CI (n = {report.n})")
+    if not ax.get_title():
+        ax.set_title(f"Calibration: the judge's rates against human labels (n = {report.n})", pad=24)
     return ax
 
 
@@ -497,7 +503,8 @@ def ratings(table: pd.DataFrame, *, ax=None, **kwargs):
     ----------
     table : DataFrame
         Output of :func:`evalkit.pairwise.bradley_terry` (``system, rating``, and ``ci_low, ci_high``). The
-        centre, 1000 (the mean rating, or the anchor's), is a dashed line.
+        centre, 1000 (the mean rating, or the anchor's), is a dashed line. Its ``attrs`` name the interval on the
+        axis (a sandwich interval with clusters is the cluster-robust one); an Axes without a title gets one.
     ax : matplotlib Axes, optional
     **kwargs
         Passed to ``ax.errorbar``.
@@ -523,16 +530,29 @@ def ratings(table: pd.DataFrame, *, ax=None, **kwargs):
     y = np.arange(len(order))[::-1]
     rating = order["rating"].to_numpy(float)
     err = np.vstack([rating - order["ci_low"].to_numpy(float), order["ci_high"].to_numpy(float) - rating])
+    interval = _rating_interval(order.attrs)
     kwargs.setdefault("fmt", "o")
     kwargs.setdefault("capsize", 3)
+    if interval:
+        kwargs.setdefault("label", interval)
     ax.errorbar(rating, y, xerr=err, **kwargs)
     ax.axvline(1000.0, linestyle="--", color="grey", linewidth=1)  # the mean rating, or the anchor's
     ax.set_yticks(y, [_plain(name) for name in order["system"]])
-    level = order.attrs.get("confidence_level")
-    method = order.attrs.get("interval")
-    detail = f" ({level:.0%} {method} interval)" if level is not None and method else ""
-    ax.set_xlabel(f"Bradley-Terry rating, Elo scale{detail}")
+    ax.set_xlabel("Bradley-Terry rating, Elo scale" + (f" ({interval})" if interval else ""))
+    if not ax.get_title():
+        ax.set_title(f"Bradley-Terry ratings of {len(order)} systems")
     return ax
+
+
+def _rating_interval(attrs) -> str:
+    """The interval of a ratings table in words, from its attrs: "95% cluster-robust interval, clusters: question_id"."""
+    level, method, cluster = attrs.get("confidence_level"), attrs.get("interval"), attrs.get("cluster")
+    if level is None or not method:
+        return ""
+    name = {"sandwich": "cluster-robust (sandwich)" if cluster is not None else "robust (sandwich)",
+            "bootstrap": "cluster bootstrap" if cluster is not None else "bootstrap"}.get(method, str(method))
+    clusters = f", clusters: {cluster if isinstance(cluster, str) else 'given'}" if cluster is not None else ""
+    return f"{level:.0%} {name} interval{clusters}"
 
 
 def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
@@ -541,7 +561,9 @@ def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
     Parameters
     ----------
     table : DataFrame
-        Output of :func:`evalkit.pairwise.rank_sets` (``system, rank_low, rank_high``, optional ``estimate``).
+        Output of :func:`evalkit.pairwise.rank_sets` (``system, rank_low, rank_high``, optional ``estimate``). Its
+        ``attrs`` (``method``, ``sets``, ``confidence_level``) name what is drawn: the sets are labelled with the
+        method, and an Axes without a title gets one naming it.
     ax : matplotlib Axes, optional
     **kwargs
         Passed to ``ax.hlines`` (one line per system, from rank_low to rank_high).
@@ -574,8 +596,12 @@ def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
     if ax is None:
         ax = plt.gca()
     y = np.arange(len(table))[::-1]
+    level, method, sets = (table.attrs.get(key) for key in ("confidence_level", "method", "sets"))
+    what = _RANK_SET_METHODS.get(method, method)
     kwargs.setdefault("linewidth", 6)
     kwargs.setdefault("color", "C0")
+    if what:
+        kwargs.setdefault("label", f"rank-sets: {what}")
     ax.hlines(y, low, high, **kwargs)
     ax.plot(low, y, "|", color="black")
     ax.plot(high, y, "|", color="black")
@@ -583,11 +609,15 @@ def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
     ax.set_xticks(range(1, k + 1))
     ax.set_xlim(0.5, k + 0.5)
     ax.set_yticks(y, [_plain(name) for name in table["system"]])
-    level = table.attrs.get("confidence_level")
-    method = table.attrs.get("method")
-    detail = f" ({level:.0%} simultaneous, {method})" if level is not None and method else ""
+    detail = f" ({level:.0%} simultaneous{f', {sets} sets' if sets else ''})" if level is not None else ""
     ax.set_xlabel(f"rank (1 = best){detail}")
+    if not ax.get_title():
+        ax.set_title(f"rank-sets: {what}" if what else "rank-sets")
     return ax
+
+
+# How a rank-set's method reads in a title (the ``method`` attrs of :func:`evalkit.pairwise.rank_sets`).
+_RANK_SET_METHODS = {"ppr": "PPR (human votes + judge)", "human": "human votes only", "judge": "judge only"}
 
 
 def win_rates(matrix: pd.DataFrame, *, ax=None, cmap="RdBu", **kwargs):
@@ -639,5 +669,8 @@ def win_rates(matrix: pd.DataFrame, *, ax=None, cmap="RdBu", **kwargs):
     ax.set_yticks(range(len(names)), names)
     ax.set_xlabel("opponent")
     ax.set_ylabel("system (share of its wins)")
+    if not ax.get_title():
+        ties = {"half": " (ties as half a win)", "drop": " (ties left out)"}.get(matrix.attrs.get("ties"), "")
+        ax.set_title(f"Win rates of {len(names)} systems, head to head{ties}")
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return ax

@@ -200,11 +200,14 @@ def formatted(table, *, decimals: int = 3):
 
 
 def use_formatted(*, decimals: int = 3) -> None:
-    """Show every DataFrame of the running IPython session through :func:`formatted`, its text never cut.
+    """Show every DataFrame of the running IPython session through :func:`formatted`, its text never cut, and say
+    in words what every figure shows.
 
     A notebook calls it once, in its setup cell: each table it displays from then on rounds each column as its
     quantity, and long text (a note, a caveat) is shown whole (``display.max_colwidth`` is set to None). The
-    tables themselves are not changed. Outside IPython it does nothing.
+    tables themselves are not changed. Each matplotlib figure's text form (what a reader gets without the
+    image, kept beside the image in the notebook) lists its titles, axis labels, legends and the labels of what
+    was drawn. Outside IPython it does nothing.
 
     Parameters
     ----------
@@ -232,6 +235,8 @@ def use_formatted(*, decimals: int = 3) -> None:
     formatters["text/html"].for_type(pd.DataFrame, lambda t: _display.format_frame(t, decimals)._repr_html_())
     formatters["text/plain"].for_type(pd.DataFrame, lambda t, printer, cycle: printer.text(
         repr(_display.format_frame(t, decimals))))
+    formatters["text/plain"].for_type_by_name("matplotlib.figure", "Figure", lambda fig, printer, cycle: printer.text(
+        _display.describe_figure(fig)))
 
 
 def _parameter_names(cell_source: str) -> set[str]:

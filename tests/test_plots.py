@@ -158,13 +158,22 @@ def test_pairwise_plots_draw_what_the_tables_hold():
     segments = bars.lines[2][0].get_segments()
     np.testing.assert_allclose(sorted(seg[0][0] for seg in segments), sorted(table["ci_low"]))
     assert [t.get_text() for t in ax.get_yticklabels()] == table["system"].tolist()  # best at the top
-    assert "95% sandwich interval" in ax.get_xlabel()
-    sets = pairwise.rank_sets(datasets.load_demo("pairwise")["judge"], votes.sample(300, random_state=0))
+    assert "95% robust (sandwich) interval" in ax.get_xlabel() and ax.get_title() == "Bradley-Terry ratings of 6 systems"
+    clustered = pairwise.bradley_terry(votes, cluster="question_id")
     fig, ax = plt.subplots()
-    plots.rank_sets(sets, ax=ax)
-    drawn = [tuple(seg[:, 0]) for seg in ax.collections[0].get_segments()]
-    assert drawn == list(zip(sets["rank_low"].astype(float), sets["rank_high"].astype(float), strict=True))
-    assert "95% simultaneous, ppr" in ax.get_xlabel()
+    plots.ratings(clustered, ax=ax)  # the sandwich with clusters is the cluster-robust interval, and says so
+    assert "95% cluster-robust (sandwich) interval, clusters: question_id" in ax.get_xlabel()
+    assert ax.containers[0].get_label() == "95% cluster-robust (sandwich) interval, clusters: question_id"
+    judge_votes = datasets.load_demo("pairwise")["judge"]
+    few = votes.sample(300, random_state=0)
+    for method, name in (("ppr", "PPR (human votes + judge)"), ("human", "human votes only"), ("judge", "judge only")):
+        sets = pairwise.rank_sets(judge_votes, few, method=method)
+        fig, ax = plt.subplots()
+        plots.rank_sets(sets, ax=ax)
+        drawn = [tuple(seg[:, 0]) for seg in ax.collections[0].get_segments()]
+        assert drawn == list(zip(sets["rank_low"].astype(float), sets["rank_high"].astype(float), strict=True))
+        assert ax.get_title() == f"rank-sets: {name}" and ax.collections[0].get_label() == f"rank-sets: {name}"
+        assert f"95% simultaneous, {sets.attrs['sets']} sets" in ax.get_xlabel()
     fig, ax = plt.subplots()
     matrix = pairwise.win_rates(votes)
     plots.win_rates(matrix, ax=ax)
@@ -200,3 +209,24 @@ def test_human_ceiling_puts_each_score_on_the_row_of_the_reference_it_was_scored
     good = table.loc[table["name"] == "good", "r"].mean()
     assert means[f"good mean {good:.2f}"] == pytest.approx(good)
     assert "percentile bootstrap" in ax.get_xlabel() and "same leave-one-out references" in ax.get_title()
+
+
+def test_calibration_rates_draws_the_always_pass_reference_on_the_agreement_row_only():
+    from evalkit import calibrate
+
+    ids = [f"c{i}" for i in range(40)]
+    human = pd.Series(["PASS"] * 28 + ["FAIL"] * 12, index=ids)
+    judge = human.copy()
+    judge.iloc[[0, 1, 30, 31, 32]] = ["FAIL", "FAIL", "PASS", "PASS", "PASS"]
+    report = calibrate.calibrate(judge, human)
+    fig, ax = plt.subplots()
+    plots.calibration_rates(report, ax=ax)
+    rows = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks(), strict=True)}
+    (segment,) = ax.collections[-1].get_segments()
+    assert segment[0, 0] == segment[1, 0] == pytest.approx(report.base_rate_agreement)
+    low, high = sorted(segment[:, 1])
+    assert rows["agreement"] - 0.5 < low < rows["agreement"] < high < rows["agreement"] + 0.5  # crosses no other row
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sorted(legend) == sorted(["95% intervals: clopper-pearson, cp-fiducial",
+                                     f"always-PASS agreement {report.base_rate_agreement:.2f}"])
+    assert ax.get_title().startswith("Calibration")
