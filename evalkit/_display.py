@@ -139,6 +139,11 @@ def result_html(title: str, rows, columns=RESULT_COLUMNS) -> str:
     return f"<p><b>{html.escape(title)}</b></p>{table}"
 
 
+def has_notes(table) -> bool:
+    """Whether a table has a column of notes (``note``, ``ci_note``, ``caveat``, ``warning``...): text never cut."""
+    return any({"note", "notes", "caveat", "warning"} & set(_tokens(column)) for column in table.columns)
+
+
 def format_frame(table, decimals: int = 3):
     """A copy of ``table`` for display: every float column as text, rounded as its quantity (:func:`column_kind`).
     Integer, text and other columns are kept as they are; the index is kept."""

@@ -204,8 +204,8 @@ def use_formatted(*, decimals: int = 3) -> None:
     in words what every figure shows.
 
     A notebook calls it once, in its setup cell: each table it displays from then on rounds each column as its
-    quantity, and long text (a note, a caveat) is shown whole (``display.max_colwidth`` is set to None). The
-    tables themselves are not changed. Each matplotlib figure's text form (what a reader gets without the
+    quantity, and a table with a note column (``note``, ``ci_note``, a caveat or a warning) is shown with no
+    column cut (``display.max_colwidth`` does not apply to it). The tables themselves are not changed. Each matplotlib figure's text form (what a reader gets without the
     image, kept beside the image in the notebook) lists its titles, axis labels, legends and the labels of what
     was drawn. Outside IPython it does nothing.
 
@@ -230,11 +230,14 @@ def use_formatted(*, decimals: int = 3) -> None:
     shell = get_ipython()
     if shell is None:
         return
-    pd.set_option("display.max_colwidth", None)
+    def shown(table, render):
+        width = None if _display.has_notes(table) else pd.get_option("display.max_colwidth")
+        with pd.option_context("display.max_colwidth", width):  # a note or caveat is never cut
+            return render(_display.format_frame(table, decimals))
+
     formatters = shell.display_formatter.formatters
-    formatters["text/html"].for_type(pd.DataFrame, lambda t: _display.format_frame(t, decimals)._repr_html_())
-    formatters["text/plain"].for_type(pd.DataFrame, lambda t, printer, cycle: printer.text(
-        repr(_display.format_frame(t, decimals))))
+    formatters["text/html"].for_type(pd.DataFrame, lambda t: shown(t, lambda f: f._repr_html_()))
+    formatters["text/plain"].for_type(pd.DataFrame, lambda t, printer, cycle: printer.text(shown(t, repr)))
     formatters["text/plain"].for_type_by_name("matplotlib.figure", "Figure", lambda fig, printer, cycle: printer.text(
         _display.describe_figure(fig)))
 

@@ -65,14 +65,21 @@ def test_use_formatted_registers_with_ipython():
     try:
         with pd.option_context("display.max_colwidth", 50):
             report.use_formatted()
-            table = pd.DataFrame({"p_val": [0.0], "note": ["a caveat " * 20]})
+            table = pd.DataFrame({"p_val": [0.0], "ci_note": ["a caveat " * 20]})
             data, _ = shell.display_formatter.format(table)
             assert "&lt; 1e-16" in data["text/html"] and "< 1e-16" in data["text/plain"]
             assert ("a caveat " * 20).strip() in data["text/plain"]  # never cut
-            assert pd.get_option("display.max_colwidth") is None
+            assert ("a caveat " * 20).strip() in data["text/html"]
+            long_text = pd.DataFrame({"raw": ["model output " * 20]})  # other text keeps the session's width
+            assert ("model output " * 20).strip() not in shell.display_formatter.format(long_text)[0]["text/plain"]
+            assert pd.get_option("display.max_colwidth") == 50
+            fig = pytest.importorskip("matplotlib.pyplot").figure()
+            fig.add_subplot().set_title("coverage of PPI++")
+            assert "Axes 1 title: coverage of PPI++" in shell.display_formatter.format(fig)[0]["text/plain"]
     finally:
         for mime in ("text/html", "text/plain"):
             shell.display_formatter.formatters[mime].pop(pd.DataFrame, None)
+        shell.display_formatter.formatters["text/plain"].pop("matplotlib.figure.Figure", None)
         interactive.InteractiveShell.clear_instance()
     with pytest.raises(ValueError, match="`decimals`"):
         report.use_formatted(decimals=-2)
