@@ -238,6 +238,12 @@ def use_formatted(*, decimals: int = 3) -> None:
     formatters = shell.display_formatter.formatters
     formatters["text/html"].for_type(pd.DataFrame, lambda t: shown(t, lambda f: f._repr_html_()))
     formatters["text/plain"].for_type(pd.DataFrame, lambda t, printer, cycle: printer.text(shown(t, repr)))
+    try:
+        from matplotlib import pyplot
+    except ImportError:  # no matplotlib: no figures to describe
+        return
+    # Load the backend now: the inline backend resets every formatter of figures when it loads (at the first figure).
+    pyplot.switch_backend(pyplot.get_backend())
     formatters["text/plain"].for_type_by_name("matplotlib.figure", "Figure", lambda fig, printer, cycle: printer.text(
         _display.describe_figure(fig)))
 
@@ -274,13 +280,16 @@ def _static_widgets(nb) -> None:
 
 
 # JupyterLab's page template without the scripts it would fetch from CDNs (require.js, MathJax, Mermaid,
-# the widget manager): evalkit's pages need none of them, and a page must look the same offline.
+# the widget manager): evalkit's pages need none of them, and a page must look the same offline. JupyterLab's
+# `word-break: break-all` on output text would cut a warning mid-word ("no interv al"): a more specific rule (it
+# comes first in the page) breaks lines between words.
 _TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{% block extra_css %}<style>.jp-OutputArea-output {overflow-x: auto}</style>{% endblock extra_css %}
+{% block extra_css %}<style>.jp-OutputArea-output {overflow-x: auto}
+.jp-OutputArea .jp-OutputArea-output pre {word-break: normal; overflow-wrap: break-word}</style>{% endblock extra_css %}
 """
 
 
