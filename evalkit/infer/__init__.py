@@ -10,7 +10,8 @@ all cases as
 
 where :math:`f` is the judge's score and :math:`y` the human label: ``lam`` (:math:`\lambda`) times the
 judge's mean on the unlabelled cases, plus the mean of ``human - lam * judge`` on the labelled ones. The
-second term rectifies the judge's bias with the labels, so the estimate is unbiased whatever the judge does; the judge only changes the width. ``lam = 1`` is PPI, ``lam = 0`` the classical human-only mean, and
+second term rectifies the judge's bias with the labels, so the estimate is unbiased whatever the judge does;
+the judge only changes the width. ``lam = 1`` is PPI, ``lam = 0`` the classical human-only mean, and
 PPI++ (Angelopoulos, Duchi, Zrnic 2023) chooses ``lam`` from the data to minimise the variance, clipped
 to [0, 1], so that its interval is, up to estimation noise, never wider than the classical one. The point
 estimates are ``ppi_py``'s (``ppi_mean_pointestimate``). The default intervals are betting intervals
