@@ -327,6 +327,8 @@ def fd_by_bin(table: pd.DataFrame, *, column: str = "fd_raw", by: str = "source"
     ax.set_xlabel("length bin")
     ax.set_ylabel(column)
     _legend_above(ax)
+    if not ax.get_title():
+        ax.set_title(f"{_plain(column)} by length bin and {_plain(by)}", pad=24)  # above the legend's row
     return ax
 
 
@@ -366,6 +368,8 @@ def tier_share(metrics: pd.DataFrame, *, ax=None, **kwargs):
     ax.set_xlim(0, 1)
     ax.set_xlabel("mean share of the top k")
     ax.legend(fontsize="small", ncols=len(share_columns), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    if not ax.get_title():
+        ax.set_title("Source tiers among the top k, per retrieval condition", pad=24)  # above the legend's row
     return ax
 
 

@@ -45,25 +45,56 @@ def figures(path, notebook_run):
     return found
 
 
+def problems(text: str) -> list[str]:
+    """What a figure fails to say: an Axes without a title (and no figure title), something drawn with a name that
+    neither its legend, its title nor its axis labels name, a rank-set method its title does not name."""
+    found = []
+    axes = parse(text)
+    primary = [ax for ax in axes if not ax["role"]]
+    if not primary:
+        return ["a figure without Axes"]
+    found += ["an Axes without a title (and no figure title)" for ax in primary if not (ax["title"] or ax["figure"]["title"])]
+    for ax in axes:
+        if ax["role"] == "colorbar":
+            continue
+        words = " ".join([ax["title"], ax["figure"]["title"], ax.get("x label", ""), ax.get("y label", "")])
+        shown = set(ax["legend"]) | set(ax["figure"]["legend"])
+        for label in ax["drawn"]:  # what was drawn with a name is named where a reader looks
+            if label not in shown and label not in words:
+                found.append(f"{label!r} is drawn but not named")
+            if label.startswith("rank-sets: ") and label.removeprefix("rank-sets: ") not in ax["title"]:
+                found.append(f"title {ax['title']!r} does not name the method drawn, {label!r}")
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_figure_says_what_it_shows(path, notebook_run):
     for index, text in figures(path, notebook_run):
-        where = f"{path.name} cell {index}"
-        axes = parse(text)
-        primary = [ax for ax in axes if not ax["role"]]
-        assert primary, f"{where}: a figure without Axes"
-        for ax in primary:
-            assert ax["title"] or ax["figure"]["title"], f"{where}: an Axes without a title (and no figure title)"
-        for ax in axes:
-            if ax["role"] == "colorbar":
-                continue
-            words = " ".join([ax["title"], ax["figure"]["title"], ax.get("x label", ""), ax.get("y label", "")])
-            shown = set(ax["legend"]) | set(ax["figure"]["legend"])
-            for label in ax["drawn"]:  # what was drawn with a name is named where a reader looks
-                assert label in shown or label in words, f"{where}: {label!r} is drawn but not named ({text})"
-                if label.startswith("rank-sets: "):  # the method plotted, in the title
-                    assert label.removeprefix("rank-sets: ") in ax["title"], f"{where}: title {ax['title']!r} does not name {label!r}"
+        assert not problems(text), f"{path.name} cell {index}: {problems(text)}\n{text}"
+
+
+def test_a_title_naming_another_method_than_the_one_drawn_is_caught():
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from evalkit import _display, datasets, pairwise, plots
+
+    demo = datasets.load_demo("pairwise")
+    sets = pairwise.rank_sets(demo["judge"], demo["comparisons"].sample(300, random_state=0), method="human")
+    fig, ax = plt.subplots()
+    plots.rank_sets(sets, ax=ax)
+    assert problems(_display.describe_figure(fig)) == []
+    ax.set_title("PPR rank-sets, one draw of 300 human votes + the judge")  # what notebook 06 used to say
+    assert problems(_display.describe_figure(fig)) == [
+        "'rank-sets: human votes only' is drawn but not named",
+        "title 'PPR rank-sets, one draw of 300 human votes + the judge' does not name the method drawn, "
+        "'rank-sets: human votes only'"]
+    ax.set_title("")
+    assert "an Axes without a title (and no figure title)" in problems(_display.describe_figure(fig))
+    fig2, ax2 = plt.subplots()
+    ax2.plot([1, 2], [0.9, 0.95], label="PPI++")  # a method drawn, named nowhere
+    ax2.set_title("coverage")
+    assert problems(_display.describe_figure(fig2)) == ["'PPI++' is drawn but not named"]
+    plt.close("all")
 
 
 def test_parse_reads_the_description():
