@@ -282,12 +282,16 @@ def _ceiling_population() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _ceiling_design(name, description, population, row: str, *, data=None) -> Design:
+    def held_out():
+        """The annotator whose row is checked: ``row``, or for a score the annotator who rated the most items (the
+        score's row against that annotator's leave-one-out reference, on the items they rated)."""
+        wide, names, _ = population()
+        return row if row != "score" else str(names[int(np.argmax((~np.isnan(wide)).sum(axis=0)))])
+
     @functools.cache
     def truth():
         wide, names, score = population()
-        # the score's checked row is its correlation with the leave-one-out reference of the first annotator (in
-        # the table's order), on the items that annotator rated
-        j = list(names).index(sorted(names)[0] if row == "score" else row)
+        j = list(names).index(held_out())
         own = ~np.isnan(wide[:, j])
         reference = np.nanmean(np.delete(wide[own], j, axis=1), axis=1)
         return _coefficient(score[own] if row == "score" else wide[own, j], reference, "spearman")
@@ -295,8 +299,7 @@ def _ceiling_design(name, description, population, row: str, *, data=None) -> De
     def draw(rng, n):
         wide, names, score = population()
         i = rng.integers(0, len(wide), n)
-        return {"ratings": _long(wide[i], names), "score": score[i], "row": row, "truth": truth(),
-                "held_out": sorted(names)[0] if row == "score" else row}
+        return {"ratings": _long(wide[i], names), "score": score[i], "row": row, "truth": truth(), "held_out": held_out()}
 
     return Design(name, description, draw, data=data)
 
@@ -432,7 +435,7 @@ ENTRIES = [
     Entry("agreement.human_ceiling", "score vs an annotator's leave-one-out reference, percentile bootstrap (default)",
           "interval", _ceiling,
           (_ceiling_design("tcva-usr-maintains-context", "USR: TCVA T=0.9 against the mean of the other 2 of 3 annotators "
-                           "where the first annotator rated, on the 198 responses the release scored", _usr_scored, "score",
+                           "where the annotator with the most ratings rated, on the 198 responses the release scored", _usr_scored, "score",
                            data=("usr", "tcva")),
            _ceiling_design("synthetic-3-raters", "a score against 2 raters' mean (the third left out), 1-5 ratings piled "
                            "at the top",
