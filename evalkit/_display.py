@@ -67,15 +67,17 @@ def _tokens(name) -> list[str]:
 
 def column_kind(name, columns=(), attrs=None) -> str:
     """What a table column holds, from its name and its table: ``"p"``, ``"rating"``, ``"temperature"`` or
-    ``"number"``. An interval's bounds (``ci_low``, ``ci_high``) follow the estimate they bound."""
+    ``"number"``. An interval's bounds (``ci_low``, ``ci_high``) follow the estimate they bound; in a table whose
+    ``attrs["scale"]`` is ``"elo"`` every number but a p-value is a rating."""
     attrs = attrs or {}
     tokens = _tokens(name)
     if ("p" in tokens and str(name) != "p") or "pvalue" in tokens:
         return "p"  # p_val, p_adjusted, p_trend, "McNemar p (Holm)"; a bare "p" is a power-mean exponent
     if "temperature" in tokens or str(name) == "T":
         return "temperature"
-    ratings = "rating" in columns or str(attrs.get("scale", "")).lower() == "elo"
-    if tokens[:1] in (["rating"], ["elo"]) or (ratings and str(name) in ("ci_low", "ci_high", "estimate", "se")):
+    if str(attrs.get("scale", "")).lower() == "elo":  # a table of ratings: every number in it is on the Elo scale
+        return "rating"
+    if tokens[:1] in (["rating"], ["elo"]) or ("rating" in columns and str(name) in ("ci_low", "ci_high", "estimate", "se")):
         return "rating"
     return "number"
 

@@ -163,8 +163,8 @@ def float_format(decimals: int = 3):
 def formatted(table, *, decimals: int = 3):
     """A copy of ``table`` for display, each float column rounded as the quantity it holds; stored values untouched.
 
-    Ratings on the Elo scale (``rating``, ``elo``, and the interval bounds of a table with a ``rating`` column or
-    ``attrs["scale"] == "elo"``) show no decimals; temperatures show as given (0.1, not 0.100); p-values
+    Ratings on the Elo scale (``rating``, ``elo``, the interval bounds of a table with a ``rating`` column, and
+    every number but a p-value in a table with ``attrs["scale"] == "elo"``) show no decimals; temperatures show as given (0.1, not 0.100); p-values
     (``p_val``, ``p_adjusted``, ``McNemar p``...) show three decimals from 1e-3 up, scientific form below and
     ``< 1e-16`` where they underflow (0, or below the float epsilon); every other float shows ``decimals``
     places (two significant digits when that would read as 0). Columns that are not floats are kept as they are.

@@ -31,7 +31,8 @@ def test_ratings_rates_and_temperatures_round_as_their_quantity():
     ("p", (), {}, "number"),  # TCVA's power-mean exponent
     ("temperature", (), {}, "temperature"), ("T", (), {}, "temperature"),
     ("rating", (), {}, "rating"), ("elo", (), {}, "rating"), ("ci_low", ("rating", "ci_low"), {}, "rating"),
-    ("ci_high", (), {"scale": "elo"}, "rating"), ("ci_low", ("r", "ci_low"), {}, "number"), ("share", (), {}, "number"),
+    ("ci_high", (), {"scale": "elo"}, "rating"), ("gpt-4", ("human", "gpt-4"), {"scale": "elo"}, "rating"),
+    ("p_val", (), {"scale": "elo"}, "p"), ("ci_low", ("r", "ci_low"), {}, "number"), ("share", (), {}, "number"),
 ])
 def test_column_kind(name, columns, attrs, kind):
     assert _display.column_kind(name, columns, attrs) == kind
