@@ -142,8 +142,9 @@ def result_html(title: str, rows, columns=RESULT_COLUMNS) -> str:
 
 
 def has_notes(table) -> bool:
-    """Whether a table has a column of notes (``note``, ``ci_note``, ``caveat``, ``warning``...): text never cut."""
-    return any({"note", "notes", "caveat", "warning"} & set(_tokens(column)) for column in table.columns)
+    """Whether a table has a column of notes (``note``, ``ci_note``, ``caveat``, ``warning``, or ``interval``, whose
+    text may carry a caveat: "percentile bootstrap over clusters (124 of 1000 resamples...)"): text never cut."""
+    return any({"note", "notes", "caveat", "warning", "interval"} & set(_tokens(column)) for column in table.columns)
 
 
 def format_frame(table, decimals: int = 3):

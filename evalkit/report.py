@@ -204,8 +204,8 @@ def use_formatted(*, decimals: int = 3) -> None:
     in words what every figure shows.
 
     A notebook calls it once, in its setup cell: each table it displays from then on rounds each column as its
-    quantity, and a table with a note column (``note``, ``ci_note``, a caveat or a warning) is shown with no
-    column cut (``display.max_colwidth`` does not apply to it). The tables themselves are not changed. Each matplotlib figure's text form (what a reader gets without the
+    quantity, and a table with a note column (``note``, ``ci_note``, a caveat, a warning, or an ``interval``
+    column, which can carry one) is shown with no column cut (``display.max_colwidth`` does not apply to it). The tables themselves are not changed. Each matplotlib figure's text form (what a reader gets without the
     image, kept beside the image in the notebook) lists its titles, axis labels, legends and the labels of what
     was drawn. Outside IPython it does nothing.
 
