@@ -321,7 +321,7 @@ def test_icc_auto_bootstraps_icc1_and_icc3_and_warns_for_icc2_on_coarse_ratings(
     assert (auto.loc[kept, "ci_note"].str.startswith("F interval on coarse ratings")).all()
     # the bootstrap ran a little short on some coarse scales in the coverage harness: its rows say so
     for table, rows in ((auto, bootstrapped), (boot, bootstrapped + kept)):
-        assert table.loc[rows, "ci_note"].str.startswith("studentized bootstrap on coarse ratings: covered 0.92-0.94").all()
+        assert table.loc[rows, "ci_note"].str.startswith("studentized bootstrap on coarse ratings: covered 0.89-0.94").all()
     smooth = long_from_coders(rng.normal(size=(1, 40)).repeat(3, axis=0) + rng.normal(size=(3, 40)))
     with warnings.catch_warnings():
         warnings.simplefilter("error", EvalkitWarning)  # continuous ratings: no warning

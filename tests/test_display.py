@@ -87,7 +87,7 @@ def test_use_formatted_registers_with_ipython():
 
 
 def test_result_text_aligns_and_never_cuts_a_note():
-    note = "studentized bootstrap on coarse ratings: covered 0.92-0.94 for 95% at 50 items " * 3
+    note = "studentized bootstrap on coarse ratings: covered 0.89-0.94 for 95% at 50 items " * 3
     text = _display.result_text("T", [{"quantity": "a", "estimate": "0.500", "note": note},
                                       {"quantity": "longer name", "estimate": "12.250", "method": "m"}])
     lines = text.splitlines()
