@@ -134,7 +134,7 @@ def result_text(title: str, rows, columns=RESULT_COLUMNS) -> str:
 def result_html(title: str, rows, columns=RESULT_COLUMNS) -> str:
     """The same table as :func:`result_text` in HTML, every cell escaped (notes and labels can hold untrusted text)."""
     keep, cells = _cells(rows, columns)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in keep)
+    head = "".join(f"<th style='text-align: {'right' if c == 'estimate' else 'left'}'>{html.escape(c)}</th>" for c in keep)
     body = "".join("<tr>" + "".join(f"<td style='text-align: {'right' if keep[i] == 'estimate' else 'left'}'>"
                                     f"{html.escape(v)}</td>" for i, v in enumerate(row)) + "</tr>" for row in cells)
     table = f"<table class='dataframe'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>" if keep else ""
