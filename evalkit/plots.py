@@ -240,11 +240,12 @@ def calibration_rates(report, *, ax=None, **kwargs):
         row = y[table.index.get_loc("agreement")]
         ax.vlines(report.base_rate_agreement, row - 0.4, row + 0.4, linestyles=":", colors="grey",
                   label=f"always-PASS agreement {report.base_rate_agreement:.2f}")
-    _legend_above(ax)
     ax.set_xlim(min(0.0, float(np.nanmin(table["ci_low"]))) - 0.02, 1.02)
     ax.set_xlabel(f"value with {pct}% CI (n = {report.n})")
+    # below the axis label, where it covers no row and leaves the title room
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize="small", frameon=False)
     if not ax.get_title():
-        ax.set_title(f"Calibration: the judge's rates against human labels (n = {report.n})", pad=24)
+        ax.set_title(f"Calibration: the judge's rates against human labels (n = {report.n})")
     return ax
 
 

@@ -99,10 +99,10 @@ def test_tier_share_stacks_means():
 
 
 def legend_clear_of_data(ax):
-    """The legend's box lies above the Axes' box, so it covers no point, interval or whisker."""
+    """The legend's box lies above or below the Axes' box, so it covers no point, interval or whisker."""
     ax.figure.canvas.draw()
-    legend = ax.get_legend().get_window_extent()
-    return legend.y0 >= ax.get_window_extent().y1 - 1e-6
+    legend, box = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    return legend.y0 >= box.y1 - 1e-6 or legend.y1 <= box.y0 + 1e-6
 
 
 def test_legends_stay_off_the_data():
