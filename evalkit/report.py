@@ -164,10 +164,11 @@ def formatted(table, *, decimals: int = 3):
     """A copy of ``table`` for display, each float column rounded as the quantity it holds; stored values untouched.
 
     Ratings on the Elo scale (``rating``, ``elo``, the interval bounds of a table with a ``rating`` column, and
-    every number but a p-value in a table with ``attrs["scale"] == "elo"``) show no decimals; temperatures show as given (0.1, not 0.100); p-values
-    (``p_val``, ``p_adjusted``, ``McNemar p``...) show three decimals from 1e-3 up, scientific form below and
-    ``< 1e-16`` where they underflow (0, or below the float epsilon); every other float shows ``decimals``
-    places (two significant digits when that would read as 0). Columns that are not floats are kept as they are.
+    every number but a p-value in a table with ``attrs["scale"] == "elo"``) show no decimals; temperatures show
+    as given (0.1, not 0.100); p-values (``p_val``, ``p_adjusted``, ``McNemar p``...) show three decimals from
+    1e-3 up, scientific form below and ``< 1e-16`` where they underflow (0, or below the float epsilon); every
+    other float shows ``decimals`` places (two significant digits when that would read as 0). Columns that are
+    not floats are kept as they are.
 
     Parameters
     ----------
@@ -205,7 +206,8 @@ def use_formatted(*, decimals: int = 3) -> None:
 
     A notebook calls it once, in its setup cell: each table it displays from then on rounds each column as its
     quantity, and a table with a note column (``note``, ``ci_note``, a caveat, a warning, or an ``interval``
-    column, which can carry one) is shown with no column cut (``display.max_colwidth`` does not apply to it). The tables themselves are not changed. Each matplotlib figure's text form (what a reader gets without the
+    column, which can carry one) is shown with no column cut (``display.max_colwidth`` does not apply to it).
+    The tables themselves are not changed. Each matplotlib figure's text form (what a reader gets without the
     image, kept beside the image in the notebook) lists its titles, axis labels, legends and the labels of what
     was drawn. Outside IPython it does nothing.
 
@@ -230,6 +232,7 @@ def use_formatted(*, decimals: int = 3) -> None:
     shell = get_ipython()
     if shell is None:
         return
+
     def shown(table, render):
         width = None if _display.has_notes(table) else pd.get_option("display.max_colwidth")
         with pd.option_context("display.max_colwidth", width):  # a note or caveat is never cut

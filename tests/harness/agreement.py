@@ -435,11 +435,10 @@ ENTRIES = [
     Entry("agreement.human_ceiling", "score vs an annotator's leave-one-out reference, percentile bootstrap (default)",
           "interval", _ceiling,
           (_ceiling_design("tcva-usr-maintains-context", "USR: TCVA T=0.9 against the mean of the other 2 of 3 annotators "
-                           "where the annotator with the most ratings rated, on the 198 responses the release scored", _usr_scored, "score",
-                           data=("usr", "tcva")),
+                           "where the annotator with the most ratings rated, on the 198 responses the release scored",
+                           _usr_scored, "score", data=("usr", "tcva")),
            _ceiling_design("synthetic-3-raters", "a score against 2 raters' mean (the third left out), 1-5 ratings piled "
-                           "at the top",
-                           _ceiling_population, "score")), default=True, slow=True,
+                           "at the top", _ceiling_population, "score")), default=True, slow=True,
           notes="its intervals are correlate.correlate's on the annotators' and the score's targets"),
     Entry("agreement.human_ceiling", "annotator vs the others' mean, percentile bootstrap", "interval", _ceiling,
           (_ceiling_design("usr-annotator-sm", "USR Maintains Context: annotator sm (rated all 360 Topical-Chat responses) "
