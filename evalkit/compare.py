@@ -144,7 +144,9 @@ class PairedComparison:
         return _display.result_text(*self._rows())
 
     def _repr_html_(self) -> str:
-        return _display.result_html(*self._rows()) + self.table.to_html()
+        caption = ("verdict pairs: rows run a, columns run b" if self.kind == "pass rate"
+                   else "scores of run a, run b and b - a")
+        return _display.result_html(*self._rows()) + f"<p>{caption}</p>" + self.table.to_html()
 
 
 # ------------------------------------------------------------------------------------------ kernels
