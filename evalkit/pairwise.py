@@ -257,7 +257,8 @@ def win_rates(comparisons, *, ties: str = "half") -> pd.DataFrame:
     -------
     DataFrame
         Square, systems by systems (sorted by name): the share of row's wins over column; NaN where the two
-        never met. ``attrs["counts"]`` is not set; the number of comparisons is :func:`bradley_terry`'s ``n``.
+        never met. ``attrs["ties"]`` names how ties counted; ``attrs["counts"]`` is not set; the number of comparisons
+        is :func:`bradley_terry`'s ``n``.
 
     Examples
     --------
@@ -279,8 +280,10 @@ def win_rates(comparisons, *, ties: str = "half") -> pd.DataFrame:
     score_a = table["winner"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy()
     rows = pd.DataFrame({"row": np.r_[table["system_a"], table["system_b"]], "col": np.r_[table["system_b"], table["system_a"]],
                          "score": np.r_[score_a, 1.0 - score_a]})
-    return rows.pivot_table(index="row", columns="col", values="score", aggfunc="mean").reindex(
+    out = rows.pivot_table(index="row", columns="col", values="score", aggfunc="mean").reindex(
         index=systems, columns=systems).rename_axis(index=None, columns=None)
+    out.attrs["ties"] = ties
+    return out
 
 
 # ------------------------------------------------------------------------------------ the BT kernel

@@ -51,6 +51,7 @@ from evalkit import (
     logs,
     models,
     pairwise,
+    report,
     retrieval,
     tcva,
     verdicts,
@@ -502,7 +503,8 @@ GENERATED = {
         "half_width": g.numbers(0, 1)[1]}), half_width=g.option(g.pick([None, 0.05]))),
     "plots.human_ceiling": lambda g: partial(_plot("human_ceiling"), g.table({
         "kind": st.sampled_from(["annotator", "score"]), "name": st.sampled_from(["a", "b", "m"]), "r": g.numbers(-1, 1)[1],
-        "ci_low": g.numbers(-1, 1)[1], "ci_high": g.numbers(-1, 1)[1], "n": st.integers(0, 50)})),
+        "ci_low": g.numbers(-1, 1)[1], "ci_high": g.numbers(-1, 1)[1], "n": st.integers(0, 50),
+        **({"held_out": st.sampled_from(["a", "b"])} if g.draw(st.booleans()) else {})})),
     "plots.ratings": lambda g: partial(_plot("ratings"), _ratings_table(g)),
     "plots.rank_sets": lambda g: partial(_plot("rank_sets"), g.table({
         "system": st.sampled_from(SYSTEMS), "estimate": g.numbers(0, 1)[1], "rank_low": g.numbers(1, 4)[1],
@@ -513,6 +515,7 @@ GENERATED = {
     "retrieval.evaluate": lambda g: partial(retrieval.evaluate, g.runs(), g.qrels(), k=g.option(g.pick([1, 3]))),
     "retrieval.compare_conditions": lambda g: partial(retrieval.compare_conditions, g.metrics(), "bm25",
                                                       g.pick(["cosine", "hybrid"]), min_queries=g.option(0)),
+    "report.formatted": lambda g: partial(report.formatted, _ratings_table(g), decimals=g.pick([0, 3])),
     "retrieval.coverage": lambda g: _coverage(g),
     "retrieval.keywords": lambda g: partial(retrieval.keywords, g.text()),
     "retrieval.lsa_embeddings": lambda g: partial(retrieval.lsa_embeddings, list(g.series(elements=st.sampled_from(TEXTS))),
@@ -738,6 +741,7 @@ NOT_GENERATED = {
     "calibrate.cohen_kappa": "a deprecated alias of the kernel under agreement.cohen_kappa, which is generated here",
     **dict.fromkeys(["report.find_notebooks", "report.parse_params", "report.float_format", "report.run_notebook",
                      "report.build_report"], "runs notebooks (the 'report' extra)"),
+    "report.use_formatted": "sets how the running IPython session shows tables (no table in)",
 }
 # Public classes (result containers, exceptions, models, widgets) are constructed with checked fields, not fed
 # tables: they are not generated here, and test_public_api's registry names the test of each.

@@ -98,6 +98,8 @@ ELSEWHERE = {
     "report.find_notebooks": "test_report.py::test_unknown_parameter_is_refused",
     "report.parse_params": "test_report.py::test_parse_params",
     "report.float_format": "test_report.py::test_float_format",
+    "report.formatted": "test_display.py::test_formatted_bad_input",
+    "report.use_formatted": "test_display.py::test_use_formatted_registers_with_ipython",
     "report.run_notebook": "test_report.py::test_failure_names_notebook_and_cell",
     "report.build_report": "test_report.py::test_unknown_parameter_is_refused",
     "widgets.Labeller": "test_widgets.py::test_labeller_bad_input",

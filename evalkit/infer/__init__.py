@@ -1,13 +1,17 @@
-"""Estimates from few human labels and many judge labels: prediction-powered inference (PPI, PPI++).
+r"""Estimates from few human labels and many judge labels: prediction-powered inference (PPI, PPI++).
 
 A judge (an LLM verdict, a TCVA score, any automatic metric) scores every case; humans label a random
 subset. Prediction-powered inference (Angelopoulos et al., Science 2023) estimates the humans' mean over
-all cases as::
+all cases as
 
-    theta(lam) = lam * mean(judge on the unlabelled cases) + mean(human - lam * judge on the labelled cases)
+.. math::
 
-The second term rectifies the judge's bias with the labels, so the estimate is unbiased whatever the judge
-does; the judge only changes the width. ``lam = 1`` is PPI, ``lam = 0`` the classical human-only mean, and
+    \hat\theta(\lambda) = \lambda \, \bar f_{\mathrm{unlabelled}} + \overline{(y - \lambda f)}_{\mathrm{labelled}}
+
+where :math:`f` is the judge's score and :math:`y` the human label: ``lam`` (:math:`\lambda`) times the
+judge's mean on the unlabelled cases, plus the mean of ``human - lam * judge`` on the labelled ones. The
+second term rectifies the judge's bias with the labels, so the estimate is unbiased whatever the judge does;
+the judge only changes the width. ``lam = 1`` is PPI, ``lam = 0`` the classical human-only mean, and
 PPI++ (Angelopoulos, Duchi, Zrnic 2023) chooses ``lam`` from the data to minimise the variance, clipped
 to [0, 1]. Where the tuned interval still comes out wider than the classical one in the same table, the
 classical interval is reported in its place and the note says so: PPI++ is never wider than the humans-only

@@ -56,6 +56,7 @@ ENTRIES: list[Entry] = [entry for module in AREAS.values() for entry in module.E
 EXEMPT = {
     "plots.temperature_sweep": "draws the intervals of correlate.correlate",
     "plots.human_ceiling": "draws the intervals of agreement.human_ceiling",
+    "report.formatted": "shows a table's numbers rounded (its p_val and ci_low among them); computes none",
     "infer.simulate": "is itself a coverage simulation on a fully labelled set",
     "plots.ratings": "draws the intervals of pairwise.bradley_terry",
     "logs.pass_rate": "deprecated alias of judge.pass_rate, whose epoch entries measure it",
