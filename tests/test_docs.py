@@ -119,3 +119,18 @@ def test_docs_build_offline_with_no_warning_and_no_broken_link(tmp_path, noteboo
              and not any(tag == "img" and "_images/" in link
                          for tag, link in parsed[(out / "gallery" / f"{nb.stem}.html").resolve()].links)]
     assert not blank, f"gallery pages without a figure although their notebooks draw: {blank}"
+    # Getting started and every guide page show what their code printed: they run even when the gallery is given
+    # executed notebooks, as here. Each page's code cells all have an output.
+    for page in [out / "getting_started.html", *sorted((out / "guide").glob("*.html"))]:
+        text = page.read_text(encoding="utf-8")
+        cells, outputs = text.count('class="cell docutils container"'), text.count('class="cell_output docutils')
+        assert cells == 0 or outputs == cells, f"{page.name}: {cells - outputs} of its {cells} code cells show no output"
+    # A gallery page whose notebook leaves a data set out (a data-path parameter defaulting to None) says so under its
+    # title, naming the parameter.
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        left_out = re.findall(r"^\s*\"([A-Z_]+_(?:DIR|CSV)) = None(?![^\n]*bundled)", nb.read_text(encoding="utf-8"), re.M)
+        page = (out / "gallery" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        note = re.search(r"<p><strong>This page was built on the bundled synthetic data.</strong>(.*?)</p>", page, re.S)
+        assert bool(note) == bool(left_out), f"{nb.stem}: data left out {left_out}, the page says so: {bool(note)}"
+        named = re.findall(r'<span class="pre">([A-Z_]+)</span>', note.group(1)) if note else []
+        assert all(name in named for name in left_out), f"{nb.stem}: the note names {named}, left out are {left_out}"
