@@ -80,7 +80,7 @@ def test_des_raj_is_exactly_unbiased_over_every_draw_order():
                 left[i] = False
             human = pd.Series(y[list(order)], index=judge.index[list(order)])
             table = infer.mean(judge, human, probabilities=q, method=["ppi++", "classical"], interval="t")
-            for method, value in zip(table["method"], table["estimate"]):
+            for method, value in zip(table["method"], table["estimate"], strict=True):
                 expected[method] += chance * value
         assert expected["ppi++"] == pytest.approx(y.mean(), abs=1e-12)
         assert expected["classical"] == pytest.approx(y.mean(), abs=1e-12)

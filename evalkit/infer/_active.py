@@ -312,7 +312,7 @@ def active_table(judge, human: pd.Series, probabilities, *, methods, interval, c
                            lam=0.0, note=FALLBACK_NOTE)
         rows.append(row)
     out = pd.DataFrame(rows)
-    steps_used = list(out.pop("_steps")) if "_steps" in out.columns else []
+    steps_used = list(out.pop("_steps")) if "_steps" in out.columns else [None] * len(out)
     out = out[COLUMNS + (["_se", "_df"] if keep_se else [])]
     beta = _jury.line(X[order], y[order])
     out.attrs.update(confidence_level=confidence_level, joint_confidence_level=None, adjust=None, interval=resolved,

@@ -1099,7 +1099,7 @@ def _designed_difference(judge, human, probabilities, *, methods, interval, conf
                     finite_population=finite_population, nan_policy=nan_policy, alternative=alternative, keep_se=True)
     steps = out.attrs.pop("_steps", [None] * len(out))
     p_values = []
-    for row, row_steps in zip(out.to_dict("records"), steps):
+    for row, row_steps in zip(out.to_dict("records"), steps, strict=True):
         if row["method"] == "judge" and probabilities is not None:
             p_values.append(np.nan)  # the judge's own mean over the cases: known, nothing to test
         elif probabilities is not None:

@@ -41,7 +41,20 @@ design without real data at its first test size, ``FAST_TIER_REPS`` samples); in
 
 from __future__ import annotations
 
-from tests.harness import active, agreement, compare, core, correlate, density, infer, labeller, pairwise, rates, retrieval, systems
+from tests.harness import (
+    active,
+    agreement,
+    compare,
+    core,
+    correlate,
+    density,
+    infer,
+    labeller,
+    pairwise,
+    rates,
+    retrieval,
+    systems,
+)
 from tests.harness.core import ROOT, SHARED_DATA, SIZES, Design, Entry, Measurement, bernoulli, measure, oracle_width, table
 
 __all__ = ["AREAS", "ENTRIES", "EXEMPT", "ROOT", "SHARED_DATA", "SIZES", "Design", "Entry", "Measurement", "bernoulli",
