@@ -39,17 +39,8 @@ judge's weight beside its agreement with the labels).
 
 # the option names and table contracts callers read (infer.METHODS, infer.COLUMNS, ...) ride beside the functions
 from evalkit.infer._active import FLOOR, sampling_probabilities  # noqa: F401
-from evalkit.infer._estimate import (  # noqa: F401
-    ADJUST,
-    COLUMNS,
-    INTERVALS,
-    METHODS,
-    MIN_CLUSTERS,
-    MIN_LARGE_SAMPLE,
-    difference,
-    mean,
-    pass_rate,
-)
+from evalkit.infer._engine import ADJUST, COLUMNS, INTERVALS, METHODS, MIN_CLUSTERS, MIN_LARGE_SAMPLE  # noqa: F401
+from evalkit.infer._estimate import difference, mean, pass_rate  # noqa: F401
 from evalkit.infer._jury import jury  # noqa: F401
 from evalkit.infer._planning import PLAN_INTERVALS, choose_cases, expected_half_width, labels_needed, simulate  # noqa: F401
 from evalkit.infer._sequences import STATISTICS, confidence_sequence, stopping_point  # noqa: F401

@@ -12,7 +12,7 @@ from evalkit import _stats
 from evalkit._stats import jury as _jury
 from evalkit._stats import successive as _successive
 from evalkit._validation import EvalkitWarning, check_number, check_rng, check_unique_index, show
-from evalkit.infer._estimate import (
+from evalkit.infer._engine import (
     COLUMNS,
     FALLBACK_NOTE,
     MIN_LARGE_SAMPLE,
@@ -20,6 +20,7 @@ from evalkit.infer._estimate import (
     _bounds,
     _resolve_interval,
 )
+from evalkit.infer._jury import _judge_frame
 
 #: The default share of every case's draw probability that is uniform: a case the judge is sure of keeps half the
 #: chance it would have under uniform draws. Below it the betting interval pays for the rare cases' range (the label a
@@ -35,7 +36,6 @@ SPREAD_PRIOR = 5
 def _features(judge, name: str = "judge") -> tuple[pd.DataFrame, bool]:
     """The judge's scores as a frame (one column per judge) and whether several judges were given."""
     if isinstance(judge, pd.DataFrame):
-        from evalkit.infer._jury import _judge_frame
 
         return _judge_frame(judge, name), True
     scores = _as_scores(judge, name)

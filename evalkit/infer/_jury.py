@@ -12,7 +12,7 @@ from evalkit import _stats
 from evalkit._stats import jury as _jury
 from evalkit._stats import successive as _successive
 from evalkit._validation import EvalkitWarning, check_dataframe, check_number, check_unique_index, show
-from evalkit.infer._estimate import (
+from evalkit.infer._engine import (
     COLUMNS,
     FALLBACK_NOTE,
     MIN_LARGE_SAMPLE,

@@ -17,7 +17,8 @@ from evalkit._validation import (
     check_rng,
     check_unique_index,
 )
-from evalkit.infer._estimate import (
+from evalkit.infer._active import draw_cases
+from evalkit.infer._engine import (
     _WEIGHT,
     METHODS,
     _align,
@@ -392,7 +393,6 @@ def choose_cases(judge: pd.Series, n: int, *, strategy: str = "stratified", n_st
                          f"infer.sampling_probabilities); got strategy={strategy!r} and probabilities="
                          f"{'a ' + type(probabilities).__name__ if probabilities is not None else 'None'}.")
     if strategy == "active":
-        from evalkit.infer._active import draw_cases
 
         index = judge.index if isinstance(judge, pd.DataFrame) else _as_scores(judge, "judge").index
         check_unique_index(index, "judge")
