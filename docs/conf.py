@@ -6,8 +6,10 @@ its assets, intersphinx is off (no inventory to fetch), and widget pages use the
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import evalkit
@@ -49,6 +51,14 @@ templates_path = ["_templates"]
 # The notebooks' kernels inherit this process's environment, where MPLBACKEND=Agg (the test suite's, CI's) would
 # draw every figure nowhere: give them the inline backend, as `evalkit report` gives its kernels.
 os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+# The guide pages' tables and figures shown as the notebooks show theirs (each column rounded as its quantity, notes
+# whole, figures described): every kernel of the build calls evalkit.report.use_formatted() when it starts.
+_IPYTHON = Path(tempfile.mkdtemp(prefix="evalkit-docs-ipython-"))
+(_IPYTHON / "profile_default" / "startup").mkdir(parents=True)
+(_IPYTHON / "profile_default" / "startup" / "00-evalkit.py").write_text(
+    "from evalkit.report import use_formatted\n\nuse_formatted()\n")
+os.environ["IPYTHONDIR"] = str(_IPYTHON)
+atexit.register(shutil.rmtree, _IPYTHON, True)
 nb_execution_mode = "off" if EXECUTED else "force"
 nb_execution_timeout = 1200
 nb_execution_raise_on_error = True
