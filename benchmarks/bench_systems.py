@@ -73,9 +73,10 @@ def _ppi_py(table: pd.DataFrame, level: float):
         both = wide["human"][a].notna() & wide["human"][b].notna()
         d_y = (wide["human"][a] - wide["human"][b])[both].to_numpy()
         d_f = (wide["judge"][a] - wide["judge"][b]).dropna()
-        if len(d_y) < 2:
+        unlabelled = ~both[d_f.index]
+        if len(d_y) < 2 or not unlabelled.any():  # ppi_py needs cases the judge scored for both and no human did
             return np.nan, np.nan
-        low, high = ppi_mean_ci(d_y, d_f[both[d_f.index]].to_numpy(), d_f[~both[d_f.index]].to_numpy(), alpha=1 - level)
+        low, high = ppi_mean_ci(d_y, d_f[~unlabelled].to_numpy(), d_f[unlabelled].to_numpy(), alpha=1 - level)
         return float(np.ravel(low)[0]), float(np.ravel(high)[0])
 
     return out, difference

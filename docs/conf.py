@@ -7,8 +7,11 @@ its assets, intersphinx is off (no inventory to fetch), and widget pages use the
 from __future__ import annotations
 
 import ast
+import atexit
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import evalkit
@@ -100,6 +103,14 @@ templates_path = ["_templates"]
 # The notebooks' kernels inherit this process's environment, where MPLBACKEND=Agg (the test suite's, CI's) would
 # draw every figure nowhere: give them the inline backend, as `evalkit report` gives its kernels.
 os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+# The guide pages' tables and figures shown as the notebooks show theirs (each column rounded as its quantity, notes
+# whole, figures described): every kernel of the build calls evalkit.report.use_formatted() when it starts.
+_IPYTHON = Path(tempfile.mkdtemp(prefix="evalkit-docs-ipython-"))
+(_IPYTHON / "profile_default" / "startup").mkdir(parents=True)
+(_IPYTHON / "profile_default" / "startup" / "00-evalkit.py").write_text(
+    "from evalkit.report import use_formatted\n\nuse_formatted()\n")
+os.environ["IPYTHONDIR"] = str(_IPYTHON)
+atexit.register(shutil.rmtree, _IPYTHON, True)
 # The guide pages and "Getting started" always run (their outputs are part of the page); with EVALKIT_DOCS_NOTEBOOKS
 # only the gallery's notebooks are taken as executed.
 nb_execution_mode = "force"

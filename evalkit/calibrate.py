@@ -12,7 +12,6 @@ other levels). Human labels may use the same levels, PASS/FAIL or booleans.
 
 from __future__ import annotations
 
-import html
 import warnings
 from dataclasses import dataclass, field
 
@@ -20,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit import _stats
+from evalkit import _display, _stats
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit._tables import epoch_column
 from evalkit._validation import (
@@ -148,17 +147,19 @@ class CalibrationReport:
                 f"({self.false_flag_rate:.0%}); agreement {self.agreement:.0%} vs {self.base_rate_agreement:.0%} "
                 "for an always-PASS judge")
 
+    def _rows(self) -> tuple[str, list[dict]]:
+        excluded = f", {self.n_excluded} excluded" if self.n_excluded else ""
+        rows = [{"quantity": str(metric), "estimate": _display.number(row["value"]),
+                 "interval": _display.interval(row["ci_low"], row["ci_high"], level=self.confidence_level),
+                 "method": row.get("interval", ""), "note": row.get("note", "")}
+                for metric, row in self.table.iterrows()]
+        return f"CalibrationReport: n = {self.n}{excluded}; {self.message}", rows
+
     def __repr__(self) -> str:
-        pct = int(round(self.confidence_level * 100))
-        lines = [f"CalibrationReport(n={self.n}{f', {self.n_excluded} excluded' if self.n_excluded else ''})",
-                 f"  {self.message}"]
-        for metric, row in self.table.iterrows():
-            lines.append(f"  {metric:<20} {row['value']:7.3f}  {pct}% CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}]")
-        return "\n".join(lines)
+        return _display.result_text(*self._rows())
 
     def _repr_html_(self) -> str:
-        return (f"<p><b>Judge calibration</b> (n = {self.n}): {html.escape(self.message)}</p>"
-                + self.table.to_html(float_format=lambda v: f"{v:.3f}"))
+        return _display.result_html(*self._rows())
 
 
 def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interval: str = "auto",

@@ -11,7 +11,6 @@ x segments) against one baseline in one table, with adjusted p-values.
 
 from __future__ import annotations
 
-import html
 import warnings
 from dataclasses import dataclass, field
 
@@ -19,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from evalkit import _stats
+from evalkit import _display, _stats
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit._stats import (
     ADJUSTMENTS,
@@ -124,17 +123,30 @@ class PairedComparison:
     cluster: str | None = None
     n_clusters: int | None = None
 
-    def __repr__(self) -> str:
-        what = "pass rate" if self.kind == "pass rate" else "mean score"
+    def _rows(self) -> tuple[str, list[dict]]:
+        test = "exact McNemar" if self.cluster is None and self.kind == "pass rate" else self.test
         clusters = f", {self.n_clusters} clusters ({self.cluster})" if self.cluster is not None else ""
-        test = self.test if self.cluster is not None else 'McNemar exact' if self.kind == 'pass rate' else self.test
-        return (f"PairedComparison(n={self.n}{clusters}, flips={len(self.flips)}, agreement={self.agreement:.3f}, "
-                f"kappa={self.kappa:.3f}, {what} {self.rate_a:.3f} -> {self.rate_b:.3f}, difference "
-                f"{self.difference:+.3f} ({self.confidence_level:.0%} CI {self.ci_low:+.3f} to {self.ci_high:+.3f}, "
-                f"{_METHOD_NAMES[self.method]}), {test} p={self.p_value:.4g})")
+        title = f"PairedComparison: {self.kind}, n = {self.n}{clusters}, {len(self.flips)} flips"
+        rows = [{"quantity": f"{self.kind} a", "estimate": _display.number(self.rate_a)},
+                {"quantity": f"{self.kind} b", "estimate": _display.number(self.rate_b)},
+                {"quantity": "difference b - a", "estimate": _display.number(self.difference, sign=True),
+                 "interval": _display.interval(self.ci_low, self.ci_high, level=self.confidence_level, sign=True),
+                 "method": _METHOD_NAMES[self.method]},
+                {"quantity": "p-value", "estimate": _display.p_value(self.p_value), "method": test,
+                 "note": "two-sided test of no difference"},
+                {"quantity": "agreement", "estimate": _display.number(self.agreement),
+                 "note": "share of cases unchanged"}]
+        if not np.isnan(self.kappa):
+            rows.append({"quantity": "kappa", "estimate": _display.number(self.kappa), "method": "Cohen's kappa"})
+        return title, rows
+
+    def __repr__(self) -> str:
+        return _display.result_text(*self._rows())
 
     def _repr_html_(self) -> str:
-        return f"<p>{html.escape(repr(self))}</p>" + self.table.to_html()
+        caption = ("verdict pairs: rows run a, columns run b" if self.kind == "pass rate"
+                   else "scores of run a, run b and b - a")
+        return _display.result_html(*self._rows()) + f"<p>{caption}</p>" + self.table.to_html()
 
 
 # ------------------------------------------------------------------------------------------ kernels

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit import _stats
+from evalkit import _display, _stats
 from evalkit import tcva as _tcva
 from evalkit._stats import ADJUSTMENTS, adjust_p_values, z_value, z_variance_factor
 from evalkit._validation import (
@@ -937,6 +937,8 @@ class TemperatureSelection:
     r_out_of_fold : float
         The correlation of the pooled out-of-fold scores (each fold scored at the temperature chosen
         without it): the number to report.
+    method : str
+        The correlation: ``"spearman"``, ``"kendall"`` or ``"pearson"``.
     folds : DataFrame
         One row per fold: ``fold, n_train, n_test, temperature, r_train, r_test``.
     """
@@ -947,12 +949,21 @@ class TemperatureSelection:
     method: str
     folds: pd.DataFrame = field(repr=False)
 
+    def _rows(self) -> tuple[str, list[dict]]:
+        temps = ", ".join(_display.temperature(t) for t in self.folds["temperature"])
+        return f"TemperatureSelection: T = {_display.temperature(self.temperature)}", [
+            {"quantity": "temperature", "estimate": _display.temperature(self.temperature),
+             "method": f"cross-validated, {len(self.folds)} folds", "note": f"per-fold choices: {temps}"},
+            {"quantity": "r in sample", "estimate": _display.number(self.r_in_sample), "method": self.method,
+             "note": "optimistic: the same items chose the temperature"},
+            {"quantity": "r out of fold", "estimate": _display.number(self.r_out_of_fold), "method": self.method,
+             "note": "pooled out-of-fold scores: the number to report"}]
+
     def __repr__(self) -> str:
-        temps = ", ".join(f"{t:g}" for t in self.folds["temperature"])
-        return (
-            f"TemperatureSelection(T={self.temperature:g}: {self.method} r = {self.r_in_sample:.3f} in sample, "
-            f"{self.r_out_of_fold:.3f} out of fold; per-fold choices [{temps}])"
-        )
+        return _display.result_text(*self._rows())
+
+    def _repr_html_(self) -> str:
+        return _display.result_html(*self._rows()) + _display.format_frame(self.folds).to_html(index=False)
 
 
 def select_temperature(

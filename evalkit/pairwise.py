@@ -257,7 +257,8 @@ def win_rates(comparisons, *, ties: str = "half") -> pd.DataFrame:
     -------
     DataFrame
         Square, systems by systems (sorted by name): the share of row's wins over column; NaN where the two
-        never met. ``attrs["counts"]`` is not set; the number of comparisons is :func:`bradley_terry`'s ``n``.
+        never met. ``attrs["ties"]`` names how ties counted; ``attrs["counts"]`` is not set; the number of comparisons
+        is :func:`bradley_terry`'s ``n``.
 
     Examples
     --------
@@ -279,8 +280,10 @@ def win_rates(comparisons, *, ties: str = "half") -> pd.DataFrame:
     score_a = table["winner"].map({"a": 1.0, "b": 0.0, "tie": 0.5}).to_numpy()
     rows = pd.DataFrame({"row": np.r_[table["system_a"], table["system_b"]], "col": np.r_[table["system_b"], table["system_a"]],
                          "score": np.r_[score_a, 1.0 - score_a]})
-    return rows.pivot_table(index="row", columns="col", values="score", aggfunc="mean").reindex(
+    out = rows.pivot_table(index="row", columns="col", values="score", aggfunc="mean").reindex(
         index=systems, columns=systems).rename_axis(index=None, columns=None)
+    out.attrs["ties"] = ties
+    return out
 
 
 # ------------------------------------------------------------------------------------ the BT kernel
@@ -952,9 +955,16 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
 
     Parameters
     ----------
-    judge : DataFrame
+    judge : DataFrame or dict of DataFrame
         The judge's verdicts as a comparisons table (``system_a, system_b, winner``), one row per comparison,
-        indexed by a unique comparison id.
+        indexed by a unique comparison id. A dict ``{name: table}`` is a jury: several judges' verdicts on the same
+        comparisons (the same ids, systems and order). Their verdicts are combined, per comparison, as
+        ``sum_k w_k verdict_k`` (for "A won" and for "B won" alike), the weights ``w`` the least-squares fit of the
+        human outcome (+1 A won, -1 B won, 0 tie) on each judge's (``attrs["weights"]``), and the combination is
+        the judge of the prediction-powered estimate (its ``lam`` tuned on top). The weights are learned on the
+        same human votes as ``lam``, as PPI++ with several predictors learns its vector of weights: the k weights
+        add no more than lam does to the estimate's large-sample law, on which these sets rest anyway.
+        ``method="judge"`` then uses the judges' plain average.
     human : DataFrame or Series
         Human votes (``winner``, or a Series of winners) on a random subset of the comparisons, indexed by
         those ids (a subset of ``judge``'s index, as :func:`evalkit.infer.mean` takes its labels); where it
@@ -984,7 +994,8 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
         the best). ``attrs``: ``lam`` (the judge's weight: 0 human-only, 1 judge-only), ``n_labelled``,
         ``n_unlabelled``, ``method``, ``sets``, ``confidence_level``, ``covariance`` (k x k, of the estimates),
         ``critical_values`` (the standardised gap a pair needed to be ordered, one per round of the step-down, one
-        for the other constructions; empty with fewer than two systems to order).
+        for the other constructions; empty with fewer than two systems to order); with a jury, ``weights`` (each
+        judge's weight).
         A system without a comparison in a sample the method needs gets a NaN estimate, the ranks 1 to k and
         an :class:`~evalkit.EvalkitWarning`, and every other system's worst rank moves down by one for it; so
         does one with fewer than ``MIN_RANK_VOTES`` (5) such comparisons, but for its estimate, which is kept.
@@ -1038,12 +1049,16 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
     check_option(method, ["ppr", "human", "judge"], "method")
     check_option(sets, list(RANK_SET_METHODS), "sets")
     confidence_level = check_level(confidence_level)
-    table, human_winner, positions = _rank_inputs(judge, human)
+    weights = None
+    if isinstance(judge, dict):
+        table, human_winner, positions, f1, f2, weights = _jury_verdicts(judge, human, method)
+    else:
+        table, human_winner, positions = _rank_inputs(judge, human)
+        verdict = table["winner"]
+        f1, f2 = (verdict == "a").to_numpy(float), (verdict == "b").to_numpy(float)
     codes, systems = pd.factorize(pd.concat([table["system_a"], table["system_b"]], ignore_index=True), sort=True)
     n_all, k = len(table), len(systems)
     first, second = codes[:n_all], codes[n_all:]
-    verdict = table["winner"]
-    f1, f2 = (verdict == "a").to_numpy(float), (verdict == "b").to_numpy(float)
     labelled = np.zeros(n_all, dtype=bool)
     labelled[positions] = True
     h1, h2 = np.zeros(n_all), np.zeros(n_all)
@@ -1064,7 +1079,43 @@ def rank_sets(judge, human, *, confidence_level: float = 0.95, method: str = "pp
     out.attrs.update(lam=lam, n_labelled=int(labelled.sum()), n_unlabelled=int((~labelled).sum()), method=method,
                      sets=sets, confidence_level=confidence_level,
                      covariance=pd.DataFrame(cov, index=list(systems), columns=list(systems)).loc[out["system"], out["system"]])
+    if weights is not None:
+        out.attrs["weights"] = weights
     return out
+
+
+def _jury_verdicts(judges: dict, human, method: str):
+    """:func:`rank_sets`' jury: the first judge's comparisons, the human winners, their positions, the combined
+    "A won" and "B won" verdicts per comparison, and each judge's weight (NaN for ``method="judge"``: the average)."""
+    if not judges:
+        raise ValueError("`judge` is an empty dict: give one comparisons table per judge, {name: table}.")
+    names = list(judges)
+    table, human_winner, positions = _rank_inputs(judges[names[0]], human)
+    wins = []
+    for name in names:
+        other = validate(judges[name], name=f"judge[{name!r}]")
+        check_unique_index(other.index, f"judge[{name!r}]")
+        if len(other) != len(table) or not other.index.equals(table.index):
+            example = other.index.symmetric_difference(table.index)[:3].tolist()
+            raise ValueError(f"`judge[{name!r}]` must hold the same comparisons as `judge[{names[0]!r}]` (the same ids "
+                             f"in the same order); they differ, e.g. {example} (reindex each judge's table to one order).")
+        differs = (other["system_a"].to_numpy() != table["system_a"].to_numpy()) | (
+            other["system_b"].to_numpy() != table["system_b"].to_numpy())
+        if differs.any():
+            raise ValueError(f"`judge[{name!r}]` comparison {show(other.index[differs][0])} names other systems than "
+                             f"`judge[{names[0]!r}]` (or in the other order); every judge must see the same comparisons.")
+        wins.append(((other["winner"] == "a").to_numpy(float), (other["winner"] == "b").to_numpy(float)))
+    a_won = np.column_stack([w[0] for w in wins])
+    b_won = np.column_stack([w[1] for w in wins])
+    if method == "judge" or len(positions) == 0:
+        w = np.full(len(names), 1.0 / len(names))
+    else:
+        outcome = (human_winner == "a").to_numpy(float) - (human_winner == "b").to_numpy(float)
+        w = np.linalg.lstsq(a_won[positions] - b_won[positions], outcome, rcond=None)[0]  # min-norm if collinear
+    weights = pd.Series(w, index=names, name="weight")
+    if method == "judge":
+        weights[:] = np.nan
+    return table, human_winner, positions, a_won @ w, b_won @ w, weights
 
 
 def _rank_inputs(judge, human):

@@ -229,16 +229,23 @@ def calibration_rates(report, *, ax=None, **kwargs):
     y = np.arange(len(table))[::-1]
     values = table["value"].to_numpy(float)
     err = np.vstack([values - table["ci_low"].to_numpy(float), table["ci_high"].to_numpy(float) - values])
+    pct = int(round(report.confidence_level * 100))
+    methods = list(dict.fromkeys(table["interval"].dropna().astype(str))) if "interval" in table.columns else []
     kwargs.setdefault("fmt", "o")
     kwargs.setdefault("capsize", 3)
+    kwargs.setdefault("label", f"{pct}% intervals: {', '.join(methods)}" if methods else f"{pct}% intervals")
     ax.errorbar(values, y, xerr=err, **kwargs)
     ax.set_yticks(y, table.index.tolist())
-    if "base_rate_agreement" in table.index:
-        ax.axvline(report.base_rate_agreement, linestyle=":", color="grey", label="always-PASS agreement")
-        _legend_above(ax)
+    if "agreement" in table.index:  # the always-PASS reference belongs to the agreement row only
+        row = y[table.index.get_loc("agreement")]
+        ax.vlines(report.base_rate_agreement, row - 0.4, row + 0.4, linestyles=":", colors="grey",
+                  label=f"always-PASS agreement {report.base_rate_agreement:.2f}")
     ax.set_xlim(min(0.0, float(np.nanmin(table["ci_low"]))) - 0.02, 1.02)
-    pct = int(round(report.confidence_level * 100))
     ax.set_xlabel(f"value with {pct}% CI (n = {report.n})")
+    # below the axis label, where it covers no row and leaves the title room
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize="small", frameon=False)
+    if not ax.get_title():
+        ax.set_title(f"Calibration: the judge's rates against human labels (n = {report.n})")
     return ax
 
 
@@ -321,6 +328,8 @@ def fd_by_bin(table: pd.DataFrame, *, column: str = "fd_raw", by: str = "source"
     ax.set_xlabel("length bin")
     ax.set_ylabel(column)
     _legend_above(ax)
+    if not ax.get_title():
+        ax.set_title(f"{_plain(column)} by length bin and {_plain(by)}", pad=24)  # above the legend's row
     return ax
 
 
@@ -360,6 +369,8 @@ def tier_share(metrics: pd.DataFrame, *, ax=None, **kwargs):
     ax.set_xlim(0, 1)
     ax.set_xlabel("mean share of the top k")
     ax.legend(fontsize="small", ncols=len(share_columns), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    if not ax.get_title():
+        ax.set_title("Source tiers among the top k, per retrieval condition", pad=24)  # above the legend's row
     return ax
 
 
@@ -417,13 +428,16 @@ def label_budget(expected: pd.DataFrame, *, half_width=None, ax=None, **kwargs):
 
 
 def human_ceiling(table: pd.DataFrame, *, ax=None, **kwargs):
-    """Each annotator's leave-one-out correlation and each score's, as points with intervals.
+    """Each annotator's leave-one-out correlation and, on the same row, each score's against the same reference.
 
     Parameters
     ----------
     table : DataFrame
-        Output of :func:`evalkit.agreement.human_ceiling` (columns ``kind, name, r``, and ``ci_low,
-        ci_high`` when computed). The mean annotator correlation, the human ceiling, is a dashed line.
+        Output of :func:`evalkit.agreement.human_ceiling` (columns ``kind, name, r``, ``held_out`` for the score
+        rows, and ``ci_low, ci_high`` when computed). One row of the plot per annotator left out: the annotator's
+        correlation with the others' mean and each score's with that same mean. Dashed lines: the mean over
+        annotators of each (the human ceiling, and each score's figure averaged the same way). Without a
+        ``held_out`` column every table row is a row of the plot.
     ax : matplotlib Axes, optional
     **kwargs
         Passed to ``ax.errorbar``.
@@ -436,42 +450,53 @@ def human_ceiling(table: pd.DataFrame, *, ax=None, **kwargs):
     --------
     >>> import pandas as pd
     >>> from evalkit import plots
-    >>> table = pd.DataFrame({"kind": ["annotator", "annotator", "score"], "name": ["a", "b", "metric"],
-    ...                       "r": [0.6, 0.5, 0.3], "ci_low": [0.5, 0.4, 0.1], "ci_high": [0.7, 0.6, 0.5]})
+    >>> table = pd.DataFrame({"kind": ["annotator", "annotator", "score", "score"], "name": ["a", "b", "metric", "metric"],
+    ...                       "held_out": ["a", "b", "a", "b"], "r": [0.6, 0.5, 0.3, 0.2],
+    ...                       "ci_low": [0.5, 0.4, 0.1, 0.0], "ci_high": [0.7, 0.6, 0.5, 0.4]})
     >>> ax = plots.human_ceiling(table)
     >>> [t.get_text() for t in ax.get_yticklabels()]
-    ['a', 'b', 'metric']
+    ['a left out', 'b left out']
     """
     table = _rows(check_dataframe(table, "table"), "table")
     check_columns(table, ["kind", "name", "r"], "table")
     has_ci = {"ci_low", "ci_high"} <= set(table.columns)
-    table = _numbers(table, ["r", "ci_low", "ci_high"] if has_ci else ["r"], "table")
-    r = table["r"].to_numpy(float)
+    table = _numbers(table, ["r", "ci_low", "ci_high"] if has_ci else ["r"], "table").reset_index(drop=True)
     if has_ci:
-        low, high = table["ci_low"].to_numpy(float), table["ci_high"].to_numpy(float)
-        outside = (low > r) | (r > high)  # False where anything is NaN: a missing interval is not drawn
-        if outside.any():
-            i = int(np.flatnonzero(outside)[0])
-            raise ValueError(f"`table` row {i} ({table['name'].iloc[i]!r}): its interval [{low[i]:g}, {high[i]:g}] does "
-                             f"not hold its r = {r[i]:g}.")
+        _interval_holds(table, "r", "name")
     if ax is None:
         ax = plt.gca()
-    y = np.arange(len(table))[::-1]
-    for i, kind in enumerate(("annotator", "score")):
-        rows = (table["kind"] == kind).to_numpy()
-        if not rows.any():
+    paired = "held_out" in table.columns
+    if paired:
+        rows = list(dict.fromkeys(table["held_out"]))
+        position = table["held_out"].map({name: len(rows) - 1 - i for i, name in enumerate(rows)}).to_numpy(float)
+        labels = [f"{_plain(name)} left out" for name in rows]
+    else:
+        rows = list(range(len(table)))
+        position = np.arange(len(table))[::-1].astype(float)
+        labels = [_plain(name) for name in table["name"]]
+    series = [("annotator", None)] + [("score", name) for name in dict.fromkeys(table.loc[table["kind"] == "score", "name"])]
+    step = 0.6 / max(1, len(series))
+    for i, (kind, name) in enumerate(series):
+        rows_of = (table["kind"] == kind).to_numpy() & (True if name is None else (table["name"] == name).to_numpy())
+        if not rows_of.any():
             continue
-        err = None
-        if has_ci:
-            err = np.vstack([r[rows] - table["ci_low"].to_numpy(float)[rows], table["ci_high"].to_numpy(float)[rows] - r[rows]])
-        ax.errorbar(r[rows], y[rows], xerr=err, fmt="o", color=f"C{i}", capsize=3, label=f"{kind}s", **kwargs)
-    annotators = table["kind"] == "annotator"
-    if annotators.any():
-        ceiling = float(np.nanmean(r[annotators.to_numpy()]))
-        ax.axvline(ceiling, linestyle="--", color="C0", linewidth=1, label=f"human ceiling (mean) {ceiling:.2f}")
-    ax.set_yticks(y, [_plain(name) for name in table["name"]])
+        part = table[rows_of]
+        r = part["r"].to_numpy(float)
+        err = np.vstack([r - part["ci_low"].to_numpy(float), part["ci_high"].to_numpy(float) - r]) if has_ci else None
+        offset = (i - (len(series) - 1) / 2) * step if paired else 0.0
+        label = "annotators (with the others' mean)" if kind == "annotator" else _plain(name)
+        ax.errorbar(r, position[rows_of] - offset, xerr=err, fmt="o" if kind == "annotator" else "s", color=f"C{i}",
+                    capsize=3, markersize=5, label=label, **kwargs)
+        mean = float(np.nanmean(r))
+        ax.axvline(mean, linestyle="--", color=f"C{i}", linewidth=1,
+                   label=f"human ceiling (mean) {mean:.2f}" if kind == "annotator" else f"{_plain(name)} mean {mean:.2f}")
+    ax.set_yticks(np.arange(len(rows))[::-1] if paired else position, labels)
     method = table["method"].iloc[0] if "method" in table.columns else "r"
-    ax.set_xlabel(f"{method} correlation (annotators: with the others' mean; scores: with all annotators' mean)")
+    interval = f"; {int(round(100 * table.attrs['confidence_level']))}% intervals" if "confidence_level" in table.attrs else ""
+    kind = table["interval"].dropna().iloc[0] if "interval" in table.columns and table["interval"].notna().any() else None
+    ax.set_xlabel(f"{method} correlation with the other annotators' mean" + (f" ({kind})" if kind else "") + interval)
+    ax.set_title("Human ceiling: every score against the same leave-one-out references" if paired and len(series) > 1
+                 else "Human ceiling: each annotator against the others' mean")
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)  # off the intervals
     return ax
 
@@ -483,7 +508,8 @@ def ratings(table: pd.DataFrame, *, ax=None, **kwargs):
     ----------
     table : DataFrame
         Output of :func:`evalkit.pairwise.bradley_terry` (``system, rating``, and ``ci_low, ci_high``). The
-        centre, 1000 (the mean rating, or the anchor's), is a dashed line.
+        centre, 1000 (the mean rating, or the anchor's), is a dashed line. Its ``attrs`` name the interval on the
+        axis (a sandwich interval with clusters is the cluster-robust one); an Axes without a title gets one.
     ax : matplotlib Axes, optional
     **kwargs
         Passed to ``ax.errorbar``.
@@ -509,16 +535,29 @@ def ratings(table: pd.DataFrame, *, ax=None, **kwargs):
     y = np.arange(len(order))[::-1]
     rating = order["rating"].to_numpy(float)
     err = np.vstack([rating - order["ci_low"].to_numpy(float), order["ci_high"].to_numpy(float) - rating])
+    interval = _rating_interval(order.attrs)
     kwargs.setdefault("fmt", "o")
     kwargs.setdefault("capsize", 3)
+    if interval:
+        kwargs.setdefault("label", interval)
     ax.errorbar(rating, y, xerr=err, **kwargs)
     ax.axvline(1000.0, linestyle="--", color="grey", linewidth=1)  # the mean rating, or the anchor's
     ax.set_yticks(y, [_plain(name) for name in order["system"]])
-    level = order.attrs.get("confidence_level")
-    method = order.attrs.get("interval")
-    detail = f" ({level:.0%} {method} interval)" if level is not None and method else ""
-    ax.set_xlabel(f"Bradley-Terry rating, Elo scale{detail}")
+    ax.set_xlabel("Bradley-Terry rating, Elo scale" + (f" ({interval})" if interval else ""))
+    if not ax.get_title():
+        ax.set_title(f"Bradley-Terry ratings of {len(order)} systems")
     return ax
+
+
+def _rating_interval(attrs) -> str:
+    """The interval of a ratings table in words, from its attrs: "95% cluster-robust interval, clusters: question_id"."""
+    level, method, cluster = attrs.get("confidence_level"), attrs.get("interval"), attrs.get("cluster")
+    if level is None or not method:
+        return ""
+    name = {"sandwich": "cluster-robust (sandwich)" if cluster is not None else "robust (sandwich)",
+            "bootstrap": "cluster bootstrap" if cluster is not None else "bootstrap"}.get(method, str(method))
+    clusters = f", clusters: {cluster if isinstance(cluster, str) else 'given'}" if cluster is not None else ""
+    return f"{level:.0%} {name} interval{clusters}"
 
 
 def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
@@ -527,7 +566,9 @@ def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
     Parameters
     ----------
     table : DataFrame
-        Output of :func:`evalkit.pairwise.rank_sets` (``system, rank_low, rank_high``, optional ``estimate``).
+        Output of :func:`evalkit.pairwise.rank_sets` (``system, rank_low, rank_high``, optional ``estimate``). Its
+        ``attrs`` (``method``, ``sets``, ``confidence_level``) name what is drawn: the sets are labelled with the
+        method, and an Axes without a title gets one naming it.
     ax : matplotlib Axes, optional
     **kwargs
         Passed to ``ax.hlines`` (one line per system, from rank_low to rank_high).
@@ -560,8 +601,12 @@ def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
     if ax is None:
         ax = plt.gca()
     y = np.arange(len(table))[::-1]
+    level, method, sets = (table.attrs.get(key) for key in ("confidence_level", "method", "sets"))
+    what = _RANK_SET_METHODS.get(method, method)
     kwargs.setdefault("linewidth", 6)
     kwargs.setdefault("color", "C0")
+    if what:
+        kwargs.setdefault("label", f"rank-sets: {what}")
     ax.hlines(y, low, high, **kwargs)
     ax.plot(low, y, "|", color="black")
     ax.plot(high, y, "|", color="black")
@@ -569,11 +614,15 @@ def rank_sets(table: pd.DataFrame, *, ax=None, **kwargs):
     ax.set_xticks(range(1, k + 1))
     ax.set_xlim(0.5, k + 0.5)
     ax.set_yticks(y, [_plain(name) for name in table["system"]])
-    level = table.attrs.get("confidence_level")
-    method = table.attrs.get("method")
-    detail = f" ({level:.0%} simultaneous, {method})" if level is not None and method else ""
+    detail = f" ({level:.0%} simultaneous{f', {sets} sets' if sets else ''})" if level is not None else ""
     ax.set_xlabel(f"rank (1 = best){detail}")
+    if not ax.get_title():
+        ax.set_title(f"rank-sets: {what}" if what else "rank-sets")
     return ax
+
+
+# How a rank-set's method reads in a title (the ``method`` attrs of :func:`evalkit.pairwise.rank_sets`).
+_RANK_SET_METHODS = {"ppr": "PPR (human votes + judge)", "human": "human votes only", "judge": "judge only"}
 
 
 def win_rates(matrix: pd.DataFrame, *, ax=None, cmap="RdBu", **kwargs):
@@ -625,5 +674,8 @@ def win_rates(matrix: pd.DataFrame, *, ax=None, cmap="RdBu", **kwargs):
     ax.set_yticks(range(len(names)), names)
     ax.set_xlabel("opponent")
     ax.set_ylabel("system (share of its wins)")
+    if not ax.get_title():
+        ties = {"half": " (ties as half a win)", "drop": " (ties left out)"}.get(matrix.attrs.get("ties"), "")
+        ax.set_title(f"Win rates of {len(names)} systems, head to head{ties}")
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return ax

@@ -29,10 +29,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit import _display
 from evalkit._optional import require
 from evalkit._version import __version__
 
-__all__ = ["NotebookResult", "find_notebooks", "parse_params", "float_format", "run_notebook", "build_report"]
+__all__ = ["NotebookResult", "find_notebooks", "parse_params", "float_format", "formatted", "use_formatted", "run_notebook",
+           "build_report"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,18 @@ class NotebookResult:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def _rows(self) -> tuple[str, list[dict]]:
+        status = "ok" if self.ok else f"FAILED in cell In [{self.cell}]"
+        row = {"notebook": self.notebook.name, "status": status, "seconds": f"{self.seconds:.1f}",
+               "page": str(self.html), "error": self.error or ""}
+        return f"NotebookResult: {self.title or self.notebook.name}", [row]
+
+    def __repr__(self) -> str:
+        return _display.result_text(*self._rows(), columns=("notebook", "status", "seconds", "page", "error"))
+
+    def _repr_html_(self) -> str:
+        return _display.result_html(*self._rows(), columns=("notebook", "status", "seconds", "page", "error"))
 
 
 def find_notebooks(folder=None) -> list[Path]:
@@ -146,6 +160,97 @@ def float_format(decimals: int = 3):
     return fmt
 
 
+def formatted(table, *, decimals: int = 3):
+    """A copy of ``table`` for display, each float column rounded as the quantity it holds; stored values untouched.
+
+    Ratings on the Elo scale (``rating``, ``elo``, the interval bounds of a table with a ``rating`` column, and
+    every number but a p-value in a table with ``attrs["scale"] == "elo"``) show no decimals; temperatures show
+    as given (0.1, not 0.100); p-values (``p_val``, ``p_adjusted``, ``McNemar p``...) show three decimals from
+    1e-3 up, scientific form below and ``< 1e-16`` where they underflow (0, or below the float epsilon); every
+    other float shows ``decimals`` places (two significant digits when that would read as 0). Columns that are
+    not floats are kept as they are.
+
+    Parameters
+    ----------
+    table : DataFrame
+    decimals : int, default 3
+
+    Returns
+    -------
+    DataFrame
+        The same index and columns, float columns as text.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit.report import formatted
+    >>> table = pd.DataFrame({"system": ["a", "b"], "rating": [1237.435, 962.1], "ci_low": [1190.2, 910.0],
+    ...                       "p_val": [0.0, 0.0312], "temperature": [0.1, 1.25], "share": [0.8, 0.49016]})
+    >>> formatted(table)
+      system rating ci_low    p_val temperature  share
+    0      a   1237   1190  < 1e-16         0.1  0.800
+    1      b    962    910    0.031        1.25  0.490
+    """
+    import pandas as pd
+
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"`table` must be a pandas DataFrame; got {type(table).__name__}.")
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"`decimals` must be a non-negative integer; got {decimals!r}.")
+    return _display.format_frame(table, decimals)
+
+
+def use_formatted(*, decimals: int = 3) -> None:
+    """Show every DataFrame of the running IPython session through :func:`formatted`, its text never cut, and say
+    in words what every figure shows.
+
+    A notebook calls it once, in its setup cell: each table it displays from then on rounds each column as its
+    quantity, and a table with a note column (``note``, ``ci_note``, a caveat, a warning, or an ``interval``
+    column, which can carry one) is shown with no column cut (``display.max_colwidth`` does not apply to it).
+    The tables themselves are not changed. Each matplotlib figure's text form (what a reader gets without the
+    image, kept beside the image in the notebook) lists its titles, axis labels, legends and the labels of what
+    was drawn. Outside IPython it does nothing.
+
+    Parameters
+    ----------
+    decimals : int, default 3
+        As in :func:`formatted`.
+
+    Examples
+    --------
+    >>> from evalkit.report import use_formatted
+    >>> use_formatted()  # outside IPython: nothing to register
+    """
+    import pandas as pd
+
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"`decimals` must be a non-negative integer; got {decimals!r}.")
+    try:
+        from IPython import get_ipython
+    except ImportError:  # no IPython: nothing displays tables
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    def shown(table, render):
+        width = None if _display.has_notes(table) else pd.get_option("display.max_colwidth")
+        with pd.option_context("display.max_colwidth", width):  # a note or caveat is never cut
+            return render(_display.format_frame(table, decimals))
+
+    formatters = shell.display_formatter.formatters
+    formatters["text/html"].for_type(pd.DataFrame, lambda t: shown(t, lambda f: f._repr_html_()))
+    formatters["text/plain"].for_type(pd.DataFrame, lambda t, printer, cycle: printer.text(shown(t, repr)))
+    try:
+        from matplotlib import pyplot
+    except ImportError:  # no matplotlib: no figures to describe
+        return
+    # Load the backend now: the inline backend resets every formatter of figures when it loads (at the first figure).
+    pyplot.switch_backend(pyplot.get_backend())
+    formatters["text/plain"].for_type_by_name("matplotlib.figure", "Figure", lambda fig, printer, cycle: printer.text(
+        _display.describe_figure(fig)))
+
+
 def _parameter_names(cell_source: str) -> set[str]:
     tree = ast.parse(cell_source)
     return {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
@@ -178,13 +283,16 @@ def _static_widgets(nb) -> None:
 
 
 # JupyterLab's page template without the scripts it would fetch from CDNs (require.js, MathJax, Mermaid,
-# the widget manager): evalkit's pages need none of them, and a page must look the same offline.
+# the widget manager): evalkit's pages need none of them, and a page must look the same offline. JupyterLab's
+# `word-break: break-all` on output text would cut a warning mid-word ("no interv al"): a more specific rule (it
+# comes first in the page) breaks lines between words.
 _TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
 {% block jupyter_widgets %}{% endblock jupyter_widgets %}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{% block extra_css %}<style>.jp-OutputArea-output {overflow-x: auto}</style>{% endblock extra_css %}
+{% block extra_css %}<style>.jp-OutputArea-output {overflow-x: auto}
+.jp-OutputArea .jp-OutputArea-output pre {word-break: normal; overflow-wrap: break-word}</style>{% endblock extra_css %}
 """
 
 

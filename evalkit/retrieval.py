@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import sparse, stats
 from scipy.sparse.linalg import svds
 
-from evalkit import _dask, _stats
+from evalkit import _dask, _display, _stats
 from evalkit._stats import ADJUSTMENTS, adjust_p_values
 from evalkit._validation import (
     EvalkitWarning,
@@ -514,8 +514,18 @@ class CoverageResult:
     summary: pd.DataFrame
     claims: pd.DataFrame = field(repr=False)
 
+    def _rows(self) -> tuple[str, list[dict]]:
+        rows = [{"quantity": f"coverage ({row['scope']})", "estimate": _display.number(row["share"]),
+                 "interval": _display.interval(row["ci_low"], row["ci_high"], level=row.get("confidence_level")),
+                 "method": row.get("interval", ""), "note": f"{int(row['covered'])} of {int(row['n'])} claims covered"}
+                for row in self.summary.to_dict("records")]
+        return f"CoverageResult: {len(self.claims)} benchmark claims", rows
+
+    def __repr__(self) -> str:
+        return _display.result_text(*self._rows())
+
     def _repr_html_(self) -> str:
-        return self.summary.to_html()
+        return _display.result_html(*self._rows())
 
 
 def coverage(benchmark_claims: pd.DataFrame, corpus: pd.DataFrame, *, claim_embeddings, doc_embeddings,

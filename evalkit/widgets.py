@@ -42,6 +42,7 @@ from evalkit import plots as _plots
 from evalkit import tcva as _tcva
 from evalkit import verdicts as _verdict_table
 from evalkit._coerce import as_pass, judge_verdicts
+from evalkit._stats import successive as _successive
 from evalkit._validation import (
     EvalkitWarning,
     check_columns,
@@ -50,6 +51,7 @@ from evalkit._validation import (
     check_option,
     check_rng,
     check_unique_column,
+    check_unique_index,
     show,
 )
 from evalkit.labels import ORDER_FIELDS, LabelsLockedError, LabelWriter, latest_labels, read_labels
@@ -1224,7 +1226,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
 #: What a Labeller can watch (``watch=``), as the name shown on the status line.
 _WATCHED = {"pass_rate": "pass rate", "mean": "mean label", "agreement": "agreement with the judge",
            "fail_recall": "the judge's FAIL recall"}
-_ORDERS = ("given", "random", "shuffle")
+_ORDERS = ("given", "random", "shuffle", "active")
 _RANDOM = ("random", "shuffled")  # the recorded orders that are random
 
 
@@ -1417,7 +1419,16 @@ class Labeller(_LabellerBase):
         ``strategy="random"`` or :func:`evalkit.cases.sample_cases`; the default stratified order of
         ``choose_cases`` is not random from one label to the next); ``"shuffle"``, the labeller draws a random
         order from ``rng`` (a seed; without one, the seed recorded in the file, else a new one) and records
-        its seed, so it is reproduced on resume.
+        its seed, so it is reproduced on resume; ``"active"``, the labeller draws the order by ``probabilities``
+        (:func:`evalkit.infer.sampling_probabilities`: more often where the judge is unsure), one case at a time
+        without replacement, each with a chance proportional to its probability among the cases left, after the
+        cases ``probabilities`` does not name (a uniform pilot, in the table's order, which must then be random),
+        and records its seed (``case_order="active"``); give the labels and the same ``probabilities`` to
+        :func:`evalkit.infer.mean` for the interval. It shows no live interval: the live interval is a confidence
+        sequence for labels in a uniformly random order, and with unequal probabilities it would not hold (``watch``
+        is refused with ``order="active"``).
+    probabilities : Series, optional
+        With ``order="active"`` (required there): the draw probabilities by case id.
 
     Attributes
     ----------
@@ -1480,7 +1491,7 @@ class Labeller(_LabellerBase):
     def __init__(self, cases: pd.DataFrame, path, *, levels=None, show=("input", "output"), judge=None,
                  blind: bool = True, labeller: str | None = None, rubric=None, rubric_version: str | None = None,
                  relabel: int | None = None, rng=None, watch: str | None = None, stop_half_width: float | None = None,
-                 confidence_level: float = 0.95, order: str = "given"):
+                 confidence_level: float = 0.95, order: str = "given", probabilities: pd.Series | None = None):
         cases = check_dataframe(cases, "cases")
         show = (show,) if isinstance(show, str) else tuple(show)
         check_columns(cases, ["case_id", *show], "cases")
@@ -1491,10 +1502,19 @@ class Labeller(_LabellerBase):
         self._fields = [self.cases[name].to_numpy(dtype=object) for name in show]  # by row, without a pandas row per click
         self._judge = None if judge is None else judge_verdicts(judge)
         ids = self.cases["case_id"].astype(str).tolist()
+        if order == "active" and watch is not None:
+            raise ValueError(f"watch={watch!r} is not offered with order='active': the live interval is a confidence "
+                             "sequence for cases in a uniformly random order, and cases drawn with unequal probabilities "
+                             "would make it invalid. Label without watch=, then give the labels and the same "
+                             "probabilities to infer.mean(..., probabilities=) for a valid interval.")
+        if (order == "active") != (probabilities is not None):
+            raise ValueError("`probabilities` goes with order='active' (and order='active' needs it: "
+                             f"infer.sampling_probabilities); got order={order!r} and probabilities="
+                             f"{'a ' + type(probabilities).__name__ if probabilities is not None else 'None'}.")
         self._plan_watch(ids, levels, rubric, watch=watch, stop_half_width=stop_half_width,
                          confidence_level=confidence_level, relabel=relabel)
         store = _LabelStore(path, labeller)
-        rows = self._plan_order(order, rng, store.mine)
+        rows = self._plan_order(order, rng, store.mine, probabilities)
         self._setup(store, [ids[r] for r in rows], rows, levels=levels, texts=self._level_texts(levels), rubric=rubric,
                     rubric_version=rubric_version, blind=blind, relabel=relabel, rng=rng)
         if self.watch is not None and self.case_order == "given":
@@ -1577,22 +1597,50 @@ class Labeller(_LabellerBase):
         statistic = watch if watch in ("agreement", "fail_recall") else "mean"
         self._live = _LiveSequence(statistic, lo, hi, self.confidence_level)
 
-    def _plan_order(self, order, rng, records) -> list[int]:
+    def _plan_order(self, order, rng, records, probabilities=None) -> list[int]:
         """The rows of ``cases`` in the order to label them, and what is recorded of that order."""
         check_option(order, list(_ORDERS), "order")
         self.case_order, self.case_seed = ("shuffled" if order == "shuffle" else order), None
-        if order != "shuffle":
+        if order not in ("shuffle", "active"):
             return list(range(len(self.cases)))
+        weights = None
+        if order == "active":
+            weights = self._draw_weights(probabilities)
         if rng is None:
             known = records is not None and {"case_order", "case_seed"} <= set(records.columns)
-            seeds = records.loc[records["case_order"].eq("shuffled"), "case_seed"].dropna() if known else []
+            seeds = records.loc[records["case_order"].eq(self.case_order), "case_seed"].dropna() if known else []
             seed = int(seeds.iloc[-1]) if len(seeds) else int(np.random.default_rng().integers(2**31))  # resumed, or new
         elif isinstance(rng, np.random.Generator):
             seed = int(rng.integers(2**31))
         else:
             seed = check_number(rng, "rng", low=0, integer=True)
         self.case_seed = seed
-        return np.random.default_rng(seed).permutation(len(self.cases)).tolist()
+        if weights is None:
+            return np.random.default_rng(seed).permutation(len(self.cases)).tolist()
+        pilot = np.flatnonzero(np.isnan(weights))
+        drawn = np.flatnonzero(~np.isnan(weights))
+        order = _successive.successive_draws(weights[drawn], len(drawn), np.random.default_rng(seed))
+        return pilot.tolist() + drawn[order].tolist()  # probability 0: drawn last (never, in a successive sample)
+
+    def _draw_weights(self, probabilities) -> np.ndarray:
+        """Each row's draw probability (NaN: not named, a pilot case labelled first), checked."""
+        if not isinstance(probabilities, pd.Series):
+            raise TypeError("`probabilities` must be a pandas Series of draw probabilities by case id (as "
+                            f"infer.sampling_probabilities returns it); got {type(probabilities).__name__}.")
+        if not pd.api.types.is_numeric_dtype(probabilities) or pd.api.types.is_bool_dtype(probabilities):
+            raise TypeError(f"`probabilities` must hold numbers; got dtype {probabilities.dtype}.")
+        check_unique_index(probabilities.index, "probabilities")
+        keyed = probabilities.set_axis(probabilities.index.astype(str))
+        unknown = ~keyed.index.isin(self.cases["case_id"].astype(str))
+        if unknown.any():
+            raise ValueError(f"`probabilities` has {int(unknown.sum())} case id(s) that `cases` does not hold, e.g. "
+                             f"{keyed.index[unknown][:3].tolist()}.")
+        weights = keyed.reindex(self.cases["case_id"].astype(str)).to_numpy(dtype=float)
+        named = weights[~np.isnan(weights)]
+        if (~np.isfinite(named) | (named < 0)).any() or not (named > 0).any():
+            raise ValueError("`probabilities` must be finite, non-negative and positive somewhere; got "
+                             f"{named[~np.isfinite(named) | (named < 0)][:3].tolist() or 'all zero'}.")
+        return weights
 
     def _extra_fields(self, position: int) -> dict:
         return dict(zip(ORDER_FIELDS, (self.case_order, self.case_seed), strict=True))

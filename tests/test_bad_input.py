@@ -51,6 +51,7 @@ from evalkit import (
     logs,
     models,
     pairwise,
+    report,
     retrieval,
     tcva,
     verdicts,
@@ -426,6 +427,16 @@ GENERATED = {
     # infer
     "infer.mean": lambda g: partial(infer.mean, *g.pair(), method=g.option(g.pick([["ppi++", "classical", "judge"], "ppi"])),
                                     nan_policy=g.pick(["raise", "omit"])),
+    "infer.mean (jury)": lambda g: partial(infer.mean, _judges(g), g.series(g.related(pd.Index(IDS))),
+                                           method=g.option(g.pick(["ppi++", ["ppi++", "classical", "judge"]])),
+                                           interval=g.pick(["auto", "t", "betting"])),
+    "infer.mean (probabilities)": lambda g: _active_mean(g, method=g.option(g.pick(["ppi++", "classical"])),
+                                                    interval=g.pick(["auto", "t", "betting"])),
+    "infer.sampling_probabilities": lambda g: partial(
+        infer.sampling_probabilities, _judges(g) if g.draw(st.booleans()) else g.series(),
+        human_pilot=g.pick([None, g.series(g.related(pd.Index(IDS)))]), floor=g.option(g.pick([0.5, 1.0, 0.0, 2.0]))),
+    "infer.jury": lambda g: partial(infer.jury, _judges(g), g.series(g.related(pd.Index(IDS))),
+                                    folds=g.option(g.pick([2, 5, 1]))),
     "infer.difference": lambda g: partial(infer.difference, *_four_series(g), method=g.option(["ppi++", "classical"]),
                                           alternative=g.pick(["two-sided", "greater"])),
     "infer.pass_rate": lambda g: partial(infer.pass_rate, *_results_and_labels(g), method=g.option(["ppi++", "judge"])),
@@ -492,7 +503,8 @@ GENERATED = {
         "half_width": g.numbers(0, 1)[1]}), half_width=g.option(g.pick([None, 0.05]))),
     "plots.human_ceiling": lambda g: partial(_plot("human_ceiling"), g.table({
         "kind": st.sampled_from(["annotator", "score"]), "name": st.sampled_from(["a", "b", "m"]), "r": g.numbers(-1, 1)[1],
-        "ci_low": g.numbers(-1, 1)[1], "ci_high": g.numbers(-1, 1)[1], "n": st.integers(0, 50)})),
+        "ci_low": g.numbers(-1, 1)[1], "ci_high": g.numbers(-1, 1)[1], "n": st.integers(0, 50),
+        **({"held_out": st.sampled_from(["a", "b"])} if g.draw(st.booleans()) else {})})),
     "plots.ratings": lambda g: partial(_plot("ratings"), _ratings_table(g)),
     "plots.rank_sets": lambda g: partial(_plot("rank_sets"), g.table({
         "system": st.sampled_from(SYSTEMS), "estimate": g.numbers(0, 1)[1], "rank_low": g.numbers(1, 4)[1],
@@ -503,6 +515,7 @@ GENERATED = {
     "retrieval.evaluate": lambda g: partial(retrieval.evaluate, g.runs(), g.qrels(), k=g.option(g.pick([1, 3]))),
     "retrieval.compare_conditions": lambda g: partial(retrieval.compare_conditions, g.metrics(), "bm25",
                                                       g.pick(["cosine", "hybrid"]), min_queries=g.option(0)),
+    "report.formatted": lambda g: partial(report.formatted, _ratings_table(g), decimals=g.pick([0, 3])),
     "retrieval.coverage": lambda g: _coverage(g),
     "retrieval.keywords": lambda g: partial(retrieval.keywords, g.text()),
     "retrieval.lsa_embeddings": lambda g: partial(retrieval.lsa_embeddings, list(g.series(elements=st.sampled_from(TEXTS))),
@@ -548,6 +561,27 @@ def _four_series(g: Gen):
     a = g.series()
     human = g.series(g.related(a.index))
     return a, g.series(g.related(a.index)), human, g.series(g.related(human.index))
+
+
+def _judges(g: Gen) -> pd.DataFrame:
+    """Several judges' scores of the same cases (a jury), each column possibly bad, the index possibly repeated."""
+    index = g.index()
+    frame = pd.DataFrame({name: g.series(index) for name in g.pick([["a"], ["a", "b"], ["a", "b", "c"]])})
+    if g.draw(st.booleans()) and frame.shape[1] > 1:
+        frame.columns = ["a"] * frame.shape[1]  # a judge named twice
+    return frame
+
+
+def _drawn(g: Gen):
+    """Judge scores, labels and draw probabilities (each possibly bad or misaligned) for active labelling."""
+    judge_, human = g.pair()
+    probabilities = g.series(g.related(judge_.index))
+    return judge_, human, g.option(probabilities)
+
+
+def _active_mean(g: Gen, **options):
+    judge_, human, probabilities = _drawn(g)
+    return partial(infer.mean, judge_, human, probabilities=probabilities, **options)
 
 
 def _same_cases(g: Gen):
@@ -707,6 +741,7 @@ NOT_GENERATED = {
     "calibrate.cohen_kappa": "a deprecated alias of the kernel under agreement.cohen_kappa, which is generated here",
     **dict.fromkeys(["report.find_notebooks", "report.parse_params", "report.float_format", "report.run_notebook",
                      "report.build_report"], "runs notebooks (the 'report' extra)"),
+    "report.use_formatted": "sets how the running IPython session shows tables (no table in)",
 }
 # Public classes (result containers, exceptions, models, widgets) are constructed with checked fields, not fed
 # tables: they are not generated here, and test_public_api's registry names the test of each.
@@ -954,7 +989,8 @@ def check_outcome(name: str, call: partial) -> str:
             raise AssertionError(f"{name} raised {type(exc).__name__}: {exc}") from exc
     assert not bad, f"{name} accepted {BadType()} for {bad} without an error"
     warned = [w for w in caught if issubclass(w.category, EvalkitWarning)]
-    skip = NAN_BY_DESIGN[name](call) if name in NAN_BY_DESIGN else set()
+    function = name.split(" (")[0]  # a variant's function
+    skip = NAN_BY_DESIGN[function](call) if function in NAN_BY_DESIGN else set()
     values = np.array([] if name in RETURNS_ITS_INPUT else list(_numbers(result, skip)), dtype=float)
     if not np.isfinite(values).all():
         assert warned, (f"{name} returned {values[~np.isfinite(values)][:3].tolist()} with no EvalkitWarning "
@@ -986,7 +1022,7 @@ def test_every_public_function_is_here():
     from tests.test_public_api import ELSEWHERE, TAKES_JUDGE, TAKES_SCORES, TAKES_VERDICTS
 
     public = _public()
-    here = set(GENERATED) | set(NOT_GENERATED)
+    here = {n.split(" (")[0] for n in set(GENERATED) | set(NOT_GENERATED)}  # "infer.mean (jury)": a variant of mean
     optional = {n for n in here if n.split(".")[0] in ("report", "widgets") and n not in public}  # extra not installed
     assert public == here - optional, f"not here: {sorted(public - here)}; stale: {sorted(here - optional - public)}"
     assert not set(GENERATED) & set(NOT_GENERATED)

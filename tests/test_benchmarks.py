@@ -51,3 +51,12 @@ def test_bench_dask_is_bit_identical_to_pandas_and_logs_no_warning(tmp_path):
 def test_bench_judge_prints_the_latency_bound_and_its_cached_rerun_calls_nothing():
     out = run("bench_judge.py", "--calls", 120, "--concurrency", 4, 16, "--latency", 0.01, "--repeats", 1)
     assert "latency bound" in out and "whole rounds" in out and "0 server requests" in out
+
+
+def test_bench_active_prints_labels_to_the_target_for_every_strategy():
+    if not (ROOT.parent / "shared" / "data" / "llmbar").is_dir():
+        pytest.skip("the LLMBar data set is not under ../shared/data (CI provides it)")
+    out = run("bench_active.py", "--reps", 2, "--sizes", 50, 100, "--reference", 50, "--data", "llmbar")
+    summary = [line for line in out.splitlines() if line.startswith("labels for half-width")]
+    assert len(summary) == 2  # the default interval and the t
+    assert all(f"; {s} " in line for line in summary for s in ("stratified", "active", "jury", "jury+active"))

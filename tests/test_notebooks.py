@@ -13,7 +13,7 @@ def test_there_are_notebooks():
     assert [p.name for p in NOTEBOOKS] == ["00_labelling.ipynb", "01_calibrate_judge.ipynb",
                                            "02_tcva_temperature_sweep.ipynb", "03_factual_density.ipynb",
                                            "04_few_labels.ipynb", "05_human_ceiling.ipynb", "06_rankings.ipynb",
-                                           "07_other_tools.ipynb"]
+                                           "07_other_tools.ipynb", "08_label_where_it_counts.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

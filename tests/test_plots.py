@@ -99,10 +99,10 @@ def test_tier_share_stacks_means():
 
 
 def legend_clear_of_data(ax):
-    """The legend's box lies above the Axes' box, so it covers no point, interval or whisker."""
+    """The legend's box lies above or below the Axes' box, so it covers no point, interval or whisker."""
     ax.figure.canvas.draw()
-    legend = ax.get_legend().get_window_extent()
-    return legend.y0 >= ax.get_window_extent().y1 - 1e-6
+    legend, box = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    return legend.y0 >= box.y1 - 1e-6 or legend.y1 <= box.y0 + 1e-6
 
 
 def test_legends_stay_off_the_data():
@@ -158,13 +158,22 @@ def test_pairwise_plots_draw_what_the_tables_hold():
     segments = bars.lines[2][0].get_segments()
     np.testing.assert_allclose(sorted(seg[0][0] for seg in segments), sorted(table["ci_low"]))
     assert [t.get_text() for t in ax.get_yticklabels()] == table["system"].tolist()  # best at the top
-    assert "95% sandwich interval" in ax.get_xlabel()
-    sets = pairwise.rank_sets(datasets.load_demo("pairwise")["judge"], votes.sample(300, random_state=0))
+    assert "95% robust (sandwich) interval" in ax.get_xlabel() and ax.get_title() == "Bradley-Terry ratings of 6 systems"
+    clustered = pairwise.bradley_terry(votes, cluster="question_id")
     fig, ax = plt.subplots()
-    plots.rank_sets(sets, ax=ax)
-    drawn = [tuple(seg[:, 0]) for seg in ax.collections[0].get_segments()]
-    assert drawn == list(zip(sets["rank_low"].astype(float), sets["rank_high"].astype(float), strict=True))
-    assert "95% simultaneous, ppr" in ax.get_xlabel()
+    plots.ratings(clustered, ax=ax)  # the sandwich with clusters is the cluster-robust interval, and says so
+    assert "95% cluster-robust (sandwich) interval, clusters: question_id" in ax.get_xlabel()
+    assert ax.containers[0].get_label() == "95% cluster-robust (sandwich) interval, clusters: question_id"
+    judge_votes = datasets.load_demo("pairwise")["judge"]
+    few = votes.sample(300, random_state=0)
+    for method, name in (("ppr", "PPR (human votes + judge)"), ("human", "human votes only"), ("judge", "judge only")):
+        sets = pairwise.rank_sets(judge_votes, few, method=method)
+        fig, ax = plt.subplots()
+        plots.rank_sets(sets, ax=ax)
+        drawn = [tuple(seg[:, 0]) for seg in ax.collections[0].get_segments()]
+        assert drawn == list(zip(sets["rank_low"].astype(float), sets["rank_high"].astype(float), strict=True))
+        assert ax.get_title() == f"rank-sets: {name}" and ax.collections[0].get_label() == f"rank-sets: {name}"
+        assert f"95% simultaneous, {sets.attrs['sets']} sets" in ax.get_xlabel()
     fig, ax = plt.subplots()
     matrix = pairwise.win_rates(votes)
     plots.win_rates(matrix, ax=ax)
@@ -176,3 +185,48 @@ def test_pairwise_plots_draw_what_the_tables_hold():
         plots.rank_sets(table)
     with pytest.raises(TypeError, match="`table` must be a pandas DataFrame"):
         plots.ratings("ratings.csv")
+
+
+def test_human_ceiling_puts_each_score_on_the_row_of_the_reference_it_was_scored_against(rng):
+    from evalkit import agreement
+
+    truth = pd.Series(rng.normal(size=60), index=[f"i{k}" for k in range(60)])
+    ratings = pd.DataFrame([(i, a, t + rng.normal()) for i, t in truth.items() for a in "abc"],
+                           columns=["item_id", "annotator", "rating"])
+    scores = pd.DataFrame({"good": truth + 0.3 * rng.normal(size=60), "noise": rng.normal(size=60)}, index=truth.index)
+    table = agreement.human_ceiling(scores, ratings, n_resamples=50, rng=0)
+    ax = plots.human_ceiling(table)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a left out", "b left out", "c left out"]
+    points = {c.get_label(): c.lines[0].get_data() for c in ax.containers}
+    assert set(points) == {"annotators (with the others' mean)", "good", "noise"}
+    for label, name in (("annotators (with the others' mean)", None), ("good", "good"), ("noise", "noise")):
+        rows = table[table["kind"] == "annotator"] if name is None else table[table["name"] == name]
+        np.testing.assert_allclose(points[label][0], rows["r"])  # x: the correlations, row by row
+        assert np.all(np.abs(points[label][1] - np.array([2, 1, 0])) < 0.5)  # y: the row of its held-out annotator
+    means = {line.get_label(): line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == "--"}
+    ceiling = table.loc[table["kind"] == "annotator", "r"].mean()
+    assert means[f"human ceiling (mean) {ceiling:.2f}"] == pytest.approx(ceiling)
+    good = table.loc[table["name"] == "good", "r"].mean()
+    assert means[f"good mean {good:.2f}"] == pytest.approx(good)
+    assert "percentile bootstrap" in ax.get_xlabel() and "same leave-one-out references" in ax.get_title()
+
+
+def test_calibration_rates_draws_the_always_pass_reference_on_the_agreement_row_only():
+    from evalkit import calibrate
+
+    ids = [f"c{i}" for i in range(40)]
+    human = pd.Series(["PASS"] * 28 + ["FAIL"] * 12, index=ids)
+    judge = human.copy()
+    judge.iloc[[0, 1, 30, 31, 32]] = ["FAIL", "FAIL", "PASS", "PASS", "PASS"]
+    report = calibrate.calibrate(judge, human)
+    fig, ax = plt.subplots()
+    plots.calibration_rates(report, ax=ax)
+    rows = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks(), strict=True)}
+    (segment,) = ax.collections[-1].get_segments()
+    assert segment[0, 0] == segment[1, 0] == pytest.approx(report.base_rate_agreement)
+    low, high = sorted(segment[:, 1])
+    assert rows["agreement"] - 0.5 < low < rows["agreement"] < high < rows["agreement"] + 0.5  # crosses no other row
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sorted(legend) == sorted(["95% intervals: clopper-pearson, cp-fiducial",
+                                     f"always-PASS agreement {report.base_rate_agreement:.2f}"])
+    assert ax.get_title().startswith("Calibration")

@@ -51,7 +51,7 @@ def _tokens(text):
 def _mismatch(shown, printed):
     """None when ``printed`` reads as ``shown`` (numbers to the digits shown), else a message naming the first difference."""
     expected, actual = _tokens(shown), _tokens(printed)
-    for k, ((kind_e, e), (kind_a, a)) in enumerate(zip(expected, actual)):
+    for k, ((kind_e, e), (kind_a, a)) in enumerate(zip(expected, actual, strict=False)):
         if kind_e != kind_a:
             return f"token {k}: the README shows {e!r}, the snippet printed {a!r}"
         if kind_e == "word" and e != a:

@@ -171,6 +171,17 @@ def test_figures_reach_the_page_whatever_the_callers_backend(tmp_path, monkeypat
     assert len(re.findall(r"<img[^>]*src=\"data:image/png;base64,", result.html.read_text())) == 1
 
 
+def test_printed_text_wraps_between_words_not_inside_them(tmp_path):
+    nb = notebook(tmp_path / "w.ipynb", "import warnings\nwarnings.warn('the segment has too few labels: no interval ' * 8)")
+    result = report.run_notebook(nb, tmp_path)
+    assert result.ok
+    page = result.html.read_text()
+    # JupyterLab's rule for output text (two classes) loses to ours (three), wherever each stands in the page
+    assert re.search(r"\n\.jp-OutputArea-output pre \{[^}]*word-break: break-all", page)
+    assert ".jp-OutputArea .jp-OutputArea-output pre {word-break: normal; overflow-wrap: break-word}" in page
+    assert "no interval " in page
+
+
 def test_float_format():
     fmt = report.float_format(4)
     assert [fmt(v) for v in (0.8, 0.12345, 0.00012, 0.00004, float("nan"))] == ["0.8000", "0.1235", "0.0001", "4e-05", "nan"]

@@ -208,7 +208,7 @@ def test_labeller_bad_input(tmp_path):
         Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", stop_half_width="0.1", order="random")
     with pytest.raises(ValueError, match="`confidence_level` must be strictly between 0 and 1"):
         Labeller(CASES, tmp_path / "l.jsonl", watch="pass_rate", confidence_level=1.0, order="random")
-    with pytest.raises(ValueError, match="`order` must be one of \\['given', 'random', 'shuffle'\\]; got 'sorted'"):
+    with pytest.raises(ValueError, match="`order` must be one of \\['given', 'random', 'shuffle', 'active'\\]; got 'sorted'"):
         Labeller(CASES, tmp_path / "l.jsonl", order="sorted")
     with pytest.raises(ValueError, match="`rng` must be in \\[0, None\\]"):
         Labeller(CASES, tmp_path / "l.jsonl", order="shuffle", rng=-1)

@@ -17,7 +17,8 @@ from evalkit._validation import (
     check_rng,
     check_unique_index,
 )
-from evalkit.infer._estimate import (
+from evalkit.infer._active import draw_cases
+from evalkit.infer._engine import (
     _WEIGHT,
     METHODS,
     _align,
@@ -345,14 +346,16 @@ def _strata(values: np.ndarray, n_strata: int) -> np.ndarray:
 
 
 def choose_cases(judge: pd.Series, n: int, *, strategy: str = "stratified", n_strata: int = 5, exclude=None,
-                 rng=None) -> pd.Index:
+                 rng=None, probabilities: pd.Series | None = None) -> pd.Index:
     """Which cases to send to a human next: a random order, optionally balanced over the judge's verdicts.
 
     ``"stratified"`` splits the cases by judge verdict (or, for scores with more than ``n_strata`` distinct
     values, into ``n_strata`` equal-count score bins) and interleaves a random order of each stratum so that
     every prefix of the list holds the strata in proportion: stopping early still leaves a balanced sample,
     and every case has the same chance of being chosen, so :func:`mean` stays valid. ``"random"`` is a plain
-    random order.
+    random order. ``"active"`` draws by ``probabilities`` (:func:`sampling_probabilities`: more often where the
+    judge is unsure), one case at a time without replacement, each with a chance proportional to its probability
+    among the cases left; :func:`mean` with the same ``probabilities`` gives the valid interval.
 
     Parameters
     ----------
@@ -360,11 +363,13 @@ def choose_cases(judge: pd.Series, n: int, *, strategy: str = "stratified", n_st
         Judge scores or verdicts indexed by case id.
     n : int
         How many cases to choose.
-    strategy : {"stratified", "random"}, default "stratified"
+    strategy : {"stratified", "random", "active"}, default "stratified"
     n_strata : int, default 5
     exclude : sequence of case ids, optional
         Cases already labelled (chosen from the rest).
     rng : None, int or numpy.random.Generator
+    probabilities : Series, optional
+        With ``strategy="active"`` (required there): the draw probabilities by case id.
 
     Returns
     -------
@@ -382,7 +387,16 @@ def choose_cases(judge: pd.Series, n: int, *, strategy: str = "stratified", n_st
     >>> len(ids), judge[ids].value_counts().to_dict()
     (10, {'PASS': 8, 'FAIL': 2})
     """
-    check_option(strategy, ["stratified", "random"], "strategy")
+    check_option(strategy, ["stratified", "random", "active"], "strategy")
+    if (strategy == "active") != (probabilities is not None):
+        raise ValueError("`probabilities` goes with strategy='active' (and strategy='active' needs it: "
+                         f"infer.sampling_probabilities); got strategy={strategy!r} and probabilities="
+                         f"{'a ' + type(probabilities).__name__ if probabilities is not None else 'None'}.")
+    if strategy == "active":
+
+        index = judge.index if isinstance(judge, pd.DataFrame) else _as_scores(judge, "judge").index
+        check_unique_index(index, "judge")
+        return draw_cases(index, probabilities, n, exclude=exclude, rng=rng)
     scores = _as_scores(judge, "judge")
     check_unique_index(scores.index, "judge")
     if exclude is not None:

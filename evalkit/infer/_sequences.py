@@ -17,7 +17,8 @@ from evalkit._validation import (
     check_option,
     check_unique_index,
 )
-from evalkit.infer._estimate import _WEIGHT, _as_scores, _bounds, mean
+from evalkit.infer._engine import _WEIGHT, _as_scores, _bounds
+from evalkit.infer._estimate import mean
 
 STATISTICS = ("mean", "agreement", "fail_recall")
 

@@ -19,7 +19,7 @@ from evalkit._validation import (
     check_option,
     show,
 )
-from evalkit.infer._estimate import ADJUST, _as_scores
+from evalkit.infer._engine import ADJUST, _as_scores
 
 #: Below this many labels a system's interval is not given (NaN and a note): the coverage harness measures the
 #: calibrated t from 20 labels per system on.

@@ -28,7 +28,7 @@ as it needs to be. Only entries that return their estimate with a single interva
 sets, selective (fcr) families and tests report none.
 
 The registry is split by area, one module each (``rates``, ``infer``, ``systems``, ``compare``, ``pairwise``, ``labeller``,
-``correlate``, ``agreement``, ``density``, ``retrieval``); ``core`` holds what they share. ``ENTRIES`` is every
+``correlate``, ``agreement``, ``density``, ``retrieval``, ``active``); ``core`` holds what they share. ``ENTRIES`` is every
 area's entries in that order.
 
 ``benchmarks/bench_coverage.py`` prints the whole table (every entry, design and size, with Monte Carlo
@@ -41,7 +41,20 @@ design without real data at its first test size, ``FAST_TIER_REPS`` samples); in
 
 from __future__ import annotations
 
-from tests.harness import agreement, compare, core, correlate, density, infer, labeller, pairwise, rates, retrieval, systems
+from tests.harness import (
+    active,
+    agreement,
+    compare,
+    core,
+    correlate,
+    density,
+    infer,
+    labeller,
+    pairwise,
+    rates,
+    retrieval,
+    systems,
+)
 from tests.harness.core import ROOT, SHARED_DATA, SIZES, Design, Entry, Measurement, bernoulli, measure, oracle_width, table
 
 __all__ = ["AREAS", "ENTRIES", "EXEMPT", "ROOT", "SHARED_DATA", "SIZES", "Design", "Entry", "Measurement", "bernoulli",
@@ -49,13 +62,14 @@ __all__ = ["AREAS", "ENTRIES", "EXEMPT", "ROOT", "SHARED_DATA", "SIZES", "Design
 
 #: area name -> its module of entries, in the order of ``ENTRIES``
 AREAS = {module.__name__.rsplit(".", 1)[-1]: module
-         for module in (rates, infer, systems, compare, pairwise, labeller, correlate, agreement, density, retrieval)}
+         for module in (rates, infer, systems, compare, pairwise, labeller, correlate, agreement, density, retrieval, active)}
 ENTRIES: list[Entry] = [entry for module in AREAS.values() for entry in module.ENTRIES]
 
 #: Public functions whose docstrings mention an interval or a p-value but that report none of their own.
 EXEMPT = {
     "plots.temperature_sweep": "draws the intervals of correlate.correlate",
     "plots.human_ceiling": "draws the intervals of agreement.human_ceiling",
+    "report.formatted": "shows a table's numbers rounded (its p_val and ci_low among them); computes none",
     "infer.simulate": "is itself a coverage simulation on a fully labelled set",
     "plots.ratings": "draws the intervals of pairwise.bradley_terry",
     "logs.pass_rate": "deprecated alias of judge.pass_rate, whose epoch entries measure it",
