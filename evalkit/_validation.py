@@ -155,6 +155,8 @@ def as_clusters(cluster, cases: pd.Index, *, table: pd.DataFrame | None = None, 
     if aligned.isna().any():
         raise ValueError(f"`{name}` has no cluster for {int(aligned.isna().sum())} case(s), e.g. "
                          f"{show(cases[aligned.isna().to_numpy()][0])}; give every case a cluster id.")
+    if len(aligned) == 0:  # no case: no cluster (the caller refuses an empty table in its own words)
+        return np.zeros(0, dtype=np.intp), 0
     bound = int(max(ids.dropna().value_counts().max(), pd.Series(aligned.to_numpy()).value_counts().max()))
     try:
         codes = pd.factorize(aligned.to_numpy(), sort=True)[0]

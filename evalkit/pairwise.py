@@ -1411,6 +1411,8 @@ def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: floa
     check_level(confidence_level)
     columns = ["order", "winner", "label", "length_1", "length_2"] + ([cluster] if isinstance(cluster, str) else [])
     table, keys = _decisions(decisions, columns, by)
+    if table.empty:
+        raise ValueError("`decisions` has no rows: length_bias needs the judge's decisions on paired outputs.")
     if cluster is not None:  # one code per decision, from a column or a Series by case id
         cases = table.index if isinstance(cluster, str) else pd.Index(table["case_id"])
         table = table.assign(_cluster=as_clusters(cluster, cases, table=table, key=None, table_name="decisions")[0])

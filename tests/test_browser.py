@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -421,12 +422,13 @@ def test_a_pacing_warning_when_labels_come_faster_than_the_case_can_be_read(lab,
     shot.append(page)
     keys_live(page)
     n, gap = (3, 0.6) if pace.startswith("0.6") else (12, 0)
-    started = time.monotonic()
+    pressed = []
     for _ in range(n):
         page.keyboard.press("1")
+        pressed.append(time.monotonic())
         time.sleep(gap)
-    if not gap:
-        assert time.monotonic() - started < 1.0
+    # the burst's keys come faster than a skim of the case (1 s): each gap, not the whole burst, is what the warning reads
+    assert gap or max(np.diff(pressed)) < 1.0
     page.wait_for_selector("text=too fast to read", timeout=30_000)
     warning = page.inner_text(".evalkit-labeller :text('too fast to read')")
     assert "of your last" in warning and "sooner than the 1.0 s a skim of it takes" in warning
