@@ -681,17 +681,15 @@ def _pump(source, sink, keep):
                 pass
 
 
-class LoopbackProxy(threading.Thread):
-    """An HTTP proxy on 127.0.0.1, spoken to over TLS when given a server context: CONNECT opens a tunnel, any other
-    request (an absolute URL) is forwarded to its host. ``requests`` keeps each request line and its headers."""
+class _AcceptLoop(threading.Thread):
+    """A listening socket on 127.0.0.1 whose connections are each handled by ``handle(client)`` on a thread of its own;
+    closing ``_listener`` ends the loop."""
 
-    def __init__(self, context=None):
+    def __init__(self):
         import socket
 
         super().__init__(daemon=True)
-        self.context, self.requests = context, []
         self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
 
     def run(self):
         while True:
@@ -699,9 +697,19 @@ class LoopbackProxy(threading.Thread):
                 client, _ = self._listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+            threading.Thread(target=self.handle, args=(client,), daemon=True).start()
 
-    def _serve(self, client):
+
+class LoopbackProxy(_AcceptLoop):
+    """An HTTP proxy on 127.0.0.1, spoken to over TLS when given a server context: CONNECT opens a tunnel, any other
+    request (an absolute URL) is forwarded to its host. ``requests`` keeps each request line and its headers."""
+
+    def __init__(self, context=None):
+        super().__init__()
+        self.context, self.requests = context, []
+        self.port = self._listener.getsockname()[1]
+
+    def handle(self, client):
         import socket
         from urllib.parse import urlsplit
 
@@ -868,27 +876,16 @@ def test_no_proxy_ranges_socks_and_a_host_port_end_to_end(monkeypatch, no_proxie
     assert "pw" not in str(refused.value)
 
 
-class BodyServer(threading.Thread):
+class BodyServer(_AcceptLoop):
     """A server on 127.0.0.1 whose 200 reply is ``declared`` (a Content-Length of 500 MB, then zeros as fast as the
     client reads), ``endless`` (chunks of 64 KiB, forever) or ``sized:<n>`` (a chat completion of n bytes)."""
 
     def __init__(self, kind: str):
-        import socket
-
-        super().__init__(daemon=True)
+        super().__init__()
         self.kind, self.sent = kind, 0
-        self._listener = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
 
-    def run(self):
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._answer, args=(client,), daemon=True).start()
-
-    def _answer(self, client):
+    def handle(self, client):
         try:
             head = b""
             while b"\r\n\r\n" not in head:
