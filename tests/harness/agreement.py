@@ -185,8 +185,11 @@ def _icc_designs(form: str, *, null: bool = False) -> tuple[Design, ...]:
 def _icc(sample, level, *, form="ICC2", p_value=False, **options):
     from evalkit import agreement
 
-    # the p-value (the F test of no item effect) does not depend on the interval: skip the bootstrap for it
-    row = agreement.icc(sample["ratings"], **({"interval": "F"} if p_value else {"confidence_level": level}), **options).loc[form]
+    # the p-value (the F test of no item effect) does not depend on the interval: skip the bootstrap for it. The
+    # bootstrap's seed comes from the sample, so that a cell's coverage is the same on every run.
+    seed = int(pd.util.hash_pandas_object(sample["ratings"], index=False).sum() % 2**32)
+    row = agreement.icc(sample["ratings"], **({"interval": "F"} if p_value else {"confidence_level": level, "rng": seed}),
+                        **options).loc[form]
     return row["p_val"] if p_value else (row["ci_low"], row["ci_high"], row["icc"])
 
 
