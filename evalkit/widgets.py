@@ -1310,7 +1310,27 @@ def _shown_against(half: float, limit: float | None, digits: int) -> int:
     return digits
 
 
-class Labeller(_LabellerBase):
+class _JudgeVerdict:
+    """The judge's verdict of a case (``self._judge``, a mapping or None), hidden in blind mode until the case is
+    labelled: what :class:`Labeller` and :class:`ClaimLabeller` share. ``_LABEL`` names what the annotator gives,
+    the labeller's ``_kind`` what they label."""
+
+    _LABEL = "label"
+
+    def _hides(self) -> bool:
+        return self.blind and self._judge is not None
+
+    def _hidden_html(self, case: str) -> str:
+        if self._judge is None:
+            return ""
+        if self._visible(case):
+            return f"judge: <b>{html.escape(str(self._judge.get(case)))}</b>"
+        if case in self._current:
+            return f"<i>judge's verdict hidden (blind labelling): your {self._LABEL} stands on its own</i>"
+        return f"<i>judge's verdict hidden until you label this {self._kind}</i>"
+
+
+class Labeller(_JudgeVerdict, _LabellerBase):
     """Label cases one at a time; every label is on disk the moment it is made.
 
     The widget shows who labels into which file, the rubric, the keys (``1 PASS · 2 FAIL · s skip · b back · u undo
@@ -1821,18 +1841,6 @@ class Labeller(_LabellerBase):
         return "".join(f"<div style='font-weight: 600; margin-top: 2px'>{html.escape(str(name))}</div>"
                        f"{_field_html(values[row], height=height)}" for name, values in zip(self.show, self._fields, strict=True))
 
-    def _hides(self) -> bool:
-        return self.blind and self._judge is not None
-
-    def _hidden_html(self, case: str) -> str:
-        if self._judge is None:
-            return ""
-        if self._visible(case):
-            return f"judge: <b>{html.escape(str(self._judge.get(case)))}</b>"
-        if case in self._current:
-            return "<i>judge's verdict hidden (blind labelling): your label stands on its own</i>"
-        return "<i>judge's verdict hidden until you label this case</i>"
-
     def _next_step(self) -> str:
         if self.mode == "relabel":
             return ("<code>self_agreement()</code> says how often you agree with your earlier labels; a judge cannot be "
@@ -2004,7 +2012,7 @@ def _native(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-class ClaimLabeller(_LabellerBase):
+class ClaimLabeller(_JudgeVerdict, _LabellerBase):
     """Label the claims of a claim-verdict table one at a time, on the table's own levels, beside the answer they
     come from: human claim verdicts, to calibrate the claim judge as case labels calibrate a case judge.
 
@@ -2067,6 +2075,8 @@ class ClaimLabeller(_LabellerBase):
     """
 
     _kind = "claim"
+
+    _LABEL = "verdict"
 
     def __init__(self, verdicts: pd.DataFrame, path, *, answers: pd.DataFrame | None = None, answer: str = "output",
                  question: str | None = None, blind: bool = True, labeller: str | None = None, rubric=None,
@@ -2164,18 +2174,6 @@ class ClaimLabeller(_LabellerBase):
                      f"(label the marked one: how well does the answer's source support it?)</div>"
                      f"<ol class='evalkit-claims' start='0' style='margin: 2px 0 6px 0; line-height: 1.45'>{''.join(items)}</ol>")
         return "".join(parts)
-
-    def _hides(self) -> bool:
-        return self.blind and self._judge is not None
-
-    def _hidden_html(self, case: str) -> str:
-        if self._judge is None:
-            return ""
-        if self._visible(case):
-            return f"judge: <b>{html.escape(str(self._judge.get(case)))}</b>"
-        if case in self._current:
-            return "<i>judge's verdict hidden (blind labelling): your verdict stands on its own</i>"
-        return "<i>judge's verdict hidden until you label this claim</i>"
 
     def _next_step(self) -> str:
         return ("calibrate the claim judge on these verdicts, e.g. <code>calibrate.calibrate(labeller.judge_verdicts(), "
