@@ -15,8 +15,9 @@ step of a request (connect, TLS handshake, send, each read of the status line, h
 only the time left before the request's deadline. A reply's body is read only up to a size limit (from its
 Content-Length, and as it arrives), an API key is checked before it is sent, and :class:`Secrets` removes a key or a
 proxy's credentials from any text in every form they take. Proxies are found in the environment and chosen as the
-official client's httpx chooses them; an ``https://`` proxy is spoken to over TLS. Private floor: imports nothing
-from evalkit.
+official client's httpx chooses them; an ``https://`` proxy is spoken to over TLS. Many calls at once from one
+thread go through :mod:`evalkit._chat_loop` instead, the same contract on an event loop. Private floor: imports
+nothing from evalkit.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ Private floor: imports nothing from evalkit above ``_validation``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -34,35 +35,52 @@ def normalise_level(label):
 
 
 def claim_codes(ids: pd.Series, labels: pd.Series, *, presorted: bool = False
-                ) -> tuple[np.ndarray, pd.Index | np.ndarray, np.ndarray, int]:
+                ) -> tuple[np.ndarray, pd.Index | np.ndarray, Callable[[], np.ndarray], int]:
     """Each claim's item code and level code: ``pandas.factorize(ids)`` and :func:`claim_level_codes` of ``labels``.
 
     Returns ``(item codes, item ids in order of first appearance, level codes, disorder)``; a missing id has item
     code -1. ``disorder`` is -1, or with ``presorted`` the position of the first id smaller than the one before it
     (:func:`sorted_item_codes`, which numbers ids in ascending order by their runs instead of hashing them).
-    Labels that are not already :data:`CLAIM_DTYPE` are strings to hash, as many as the item ids: with enough rows
-    and a second core they are encoded while another thread factorizes the ids (both release the interpreter
-    lock), so that a table of string verdicts costs about what the same table as a categorical does.
+    ``level codes`` is a function returning them: labels that are not already :data:`CLAIM_DTYPE` are strings to
+    hash, as many as the item ids, and with enough rows and a second core they are encoded on other threads while
+    the caller numbers and checks the items (pyarrow, pandas' integer hashing and numpy release the interpreter
+    lock), so that a table of string verdicts costs about what the same table as a categorical does. Call it once,
+    after the work on the items.
     """
+    cores = os.cpu_count() or 1
+    if labels.dtype == CLAIM_DTYPE or len(labels) < _PARALLEL_ROWS or cores < 2:
+        codes, uniques, disorder = _item_codes(ids, presorted)
+        level = claim_level_codes(labels)
+        return codes, uniques, lambda: level, disorder
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(cores)
+    try:
+        pending = _level_codes(labels, pool)  # the first chunk encoded here, the others handed to the pool
+        codes, uniques, disorder = _item_codes(ids, presorted)  # meanwhile, on this thread
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+
+    def levels() -> np.ndarray:
+        try:
+            return pending()
+        finally:
+            pool.shutdown(wait=False)
+
+    return codes, uniques, levels, disorder
+
+
+def _item_codes(ids: pd.Series, presorted: bool) -> tuple[np.ndarray, pd.Index | np.ndarray, int]:
     if presorted:
         runs = sorted_item_codes(ids)
         if runs is not None:
-            return *runs[:2], claim_level_codes(labels), runs[2]
-    cores = os.cpu_count() or 1
-    if labels.dtype == CLAIM_DTYPE or len(labels) < _PARALLEL_ROWS or cores < 2:
-        codes, uniques = pd.factorize(ids)
-        level = claim_level_codes(labels)
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(cores) as pool:
-            items = pool.submit(pd.factorize, ids)
-            level = claim_level_codes(labels, pool=pool)
-            codes, uniques = items.result()
+            return runs
+    codes, uniques = pd.factorize(ids)
     disorder = -1
     if presorted and len(codes) and (not (codes[1:] >= codes[:-1]).all() or not pd.Index(uniques).is_monotonic_increasing):
         disorder = _first_decrease(ids.to_numpy(dtype=object))
-    return codes, uniques, level, disorder
+    return codes, uniques, disorder
 
 
 def sorted_item_codes(ids: pd.Series) -> tuple[np.ndarray, pd.Index, int] | None:
@@ -123,20 +141,30 @@ def claim_level_codes(values: pd.Series, *, pool=None) -> np.ndarray:
     given or the column is long (pyarrow releases the interpreter lock). Hashing the strings is the whole cost of a
     string column.
     """
+    return _level_codes(values, pool)()
+
+
+def _level_codes(values: pd.Series, pool) -> Callable[[], np.ndarray]:
+    """:func:`claim_level_codes` as a function returning them: with ``pool``, the chunks after the first are
+    encoded on its threads, and the caller can work meanwhile."""
     if values.dtype == CLAIM_DTYPE:
-        return values.cat.codes.to_numpy()
+        codes = values.cat.codes.to_numpy()
+        return lambda: codes
     if isinstance(values.dtype, pd.CategoricalDtype):
-        return _claim_lookup(values.cat.categories)[values.cat.codes.to_numpy()]
+        codes = _claim_lookup(values.cat.categories)[values.cat.codes.to_numpy()]
+        return lambda: codes
     chunks = _arrow_string_chunks(values)
     if chunks is None:
-        codes, uniques = pd.factorize(values)  # missing labels get code -1
-        return _claim_lookup(uniques)[codes]
+        factorized, uniques = pd.factorize(values)  # missing labels get code -1
+        codes = _claim_lookup(uniques)[factorized]
+        return lambda: codes
     if not chunks:
-        return np.empty(0, dtype=np.int8)
+        return lambda: np.empty(0, dtype=np.int8)
     import pyarrow.compute as pc
 
     first = chunks[0].dictionary_encode()
     seen, lookup = first.dictionary, _claim_lookup(first.dictionary.to_pylist())
+    head = lookup[first.indices.fill_null(-1).to_numpy()]
 
     def codes_of(chunk) -> np.ndarray:
         index = pc.index_in(chunk, value_set=seen)  # a lookup among the first chunk's labels: cheaper than encoding
@@ -146,17 +174,19 @@ def claim_level_codes(values: pd.Series, *, pool=None) -> np.ndarray:
         return _claim_lookup(encoded.dictionary.to_pylist())[encoded.indices.fill_null(-1).to_numpy()]
 
     rest = chunks[1:]
-    cores = os.cpu_count() or 1
     if pool is not None and rest:
-        out = list(pool.map(codes_of, rest))
-    elif len(rest) > 1 and len(values) >= _PARALLEL_ROWS and cores > 1:
+        futures = [pool.submit(codes_of, chunk) for chunk in rest]
+        return lambda: np.concatenate([head, *(f.result() for f in futures)])
+    cores = os.cpu_count() or 1
+    if len(rest) > 1 and len(values) >= _PARALLEL_ROWS and cores > 1:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(min(len(rest), cores)) as own:
             out = list(own.map(codes_of, rest))
     else:
         out = [codes_of(chunk) for chunk in rest]
-    return np.concatenate([lookup[first.indices.fill_null(-1).to_numpy()], *out])
+    codes = np.concatenate([head, *out])
+    return lambda: codes
 
 
 def _claim_lookup(uniques) -> np.ndarray:

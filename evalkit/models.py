@@ -13,7 +13,9 @@ to the cache.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import inspect
 import json
 import os
 import queue
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit import _chat
+from evalkit import _chat, _chat_loop
 from evalkit._chat import APIConnectionError, APIStatusError, Reply, ReplyError
 from evalkit._optional import install_hint
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, show
@@ -160,6 +162,7 @@ class OpenAIChat:
         self._base_url = base_url
         self._pool = _chat.Pool(base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
                                 max_reply_bytes=max_reply_bytes)
+        self._loop_pool = _chat_loop.LoopPool(self._pool)
         self._secrets = _chat.Secrets(given, key, *self._pool.secrets)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
                          "User-Agent": f"evalkit/{__version__}"}
@@ -210,27 +213,57 @@ class OpenAIChat:
             body["max_tokens"] = self.params["max_tokens"]
         return body
 
-    def __call__(self, prompt: str) -> Reply:
+    def _encoded(self, prompt: str) -> bytes:
         request = self.request_body(prompt)
         try:
-            body = json.dumps(request, ensure_ascii=False).encode("utf-8")
+            return json.dumps(request, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in the prompt: escaped, as JSON allows
-            body = json.dumps(request).encode("ascii")
-        try:
-            status, headers, data = self._pool.post("/chat/completions", body, self._headers, self.timeout)
-            if not 200 <= status < 300:
-                raise _chat.status_error(status, headers, data, self.redact)
-            reply = _chat.reply_from_bytes(data, headers.get("content-type", ""))
-        except Exception as exc:
-            self._secrets.scrub(exc)  # whatever raised it, its message never holds the key
-            raise
+            return json.dumps(request).encode("ascii")
+
+    def _reply(self, status: int, headers, data: bytes) -> Reply:
+        if not 200 <= status < 300:
+            raise _chat.status_error(status, headers, data, self.redact)
+        reply = _chat.reply_from_bytes(data, headers.get("content-type", ""))
         if self._secrets.found(reply.text):  # a server echoing the key: it goes no further
             return Reply(self._secrets(reply.text), reply.prompt_tokens, reply.completion_tokens)
         return reply
 
+    def __call__(self, prompt: str) -> Reply:
+        try:
+            return self._reply(*self._pool.post("/chat/completions", self._encoded(prompt), self._headers, self.timeout))
+        except Exception as exc:
+            self._secrets.scrub(exc)  # whatever raised it, its message never holds the key
+            raise
+
+    async def acall(self, prompt: str) -> Reply:
+        """The call as a coroutine, for an event loop with many calls in flight (what :func:`call_many` runs).
+
+        The same request, deadline, limits, errors and redaction as a call; the connections are those of the loop
+        (:mod:`evalkit._chat_loop`). With a proxy from the environment, the call runs on the loop's executor
+        (a thread), through the proxy as a call does.
+
+        Examples
+        --------
+        >>> import asyncio
+        >>> from evalkit._testing import ChatServer
+        >>> from evalkit.models import OpenAIChat
+        >>> with ChatServer(lambda prompt, attempt: "PASS") as server:
+        ...     asyncio.run(OpenAIChat("m", base_url=server.url).acall("Is it?")).text
+        'PASS'
+        """
+        if self._pool.proxy is not None:
+            return await asyncio.get_running_loop().run_in_executor(None, self, prompt)
+        try:
+            return self._reply(*await self._loop_pool.post("/chat/completions", self._encoded(prompt), self._headers,
+                                                           self.timeout))
+        except Exception as exc:
+            self._secrets.scrub(exc)
+            raise
+
     def close(self) -> None:
         """Close the kept-alive connections now (a later call opens new ones)."""
         self._pool.close()
+        self._loop_pool.close()
 
 
 class Replay:
@@ -327,13 +360,14 @@ class CallCache:
     def key(model_id: str, params: Mapping, prompt: str) -> str:
         """sha256 of the model id, its parameters and the prompt."""
         blob = json.dumps([model_id, dict(params), prompt], sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate in a prompt too
 
     @staticmethod
     def _keys(model_id: str, params: Mapping, prompts) -> list[str]:
         """:meth:`key` of each prompt, the model id and parameters written once (the same bytes as ``key``)."""
         head = json.dumps([model_id, dict(params), ""], sort_keys=True, ensure_ascii=False, default=str)[:-3]
-        return [hashlib.sha256(f"{head}{json.dumps(prompt, ensure_ascii=False)}]".encode()).hexdigest() for prompt in prompts]
+        return [hashlib.sha256(f"{head}{json.dumps(prompt, ensure_ascii=False)}]".encode("utf-8", "surrogatepass")).hexdigest()
+                for prompt in prompts]
 
     def get(self, key: str) -> Reply | None:
         with self._lock:
@@ -462,8 +496,9 @@ def plan_calls(prompts: pd.Series, model=None, *, model_id: str | None = None, p
 # call_many is four parts, each read (and tested) on its own: the retry policy decides whether to retry a failed
 # attempt and after how long; the unreachable detector counts attempts that did not reach the server and stops
 # the run; the cache writer stores answers from a thread of its own, at least once a second; the table builder
-# turns the rows into the documented result. _call is one prompt's attempts, _in_threads runs them. Worker
-# threads share only these objects, each guarding its own state, and hand their rows back through a queue.
+# turns the rows into the documented result. _attempts is one prompt's attempts, driven by _call in a thread or by
+# _acall on an event loop; _in_threads and _on_event_loop run them. Workers share only these objects, each guarding
+# its own state, and hand their rows back through a queue.
 @dataclass(frozen=True)
 class _RetryPolicy:
     """Exponential backoff with full jitter, at least what the server asked in Retry-After, capped."""
@@ -564,11 +599,13 @@ def _failure(error: str, attempts: int, latency: float) -> dict:
             "prompt_tokens": None, "completion_tokens": None, "created_at": _now()}
 
 
-def _call(prompt: str, model: Callable, *, policy: _RetryPolicy, unreachable: _Unreachable, stop: threading.Event,
-          redact: Callable, gave_up: str) -> tuple[dict, Reply | None, int]:
-    """One prompt's attempts until an answer, a failure not worth retrying, or the run stopping.
-
-    Returns the prompt's row, its Reply (None on failure) and how many lone surrogates its text had.
+def _attempts(prompt: str, *, policy: _RetryPolicy, unreachable: _Unreachable, stop: threading.Event,
+              redact: Callable, gave_up: str):
+    """One prompt's attempts until an answer, a failure not worth retrying, or the run stopping, as steps for a
+    driver (:func:`_call` in a thread, :func:`_acall` on an event loop): each ``None`` it yields asks for one call
+    of the model (send back what it returned, or the exception it raised), each number a wait of that many seconds
+    that ends early when the run stops (send back None). Returns the prompt's row, its Reply (None on failure) and
+    how many lone surrogates its text had.
     """
     attempts = 0
     while True:
@@ -576,14 +613,17 @@ def _call(prompt: str, model: Callable, *, policy: _RetryPolicy, unreachable: _U
             return _failure(gave_up, attempts, 0.0), None, 0
         attempts += 1
         start = time.perf_counter()
+        outcome = yield None
         try:
-            reply, replaced = _chat.checked_reply(model(prompt))
+            if isinstance(outcome, BaseException):
+                raise outcome
+            reply, replaced = _chat.checked_reply(outcome)
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error row
             latency = time.perf_counter() - start
             unreachable.record(exc)
             wait = policy.wait(exc, attempts)
             if wait is not None and not stop.is_set():
-                stop.wait(wait)
+                yield wait
                 if not stop.is_set():
                     continue
             return _failure(redact(f"{type(exc).__name__}: {exc}"), attempts, latency), None, 0
@@ -592,6 +632,46 @@ def _call(prompt: str, model: Callable, *, policy: _RetryPolicy, unreachable: _U
         return {"text": reply.text, "error": None, "latency_s": latency, "cached": False, "attempts": attempts,
                 "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
                 "created_at": _now()}, reply, replaced
+
+
+def _call(prompt: str, model: Callable, *, stop: threading.Event, **options) -> tuple[dict, Reply | None, int]:
+    """:func:`_attempts` with the model called in this thread."""
+    steps = _attempts(prompt, stop=stop, **options)
+    try:
+        wait = next(steps)
+        while True:
+            if wait is None:
+                try:
+                    outcome = model(prompt)
+                except Exception as exc:  # noqa: BLE001 - handed to the steps, which make it a row
+                    outcome = exc
+                wait = steps.send(outcome)
+            else:
+                stop.wait(wait)
+                wait = steps.send(None)
+    except StopIteration as done:
+        return done.value
+
+
+async def _acall(prompt: str, model, *, stop: threading.Event, **options) -> tuple[dict, Reply | None, int]:
+    """:func:`_attempts` with the model's ``acall`` awaited on the running loop."""
+    steps = _attempts(prompt, stop=stop, **options)
+    try:
+        wait = next(steps)
+        while True:
+            if wait is None:
+                try:
+                    outcome = await model.acall(prompt)
+                except Exception as exc:  # noqa: BLE001 - handed to the steps, which make it a row
+                    outcome = exc
+                wait = steps.send(outcome)
+            else:
+                end = time.monotonic() + wait
+                while not stop.is_set() and (left := end - time.monotonic()) > 0:
+                    await asyncio.sleep(min(left, 0.05))  # the run stopping ends the wait within 50 ms
+                wait = steps.send(None)
+    except StopIteration as done:
+        return done.value
 
 
 def _in_threads(items: list, work: Callable, n_threads: int, stop: threading.Event):
@@ -636,6 +716,40 @@ def _in_threads(items: list, work: Callable, n_threads: int, stop: threading.Eve
                 break
         for thread in threads:
             thread.join()
+
+
+def _on_event_loop(items: list, work: Callable, concurrency: int, stop: threading.Event):
+    """:func:`_in_threads` for a coroutine function ``work``: ``concurrency`` tasks on the process's call loop
+    (:func:`evalkit._chat_loop.call_loop`, a thread of its own) take the items in turn. When the caller stops
+    iterating, ``stop`` is set, nothing new is started and the calls in flight end."""
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    todo = iter(items)
+    abandoned = threading.Event()
+
+    async def worker() -> None:
+        while not abandoned.is_set():
+            item = next(todo, done)  # one iterator shared by the tasks of one thread; ``done`` marks its end
+            if item is done:
+                return
+            try:
+                done.put((item, await work(item), None))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
+                done.put((item, None, exc))
+
+    async def main() -> None:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(items)))))
+
+    running = asyncio.run_coroutine_threadsafe(main(), _chat_loop.call_loop())
+    try:
+        for _ in range(len(items)):
+            item, result, exc = done.get()
+            if exc is not None:
+                raise exc
+            yield item, result
+    finally:
+        abandoned.set()
+        stop.set()
+        running.result()
 
 
 def _calls_table(prompts: pd.Series, rows: Mapping[str, dict], *, model_id: str, params: dict, n_replaced: int,
@@ -697,7 +811,9 @@ def call_many(
         answers. An answer the cache refuses (a locked database) is tried again at the next write; any left at
         the end are in the results table, with an :class:`~evalkit.EvalkitWarning`.
     concurrency : int, default 8
-        Calls in flight at once (threads).
+        Calls in flight at once: coroutines on an event loop in a thread of its own when ``model`` has an
+        ``acall`` coroutine method (as :class:`OpenAIChat` has: one thread serves every connection, which at
+        high concurrency costs a fraction of a thread per call), else threads.
     max_retries : int, default 4
         Retries after a transient failure (timeout, connection error, 408/409/429, 5xx, or
         :class:`TransientError`), with exponential backoff and full jitter: the k-th wait is uniform in
@@ -769,17 +885,25 @@ def call_many(
                    "timeouts)")
         writer = _CacheWriter(cache) if cache is not None else None
 
-        def task(item: tuple[str, str]) -> tuple[dict, int]:
-            prompt, key = item
-            row, reply, n = _call(prompt, model, policy=policy, unreachable=unreachable, stop=stop, redact=redact,
-                                  gave_up=gave_up)
+        options = {"policy": policy, "unreachable": unreachable, "stop": stop, "redact": redact, "gave_up": gave_up}
+
+        def kept(key: str, row: dict, reply: Reply | None, n: int) -> tuple[dict, int]:
             if reply is not None and writer is not None:
                 writer.put(key, mid, reply)  # on disk within a second, whatever the other calls do
             return row, n
 
+        def task(item: tuple[str, str]) -> tuple[dict, int]:
+            return kept(item[1], *_call(item[0], model, **options))
+
+        async def atask(item: tuple[str, str]) -> tuple[dict, int]:
+            return kept(item[1], *await _acall(item[0], model, **options))
+
+        run = (_on_event_loop(pending, atask, concurrency, stop) if inspect.iscoroutinefunction(getattr(model, "acall", None))
+               else _in_threads(pending, task, concurrency, stop))
+
         bar = tqdm(total=len(pending), desc=description, disable=not progress, leave=False)
         try:
-            for (prompt, _), (row, n) in _in_threads(pending, task, concurrency, stop):
+            for (prompt, _), (row, n) in run:
                 rows[prompt] = row
                 replaced += n
                 bar.update(1)

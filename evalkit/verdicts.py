@@ -80,7 +80,7 @@ def _validate(verdicts: pd.DataFrame, *, table: bool = True, presorted: bool = F
     rows must be in ascending order of item_id (checked; the ids are then numbered by comparing neighbours)."""
     verdicts = check_dataframe(verdicts, "verdicts")
     check_columns(verdicts, ["item_id", "verdict"], "verdicts")
-    codes, uniques, level, disorder = claim_codes(verdicts["item_id"], verdicts["verdict"], presorted=presorted)
+    codes, uniques, level_codes, disorder = claim_codes(verdicts["item_id"], verdicts["verdict"], presorted=presorted)
     if len(codes) and codes.min() < 0:  # factorize numbers a missing id -1
         row = verdicts.index[int(np.argmax(codes < 0))]
         raise ValueError(f"`verdicts` row {show(row)}: item_id is missing; every claim needs an item_id.")
@@ -89,6 +89,11 @@ def _validate(verdicts: pd.DataFrame, *, table: bool = True, presorted: bool = F
         raise ValueError(f"`verdicts` row {show(verdicts.index[disorder])}: item_id {show(ids.iloc[disorder])} comes after "
                          f"{show(ids.iloc[disorder - 1])}; with presorted=True the claims must be in ascending order of "
                          "item_id (sort them, or leave presorted=False).")
+    given = "claim_idx" in verdicts.columns
+    claim = _claim_numbers(verdicts["claim_idx"]) if given else _numbered_within_items(codes)
+    if given and len(codes):
+        _check_claims_once(verdicts, codes, len(uniques), claim)
+    level = level_codes()  # encoded on other threads while the items were numbered and checked
     bad = level < 0
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
@@ -99,10 +104,6 @@ def _validate(verdicts: pd.DataFrame, *, table: bool = True, presorted: bool = F
             + (" A missing verdict often comes from pandas.read_csv, which reads the text 'None' as missing: "
                "read with keep_default_na=False." if pd.isna(verdicts["verdict"].iloc[pos]) else "")
         )
-    given = "claim_idx" in verdicts.columns
-    claim = _claim_numbers(verdicts["claim_idx"]) if given else _numbered_within_items(codes)
-    if given and len(codes):
-        _check_claims_once(verdicts, codes, len(uniques), claim)
     out = None
     if table:
         out = verdicts.copy(deep=False)  # columns are replaced, never written in place: the input stays intact

@@ -248,6 +248,63 @@ def test_connections_are_kept_alive_and_reused_across_threads():
     assert server.requests == 400 and server.connections <= 8  # one connection per thread, kept for the next run
 
 
+def _on_call_loop(coroutine):
+    """Run a coroutine on the process's call loop (where call_many runs a model's ``acall``) and wait for it."""
+    import asyncio
+
+    from evalkit import _chat_loop
+
+    return asyncio.run_coroutine_threadsafe(coroutine, _chat_loop.call_loop()).result(timeout=60)
+
+
+def test_the_event_loop_client_sends_and_reads_what_a_call_does():
+    """``acall`` (what call_many runs for OpenAIChat) and a call in a thread give the same replies, for prompts escaped
+    or not and one larger than a socket buffer; both clients' requests reach the server whole."""
+    prompts = ["plain", "ünïcode – ok", "a lone \ud800 surrogate", "x" * 70_000]
+    with ChatServer(lambda prompt, attempt: prompt[:20] + f"|{len(prompt)}") as server:
+        model = models.OpenAIChat("m", base_url=server.url)
+        threaded = [model(prompt) for prompt in prompts]
+        looped = [_on_call_loop(model.acall(prompt)) for prompt in prompts]
+        table = models.call_many(pd.Series(prompts, dtype=object), model, concurrency=4, progress=False)
+    assert looped == threaded and table["text"].tolist() == [checked_reply(r)[0].text for r in threaded]
+    assert [int(r.text.rsplit("|", 1)[1]) for r in looped] == [len(p) for p in prompts]
+
+
+def test_the_event_loop_client_keeps_the_deadline_and_replaces_a_dropped_connection():
+    import asyncio
+
+    script = lambda prompt, attempt: (Hang(30) if prompt == "hang" else Drop() if prompt == "second" and attempt == 1  # noqa: E731
+                                      else Trickle("PASS", interval=0.005) if prompt == "trickle" else "PASS")
+    with ChatServer(script) as server:
+        model = models.OpenAIChat("m", base_url=server.url, timeout=0.5)
+        for prompt in ("hang", "trickle"):
+            start = time.monotonic()
+            with pytest.raises(TimeoutError, match="no complete reply within the 0.5 s deadline"):
+                _on_call_loop(model.acall(prompt))
+            assert time.monotonic() - start < 0.75, prompt
+        connections = server.connections
+        calls = models.call_many(pd.Series(["first", "second"]), model, concurrency=1, max_retries=0, progress=False)
+        assert calls["text"].tolist() == ["PASS", "PASS"] and calls["attempts"].tolist() == [1, 1]
+        assert server.attempts["second"] == 2 and server.connections == connections + 2  # re-sent on a new one
+        # a new connection dropped without an answer is a connection error (retried by call_many, not by the client)
+        server.attempts.clear()
+        model.close()
+        time.sleep(0.1)  # the close runs on the loop's thread
+        with pytest.raises(APIConnectionError, match="RemoteDisconnected"):
+            _on_call_loop(model.acall("second"))
+        # outside call_many, on a loop of the caller's own
+        assert asyncio.run(models.OpenAIChat("m", base_url=server.url).acall("plain")).text == "PASS"
+
+
+def test_call_many_through_a_proxy_runs_the_threads_client_on_the_loops_executor(monkeypatch, no_proxies):
+    with ChatServer(lambda prompt, attempt: "via proxy", latency=0.05) as server:
+        monkeypatch.setenv("http_proxy", server.url.rsplit("/", 1)[0])  # this server answers the absolute URL too
+        model = models.OpenAIChat("m", base_url="http://127.0.0.9:9/v1")  # reached only through the proxy
+        calls = models.call_many(pd.Series([f"p{i}" for i in range(40)]), model, concurrency=20, progress=False)
+    assert (calls["text"] == "via proxy").all() and server.requests == 40
+    assert server.max_in_flight > 4  # many in flight at once (the executor's threads), not one at a time
+
+
 def test_a_request_goes_out_in_one_write(monkeypatch):
     """Request line, headers and body leave in one socket write (http.client alone writes the body separately),
     and the server reads the whole request: the prompt, escaped or not, comes back as sent."""
