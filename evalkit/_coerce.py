@@ -76,11 +76,27 @@ def _item_codes(ids: pd.Series, presorted: bool) -> tuple[np.ndarray, pd.Index |
         runs = sorted_item_codes(ids)
         if runs is not None:
             return runs
+    elif isinstance(ids.dtype, np.dtype) and ids.dtype.kind in "iu" and len(ids) > 1:
+        grouped = _grouped_codes(ids.to_numpy())
+        if grouped is not None:
+            return *grouped, -1
     codes, uniques = pd.factorize(ids)
     disorder = -1
     if presorted and len(codes) and (not (codes[1:] >= codes[:-1]).all() or not pd.Index(uniques).is_monotonic_increasing):
         disorder = _first_decrease(ids.to_numpy(dtype=object))
     return codes, uniques, disorder
+
+
+def _grouped_codes(values: np.ndarray) -> tuple[np.ndarray, pd.Index] | None:
+    """``pandas.factorize`` of integer ids whose rows are grouped (each id's rows together, in any order of the ids),
+    from their runs: hashing one id per run instead of one per row. None when the ids are not so grouped."""
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    if len(starts) > len(values) // 2:  # runs of one or two rows: no gain, factorize them
+        return None
+    heads = pd.Index(values[starts])
+    if not heads.is_unique:  # an id in two places
+        return None
+    return np.repeat(np.arange(len(starts), dtype=np.intp), np.diff(np.r_[starts, len(values)])), heads
 
 
 def sorted_item_codes(ids: pd.Series) -> tuple[np.ndarray, pd.Index, int] | None:

@@ -60,3 +60,15 @@ def test_sweep_of_string_verdicts_equals_the_categorical_sweep(rng):
                                       expect)
     with pytest.raises(ValueError, match="verdict 'bogus' is not one of"):
         tcva.sweep(table.assign(verdict=pd.Series(np.where(np.arange(n) == 5, "bogus", spelled), dtype="str")), [0.5])
+
+
+def test_a_bad_label_deep_in_a_long_string_column_is_named(rng):
+    """Encoded on other threads while the items are checked, a long column's unknown label still names its row."""
+    n = 300_000
+    spelled = np.array(["none", "minor", "partial", "mostly", "fully"], dtype=object)[rng.integers(0, 5, n)]
+    spelled[250_123] = "mostlyy"
+    table = pd.DataFrame({"item_id": np.repeat(np.arange(n // 3), 3), "verdict": pd.Series(spelled, dtype="str")})
+    with pytest.raises(ValueError, match=r"row 250123 \(item_id=83374\): verdict 'mostlyy' is not one of"):
+        verdicts.level_counts(table)
+    with pytest.raises(ValueError, match="item_id is missing"):  # an item check still comes first
+        verdicts.level_counts(table.assign(item_id=table["item_id"].astype(float).where(table.index != 5)))

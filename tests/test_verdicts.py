@@ -184,3 +184,28 @@ def test_none_read_as_missing_by_read_csv_gets_a_hint():
         verdicts.validate(pd.read_csv(io.StringIO(text)))
     table = verdicts.validate(pd.read_csv(io.StringIO(text), keep_default_na=False))
     assert table["verdict"].astype(str).tolist() == ["fully", "none"]
+
+
+def test_item_numbering_without_hashing_every_row_is_factorize():
+    """The items' numbering (runs of grouped integer ids, neighbours of ascending ones, or hashing) is always what
+    pandas.factorize gives, and the level codes what each label means, whatever the order of the rows."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from evalkit import _coerce
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(st.integers(-3, 6), st.integers(1, 4)), min_size=1, max_size=30), st.booleans())
+    def check(runs, shuffle):
+        ids = np.repeat([i for i, _ in runs], [k for _, k in runs])
+        if shuffle:
+            np.random.default_rng(len(ids)).shuffle(ids)
+        labels = pd.Series(np.asarray(verdicts.LEVELS)[np.arange(len(ids)) % 5])
+        codes, uniques, levels, disorder = _coerce.claim_codes(pd.Series(ids), labels)
+        expected_codes, expected_uniques = pd.factorize(ids)
+        np.testing.assert_array_equal(codes, expected_codes)
+        np.testing.assert_array_equal(np.asarray(uniques), expected_uniques)
+        np.testing.assert_array_equal(levels(), np.arange(len(ids)) % 5)
+        assert disorder == -1
+
+    check()
