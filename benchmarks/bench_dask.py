@@ -20,12 +20,14 @@ Run on demand: ``python benchmarks/bench_dask.py [--claims 50000000] [--docs 100
 Wall times are medians of ``--repeat`` paired repetitions after a warm-up; peak worker memory is the largest
 resident set size of the worker processes, sampled every 50 ms with psutil while a run is in progress. Each part
 counts the WARNING lines the cluster logged while it ran (a P2P shuffle logs two per run). The load average is
-printed before and after. The Parquet folder is deleted at the end. Profile and figures: benchmarks/notes/dask.md.
+printed before and after. The Parquet folder is deleted at the end (one given with ``--folder`` is kept, and reused by
+the next run with the same sizes). Profile and figures: benchmarks/notes/dask.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import shutil
@@ -153,14 +155,29 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tmp", default=None, help="folder for the temporary Parquet files (default: the system's)")
     parser.add_argument("--general", action="store_true", help="also time the plan for claims in any order")
+    parser.add_argument("--folder", default=None,
+                        help="keep the claims' Parquet files in this folder: written when it has none, reused by a "
+                             "later run with the same --claims and --rows-per-file (e.g. written while the machine is "
+                             "busy, timed when it is idle); never deleted")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
     rng = np.random.default_rng(0)
-    root = Path(tempfile.mkdtemp(prefix="evalkit-bench-dask-", dir=args.tmp))
+    kept = Path(args.folder) if args.folder else None
+    root = kept or Path(tempfile.mkdtemp(prefix="evalkit-bench-dask-", dir=args.tmp))
+    written = {"claims": args.claims, "rows_per_file": args.rows_per_file}
     try:
-        start = time.perf_counter()
-        n_files = write_claims(root / "claims", args.claims, args.rows_per_file, rng)
-        print(f"wrote {args.claims:,} claims in {n_files} Parquet files in {time.perf_counter() - start:.0f} s")
+        marker = root / "claims.json"
+        if kept is not None and marker.exists() and json.loads(marker.read_text()) == written:
+            print(f"reusing the {args.claims:,} claims written in {root / 'claims'}")
+        else:
+            if kept is not None and (root / "claims").exists():
+                raise SystemExit(f"{root / 'claims'} holds other claims than --claims {args.claims} --rows-per-file "
+                                 f"{args.rows_per_file}: give an empty or new --folder")
+            root.mkdir(parents=True, exist_ok=True)
+            start = time.perf_counter()
+            n_files = write_claims(root / "claims", args.claims, args.rows_per_file, rng)
+            marker.write_text(json.dumps(written))
+            print(f"wrote {args.claims:,} claims in {n_files} Parquet files in {time.perf_counter() - start:.0f} s")
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="2GB",
                           dashboard_address=None, host="127.0.0.1") as cluster, Client(cluster) as client:
             pids = list(client.run(os.getpid).values())
@@ -225,6 +242,7 @@ def main() -> None:
             if not args.docs:
                 return
 
+            shutil.rmtree(root / "fd", ignore_errors=True)
             write_fd(root / "fd", args.docs, 8, rng)
             ddocs, dclaims = dd.read_parquet(root / "fd" / "docs"), dd.read_parquet(root / "fd" / "claims")
             pdocs, pclaims = dask.compute(ddocs, dclaims)
@@ -240,7 +258,8 @@ def main() -> None:
             print(f"  equal exactly (assert_frame_equal, check_exact): True; same bins: {same_bins}; "
                   f"peak worker memory {peak / 2**30:.2f} GiB; WARNING lines logged by the cluster: {logged.count}")
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if kept is None:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
