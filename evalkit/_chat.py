@@ -535,6 +535,16 @@ MAX_REPLY_BYTES = 16 * 2 ** 20
 class ReplyTooLarge(ReplyError):
     """A reply's body is larger than the limit: refused, as its Content-Length says or as it arrives."""
 
+    @classmethod
+    def declared(cls, url: str, length: int, limit: int) -> ReplyTooLarge:
+        return cls(f"the reply from {url} declares {length:,} bytes, more than the max_reply_bytes limit of "
+                   f"{limit:,}; it was not read.")
+
+    @classmethod
+    def arriving(cls, url: str, limit: int) -> ReplyTooLarge:
+        return cls(f"the reply from {url} is larger than the max_reply_bytes limit of {limit:,} bytes; it was not "
+                   "read further.")
+
 
 class Pool:
     """Keep-alive connections to one server, shared by the threads that post to it.
@@ -644,14 +654,12 @@ class Pool:
         if response.length is not None and response.length <= limit:
             return response.read()  # the usual reply: one read of its declared length
         if response.length is not None:
-            raise ReplyTooLarge(f"the reply from {self.url} declares {response.length:,} bytes, more than the "
-                                f"max_reply_bytes limit of {limit:,}; it was not read.")
+            raise ReplyTooLarge.declared(self.url, response.length, limit)
         chunks, size = [], 0
         while chunk := response.read(min(1 << 16, limit + 1 - size)):
             size += len(chunk)
             if size > limit:
-                raise ReplyTooLarge(f"the reply from {self.url} is larger than the max_reply_bytes limit of "
-                                    f"{limit:,} bytes; it was not read further.")
+                raise ReplyTooLarge.arriving(self.url, limit)
             chunks.append(chunk)
         return b"".join(chunks)
 

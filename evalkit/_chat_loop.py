@@ -155,8 +155,7 @@ class LoopPool:
                     return b"".join(chunks)
                 size += length
                 if size > limit:
-                    raise ReplyTooLarge(f"the reply from {url} is larger than the max_reply_bytes limit of "
-                                        f"{limit:,} bytes; it was not read further.")
+                    raise ReplyTooLarge.arriving(url, limit)
                 chunks.append(await reader.readexactly(length))
                 await reader.readexactly(2)
         length = headers.get("content-length")
@@ -165,15 +164,13 @@ class LoopPool:
             if length < 0:
                 raise ValueError(f"a negative Content-Length ({length})")
             if length > limit:
-                raise ReplyTooLarge(f"the reply from {url} declares {length:,} bytes, more than the "
-                                    f"max_reply_bytes limit of {limit:,}; it was not read.")
+                raise ReplyTooLarge.declared(url, length, limit)
             return await reader.readexactly(length)
         chunks, size = [], 0  # no length: the body ends when the server closes the connection
         while chunk := await reader.read(min(1 << 16, limit + 1 - size)):
             size += len(chunk)
             if size > limit:
-                raise ReplyTooLarge(f"the reply from {url} is larger than the max_reply_bytes limit of "
-                                    f"{limit:,} bytes; it was not read further.")
+                raise ReplyTooLarge.arriving(url, limit)
             chunks.append(chunk)
         return b"".join(chunks)
 

@@ -702,11 +702,7 @@ def _in_threads(items: list, work: Callable, n_threads: int, stop: threading.Eve
     for thread in threads:
         thread.start()
     try:
-        for _ in range(len(items)):
-            item, result, exc = done.get()
-            if exc is not None:
-                raise exc
-            yield item, result
+        yield from _received(done, len(items))
     finally:
         stop.set()
         while True:  # nothing new is started
@@ -716,6 +712,15 @@ def _in_threads(items: list, work: Callable, n_threads: int, stop: threading.Eve
                 break
         for thread in threads:
             thread.join()
+
+
+def _received(done: queue.SimpleQueue, n: int):
+    """``(item, result)`` of the ``n`` items as the workers put them on ``done``; a worker's exception is raised here."""
+    for _ in range(n):
+        item, result, exc = done.get()
+        if exc is not None:
+            raise exc
+        yield item, result
 
 
 def _on_event_loop(items: list, work: Callable, concurrency: int, stop: threading.Event):
@@ -741,11 +746,7 @@ def _on_event_loop(items: list, work: Callable, concurrency: int, stop: threadin
 
     running = asyncio.run_coroutine_threadsafe(main(), _chat_loop.call_loop())
     try:
-        for _ in range(len(items)):
-            item, result, exc = done.get()
-            if exc is not None:
-                raise exc
-            yield item, result
+        yield from _received(done, len(items))
     finally:
         abandoned.set()
         stop.set()
