@@ -172,6 +172,12 @@ def choose_weights(steps: dict, *, horizon: int, alpha: float, start: int = WEIG
     null mean lies a distance D from the end of the range it must survive bets ``min(sqrt(2 L / (n s2)), c / D)``
     and excludes a mean about ``L / (n bet) + bet s2 / 2`` away (L = log(2 / alpha)), with s2 the variance of the
     earlier steps' values at that lam and D read off this step's range. lam_t = 0 for the first ``start`` steps.
+
+    Every lam_t is predictable: a function of the steps before t and of step t's range (fixed before its draw) only.
+    ``horizon`` is the number of labels the width is predicted for: an int fixed in advance (a fixed-n interval's n),
+    or ``"running"``, step t's own number of labels t (a confidence sequence, whose width at t is what is watched).
+    Either way lam_t does not depend on how many labels come after t, so the weights of n labels are the first n
+    weights of n + k labels.
     """
     u, v, lo, hi, grid = steps["u"], steps["v"], steps["lo"], steps["hi"], steps["grid"]
     n = len(u)
@@ -187,8 +193,14 @@ def choose_weights(steps: dict, *, horizon: int, alpha: float, start: int = WEIG
     # step t (0-based) uses the steps before it: the running values at t - 1
     sl = slice(start - 1, n - 1)
     s2 = vu[sl, None] + 2 * grid[None, :] * cuv[sl, None] + grid[None, :] ** 2 * vv[sl, None]
-    scale = float(np.nanmax(hi - lo)) if np.isfinite(hi - lo).all() else 1.0
+    # the ranges' largest width so far (step t's included: fixed before its draw), a unit for the floors below
+    spans = np.where(np.isfinite(hi - lo), hi - lo, 1.0).max(axis=1)
+    scale = np.maximum.accumulate(spans)[start:, None]
     s2 = np.maximum(s2, 1e-12 * scale**2)
+    if isinstance(horizon, str):
+        if horizon != "running":
+            raise ValueError(f"`horizon` must be a number of labels or 'running'; got {horizon!r}.")
+        horizon = t[start:, None]
     theta = mu[sl, None] + grid[None, :] * mv[sl, None]
     width = 0.0
     for distance in (theta - lo[start:], hi[start:] - theta):
@@ -237,9 +249,13 @@ def steps_betting(steps: dict, *, bounds, confidence_level: float, tune: bool = 
 
 def steps_sequence(steps: dict, *, bounds, confidence_level: float, grid: int = 2000):
     """The betting confidence sequence of the steps' values (valid at every step at once, so at any stopping time),
-    lam chosen for the steps so far; intersected with what the labels fix. Arrays (n,)."""
-    n = len(steps["u"])
-    lam = choose_weights(steps, horizon=max(n, 1), alpha=1 - confidence_level)
+    intersected with what the labels fix. Arrays (n,).
+
+    Every weight lam_t (:func:`choose_weights` with ``horizon="running"``) and every bet
+    (:func:`evalkit._stats.betting.betting_sequence`) is a function of the steps before t only, so each capital
+    process is a test martingale and the sequence of n labels is the first n rows of that of n + k labels: what a
+    labeller saw after n labels is not rewritten by the labels that follow."""
+    lam = choose_weights(steps, horizon="running", alpha=1 - confidence_level)
     z, lo, hi = _at(steps, lam)
     low, high = betting_sequence(z, lo, hi, confidence_level=confidence_level, theta_range=tuple(bounds), grid=grid)
     if steps["total"] is None:
