@@ -340,3 +340,39 @@ def active_p_value(steps: dict, *, interval: str, bounds, estimate: float, se: f
     z = estimate / se
     dist = stats.norm if interval == "clt" else stats.t(df)
     return float({"two-sided": 2 * dist.sf(abs(z)), "greater": dist.sf(z), "less": dist.cdf(z)}[alternative])
+
+
+def active_sequence(judge, human: pd.Series, probabilities, *, method: str, bounds, confidence_level: float,
+                    cases: pd.Index | None = None):
+    """:func:`confidence_sequence`'s columns for labels drawn with ``probabilities``, in the order given: the running
+    Des Raj estimate, the sequence's ends and the method used. The cases are ``judge``'s (or ``cases``, or, with
+    neither, those ``probabilities`` names and the pilot's: the labelled cases it does not name)."""
+    if method == "ppi":
+        raise ValueError("method='ppi' (the raw judge with weight 1) is not offered with `probabilities`: the judge's "
+                         "scores are put on the labels' scale by a line learned on the labels; use method='ppi++'.")
+    if judge is not None:
+        frame, _ = _features(judge)
+    else:
+        if cases is None:
+            q_index = probabilities.index if isinstance(probabilities, pd.Series) else pd.Index([])
+            cases = q_index.append(human.index[~human.index.isin(q_index)])
+        frame = pd.DataFrame(index=cases)
+    used = method if judge is not None and method == "ppi++" else "classical"
+    X, y, order, weights, pilot = _design(frame, human, probabilities)
+    drawn = human.index.isin(probabilities.index)
+    late = np.flatnonzero(~drawn)
+    if len(late) and late[-1] >= pilot:  # a pilot label after a drawn one: not the order the cases were drawn in
+        case = human.index[late[late >= pilot][0]]
+        raise ValueError(f"`human` gives the pilot case {show(case)} (a case `probabilities` does not name) after a case "
+                         "drawn by the probabilities: the labels must be in the order the cases were drawn, the uniform "
+                         "pilot first.")
+    scale = _bounds_for(bounds, y[order])
+    if scale is None:
+        raise ValueError("confidence_sequence with `probabilities` needs the labels' scale: pass bounds=(low, high) "
+                         "(0/1 labels are on [0, 1] without it).")
+    features = X if used == "ppi++" else X[:, :0]
+    steps = _successive.successive_steps(y, features, order, weights, bounds=scale, uniform_first=pilot)
+    low, high = _successive.steps_sequence(steps, bounds=scale, confidence_level=confidence_level)
+    z = steps["u"] + steps["v"]
+    estimate = np.cumsum(z) / np.arange(1, len(z) + 1)
+    return estimate, low, high, used
