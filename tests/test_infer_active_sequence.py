@@ -118,3 +118,102 @@ def test_bad_input_names_what_is_wrong(call, message):
     human, q = _drawn(judge, truth, bounds, 20, 1, 0)
     with pytest.raises((ValueError, TypeError), match=message):
         call(judge, human, q)
+
+
+# ------------------------------------------------------------------------------- the labeller's live line
+def _labeller(tmp_path, n_cases=120, *, pilot=0, ratings=False, seed=0, name="ann.jsonl", **options):
+    pytest.importorskip("ipywidgets")
+    from evalkit.widgets import Labeller
+
+    judge, truth, bounds = _population(n_cases, seed, ratings=ratings)
+    first = judge.index[:pilot]  # the table's first cases: a uniform pilot when the table is in a random order
+    q = infer.sampling_probabilities(judge, human_pilot=truth[first] if pilot else None, bounds=bounds)
+    cases = pd.DataFrame({"case_id": judge.index, "input": "q", "output": "a"})
+    levels = ("1", "2", "3", "4", "5") if ratings else ("PASS", "FAIL")
+    lab = Labeller(cases, tmp_path / name, labeller="ann", order="active", probabilities=q, rng=7, levels=levels,
+                   watch="mean" if ratings else "pass_rate", blind=False, **options)
+    word = (lambda y: str(int(y))) if ratings else (lambda y: "PASS" if y else "FAIL")
+    return lab, truth, q, bounds, word
+
+
+def _public(lab, truth, q, bounds):
+    """The public sequence on the labels at the start of the labeller's draw order."""
+    given = lab.labels()
+    order = []
+    for case in (lab._ids[i] for i in range(len(lab.order))):  # up to the first case not labelled
+        if case not in given.index:
+            break
+        order.append(case)
+    labels = pd.Series({case: float(given[case] == "PASS") if bounds == (0.0, 1.0) else float(given[case])
+                        for case in order})
+    return infer.confidence_sequence(human=labels, probabilities=q, bounds=bounds,
+                                     confidence_level=lab.confidence_level)
+
+
+@pytest.mark.parametrize(("ratings", "pilot"), [(False, 0), (True, 12)])
+def test_labeller_live_line_is_the_public_sequence_on_the_same_draws(tmp_path, ratings, pilot):
+    lab, truth, q, bounds, word = _labeller(tmp_path, pilot=pilot, ratings=ratings, stop_half_width=0.2)
+    for _ in range(40):
+        lab.label(word(truth[lab.current_case]))
+    columns = ["n_labelled", "estimate", "cs_low", "cs_high", "half_width"]
+    shown, public = lab.sequence()[columns], _public(lab, truth, q, bounds)[columns]
+    np.testing.assert_allclose(shown.to_numpy(dtype=float), public.to_numpy(dtype=float), rtol=0, atol=1e-12)
+    assert "anytime-valid 95%" in lab.watch_text and "between" in lab.watch_text
+    assert lab.settled_at == infer.stopping_point(public, half_width=0.2)
+
+
+def test_labeller_live_line_during_the_pilot_is_the_prefix_of_the_whole(tmp_path):
+    lab, truth, q, bounds, word = _labeller(tmp_path, pilot=12, ratings=True)
+    for _ in range(5):
+        lab.label(word(truth[lab.current_case]))
+    during = lab.sequence()
+    for _ in range(30):
+        lab.label(word(truth[lab.current_case]))
+    pd.testing.assert_frame_equal(during, lab.sequence().iloc[:5], check_exact=True)
+    np.testing.assert_allclose(lab.sequence()["cs_low"], _public(lab, truth, q, bounds)["cs_low"], rtol=0, atol=1e-12)
+
+
+def test_labeller_live_line_stays_exact_after_undo_relabel_and_resume(tmp_path):
+    lab, truth, q, bounds, word = _labeller(tmp_path, stop_half_width=0.25)
+    for _ in range(30):
+        lab.label(word(truth[lab.current_case]))
+    lab.undo()
+    lab.undo()
+    assert len(lab.sequence()) == 28
+    np.testing.assert_allclose(lab.sequence()["cs_high"], _public(lab, truth, q, bounds)["cs_high"], rtol=0, atol=1e-12)
+    first = lab._ids[0]
+    lab.position = 0
+    lab.label("FAIL" if lab.labels()[first] == "PASS" else "PASS")  # an earlier label changed
+    relabelled = lab.sequence()
+    np.testing.assert_allclose(relabelled["cs_low"], _public(lab, truth, q, bounds)["cs_low"], rtol=0, atol=1e-12)
+    lab.close()
+    from evalkit.widgets import Labeller
+
+    again = Labeller(lab.cases, lab.path, labeller="ann", order="active", probabilities=q, watch="pass_rate",
+                     stop_half_width=0.25, blind=False)
+    assert again.case_seed == 7 and [again._ids[i] for i in range(len(again.order))] == \
+        [lab._ids[i] for i in range(len(lab.order))]  # the recorded seed draws the same order
+    pd.testing.assert_frame_equal(again.sequence(), relabelled, check_exact=True)
+    assert again.watch_text == lab.watch_text
+
+
+@pytest.mark.parametrize("leave", ["skip", "ignore"])
+def test_a_case_left_out_of_the_draw_stops_the_interval_and_names_the_case(tmp_path, leave):
+    lab, truth, q, bounds, word = _labeller(tmp_path, stop_half_width=0.9)
+    for _ in range(20):
+        lab.label(word(truth[lab.current_case]))
+    assert "you can stop" in lab.watch_text
+    left = lab.current_case
+    getattr(lab, leave)()
+    for _ in range(5):
+        lab.label(word(truth[lab.current_case]))
+    how = "skipped" if leave == "skip" else "ignored"
+    assert len(lab.sequence()) == 20  # the labels after the gap are not counted
+    assert (f"case {left} (drawn 21st) is {how}: the cases are drawn by probabilities, so a case left out biases the "
+            "interval, which stops at the 20 labels before it; the 5 labels after it count once you label it"
+            in lab.watch_text)
+    assert "you can stop" not in lab.watch_text and "settled" in lab.watch_text
+    lab.position = lab._at[left]
+    lab.label(word(truth[left]))
+    assert len(lab.sequence()) == 26 and "drawn 21st" not in lab.watch_text
+    np.testing.assert_allclose(lab.sequence()["cs_low"], _public(lab, truth, q, bounds)["cs_low"], rtol=0, atol=1e-12)
