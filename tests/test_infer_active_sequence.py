@@ -45,6 +45,20 @@ def test_the_sequence_at_n_labels_is_the_prefix_of_the_one_at_n_plus_k(seed, n, 
     pd.testing.assert_frame_equal(start[columns], whole[columns].iloc[:n], check_exact=True)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.integers(1, 60), k=st.integers(1, 40))
+def test_betting_sequence_bets_predictably(seed, n, k):
+    """Each step's bet and range come from the steps before it: the kernel's sequence of n values is the first n of
+    that of n + k (values with a range of their own at every step, as Des Raj's have)."""
+    rng = np.random.default_rng(seed)
+    lo, width = rng.uniform(-1, 0, n + k), rng.uniform(0.5, 3, n + k)
+    z = lo + width * rng.beta(0.5, 0.5, n + k)
+    whole = _stats.betting_sequence(z, lo, lo + width, confidence_level=0.9, theta_range=(-1.0, 3.0))
+    start = _stats.betting_sequence(z[:n], lo[:n], (lo + width)[:n], confidence_level=0.9, theta_range=(-1.0, 3.0))
+    for a, b in zip(start, whole, strict=True):
+        np.testing.assert_array_equal(a, b[:n])
+
+
 def test_classical_sequence_is_the_betting_sequence_of_des_raj_values_written_out():
     """method='classical': z_t = (labels before t + (cases left) c + (y_t - c) / p_t) / N, c the labels' running
     mean (0.5 before any), its range the extremes of that over the cases left and the labels 0 and 1; the sequence is
