@@ -91,18 +91,20 @@ def test_classical_sequence_is_the_betting_sequence_of_des_raj_values_written_ou
     assert (got["method"] == "classical").all() and got.attrs["population"] == "finite"
 
 
-def test_sequence_weights_depend_only_on_earlier_steps():
-    """lam_t of the running horizon is the same computed on the first t steps as on all of them."""
+@pytest.mark.parametrize("horizon", ["running", 150])
+def test_sequence_weights_depend_only_on_earlier_steps(horizon):
+    """lam_t (for the running horizon, and for the number of cases the sequence uses) is the same computed on the
+    first t steps as on all of them."""
     judge, truth, bounds = _population(150, 7, ratings=True)
     human, q = _drawn(judge, truth, bounds, 80, 9, 16)
     order = judge.index.get_indexer(human.index)
     weights = q.reindex(judge.index).fillna(0.0).to_numpy()
     X = judge.to_numpy()[:, None]
     steps = successive.successive_steps(truth.to_numpy(), X, order, weights, bounds=bounds, uniform_first=16)
-    every = successive.choose_weights(steps, horizon="running", alpha=0.05)
+    every = successive.choose_weights(steps, horizon=horizon, alpha=0.05)
     for t in (5, 20, 47, 80):
         part = successive.successive_steps(truth.to_numpy(), X, order[:t], weights, bounds=bounds, uniform_first=16)
-        np.testing.assert_array_equal(successive.choose_weights(part, horizon="running", alpha=0.05), every[:t])
+        np.testing.assert_array_equal(successive.choose_weights(part, horizon=horizon, alpha=0.05), every[:t])
     assert (every[successive.WEIGHT_START:] > 0).any()  # the judge is used: the check is not on zeros alone
 
 

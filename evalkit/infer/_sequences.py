@@ -42,7 +42,8 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     ``probabilities`` names and the pilot's): each label gives Des Raj's (1956) estimate of that mean, whose mean
     given the labels before is the mean over the cases whatever the draw probabilities, and the sequence bets on
     these values, with the weight of the line through the earlier labels on the judge's scores (``"ppi++"``; none
-    for ``"classical"``) and every bet fixed before the case is drawn. So the sequence at n labels is the first n
+    for ``"classical"``; chosen for a width at as many labels as there are cases) and every bet fixed before the
+    case is drawn. So the sequence at n labels is the first n
     rows of that at n + k, and it holds at every number of labels at once, however the stop is chosen; the
     narrower of the PPI++ and the labels-only interval, which :func:`mean` reports, is not picked here (that
     choice would look at the labels).
@@ -108,8 +109,8 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     >>> live = infer.confidence_sequence(p, truth[drawn], probabilities=q)
     >>> live.iloc[[99, 299]][["n_labelled", "estimate", "cs_low", "cs_high"]].round(3)
          n_labelled  estimate  cs_low  cs_high
-    99          100     0.487   0.373    0.687
-    299         300     0.490   0.426    0.612
+    99          100     0.487   0.394    0.672
+    299         300     0.490   0.441    0.586
     """
     judge, human = _sequence_order(judge, human)
     check_option(statistic, list(STATISTICS), "statistic")
