@@ -1288,6 +1288,58 @@ class _LiveSequence:
         return out
 
 
+class _DrawnSequence:
+    """The live interval of cases drawn by probabilities (``order="active"``): :func:`evalkit.infer.confidence_sequence`
+    with ``probabilities=`` on the labels at the start of the draw order, recomputed from them after every change, so
+    that an undo, a relabel or a resume leaves it exactly what the public function gives (a few milliseconds per label
+    at a thousand cases; the sequence's every weight and bet is fixed before its case is drawn, so the rows already
+    shown never move).
+
+    ``ids`` are the cases in draw order, ``weights`` their draw probabilities (NaN: the uniform pilot, first; 0: never
+    drawn, last). While the pilot is not all labelled its labels are uniform draws from every case, given as equal
+    probabilities over all of them (the same values, step for step, as the pilot within the whole design)."""
+
+    statistic = "mean"
+
+    def __init__(self, ids, weights, lo: float, hi: float, confidence_level: float):
+        self.ids, self.bounds, self.level = list(ids), (float(lo), float(hi)), confidence_level
+        weights = np.asarray(weights, dtype=float)
+        self.pilot = int(np.isnan(weights).sum())
+        self.drawable = int(self.pilot + (weights[self.pilot:] > 0).sum())
+        self.probabilities = pd.Series(weights[self.pilot:], index=self.ids[self.pilot:], name="probability")
+        self.uniform = pd.Series(1.0, index=self.ids, name="probability")
+        self.update([])
+
+    def update(self, values) -> None:
+        k = len(values)
+        if not k:
+            self._frame = None
+            self.n_used = self.estimate = self.low = self.high = np.array([])
+            return
+        human = pd.Series(np.asarray(values, dtype=float), index=self.ids[:k])
+        self._frame = _infer.confidence_sequence(human=human, probabilities=self.probabilities if k >= self.pilot
+                                                 else self.uniform, bounds=self.bounds, confidence_level=self.level)
+        self.n_used = self._frame["n_used"].to_numpy()
+        self.estimate, self.low, self.high = (self._frame[c].to_numpy() for c in ("estimate", "cs_low", "cs_high"))
+
+    def __len__(self) -> int:
+        return len(self.n_used)
+
+    def half_width(self) -> float:
+        return (self.high[-1] - self.low[-1]) / 2
+
+    def frame(self) -> pd.DataFrame:
+        if self._frame is None:
+            return _infer.confidence_sequence(human=pd.Series([0.0], index=self.ids[:1]), probabilities=self.uniform,
+                                              bounds=self.bounds, confidence_level=self.level).iloc[:0]
+        return self._frame.copy()
+
+
+def _ordinal(n: int) -> str:
+    """"st", "nd", "rd" or "th" for n."""
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
 def _decimals(value: float) -> int:
     """Decimals needed to write ``value`` (at least 2, at most 4): 0.1 -> 2, 0.025 -> 3."""
     text = f"{value:.4f}".rstrip("0")
@@ -1443,10 +1495,14 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         (:func:`evalkit.infer.sampling_probabilities`: more often where the judge is unsure), one case at a time
         without replacement, each with a chance proportional to its probability among the cases left, after the
         cases ``probabilities`` does not name (a uniform pilot, in the table's order, which must then be random),
-        and records its seed (``case_order="active"``); give the labels and the same ``probabilities`` to
-        :func:`evalkit.infer.mean` for the interval. It shows no live interval: the live interval is a confidence
-        sequence for labels in a uniformly random order, and with unequal probabilities it would not hold (``watch``
-        is refused with ``order="active"``).
+        and records its seed (``case_order="active"``, reproduced on resume); give the labels and the same
+        ``probabilities`` to :func:`evalkit.infer.mean` for the interval. With ``watch="pass_rate"`` or ``"mean"``
+        the live interval is :func:`evalkit.infer.confidence_sequence` with ``probabilities=`` on the labels in
+        draw order (the mean over every case of the table, Des Raj's estimator; exact after an undo, a relabel or
+        a resume), valid at every number of labels. A case skipped or ignored while later ones are labelled is a
+        label missing not at random: the interval then stops at the labels drawn before it, and the line names
+        the case and how many labels wait for it. ``"agreement"`` and ``"fail_recall"`` are refused with this
+        order (rates of the population the cases come from, which unequal draws are not a random sample of).
     probabilities : Series, optional
         With ``order="active"`` (required there): the draw probabilities by case id.
 
@@ -1522,11 +1578,11 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         self._fields = [self.cases[name].to_numpy(dtype=object) for name in show]  # by row, without a pandas row per click
         self._judge = None if judge is None else judge_verdicts(judge)
         ids = self.cases["case_id"].astype(str).tolist()
-        if order == "active" and watch is not None:
-            raise ValueError(f"watch={watch!r} is not offered with order='active': the live interval is a confidence "
-                             "sequence for cases in a uniformly random order, and cases drawn with unequal probabilities "
-                             "would make it invalid. Label without watch=, then give the labels and the same "
-                             "probabilities to infer.mean(..., probabilities=) for a valid interval.")
+        if order == "active" and watch in ("agreement", "fail_recall"):
+            raise ValueError(f"watch={watch!r} is not offered with order='active': it is a rate of the population the "
+                             "cases come from, and cases drawn with unequal probabilities are not a random sample of it. "
+                             "Watch 'pass_rate' or 'mean' (the mean over these cases), or label in a random order "
+                             "(order='shuffle').")
         if (order == "active") != (probabilities is not None):
             raise ValueError("`probabilities` goes with order='active' (and order='active' needs it: "
                              f"infer.sampling_probabilities); got order={order!r} and probabilities="
@@ -1535,6 +1591,9 @@ class Labeller(_JudgeVerdict, _LabellerBase):
                          confidence_level=confidence_level, relabel=relabel)
         store = _LabelStore(path, labeller)
         rows = self._plan_order(order, rng, store.mine, probabilities)
+        if order == "active" and self._live is not None:
+            self._live = _DrawnSequence([ids[r] for r in rows], self._draw_weights(probabilities)[rows],
+                                        *self._watch_bounds, self.confidence_level)
         self._setup(store, [ids[r] for r in rows], rows, levels=levels, texts=self._level_texts(levels), rubric=rubric,
                     rubric_version=rubric_version, blind=blind, relabel=relabel, rng=rng)
         if self.watch is not None and self.case_order == "given":
@@ -1615,6 +1674,7 @@ class Labeller(_JudgeVerdict, _LabellerBase):
             judged = as_pass(verdicts, "judge", levels=levels, pass_levels=passing)
             self._judge_pass = dict(zip(ids, judged.to_numpy(dtype=bool), strict=True))
         statistic = watch if watch in ("agreement", "fail_recall") else "mean"
+        self._watch_bounds = (lo, hi)
         self._live = _LiveSequence(statistic, lo, hi, self.confidence_level)
 
     def _plan_order(self, order, rng, records, probabilities=None) -> list[int]:
@@ -1684,14 +1744,18 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         first = ~ids.duplicated()
         origins = made["case_order"] if "case_order" in made.columns else pd.Series(None, index=made.index, dtype=object)
         self._slot, self._origin = {}, {}
+        drawn = isinstance(self._live, _DrawnSequence)  # order="active": labels made in that order are the design's
         for case, origin in zip(ids[first], origins[first], strict=True):
             if case in self._at:
                 self._slot[case] = len(self._slot)
-                self._origin[case] = origin in _RANDOM
+                self._origin[case] = origin == "active" if drawn else origin in _RANDOM
         self._replay()
 
     def _replay(self) -> None:
         """Recompute the sequence from the current labels (after a change to an earlier one)."""
+        if isinstance(self._live, _DrawnSequence):
+            self._replay_drawn()
+            return
         self._live.reset()
         self._in_sequence = sorted(self._current, key=self._slot.__getitem__)
         for case in self._in_sequence:
@@ -1701,8 +1765,29 @@ class Labeller(_JudgeVerdict, _LabellerBase):
                             if self.stop_half_width is not None and len(self._live) else None)
         self._last_labelled = max((self._at[case] for case in self._current), default=-1)
 
+    def _replay_drawn(self) -> None:
+        """order="active": the sequence of the labels at the start of the draw order up to its first case not
+        labelled; a later case labelled (or this one ignored) means that case was left out of the draw."""
+        live, ids = self._live, self._live.ids
+        k = 0
+        while k < live.drawable and ids[k] in self._current:
+            k += 1
+        live.update([self._value(case, self._current[case])[0] for case in ids[:k]])
+        self._in_sequence = list(ids[:k])
+        after = sum(self._at[case] > self._at[ids[k]] for case in self._current) if k < live.drawable else 0
+        ignored = k < live.drawable and ids[k] in self._store.ignored
+        self._gap = (ids[k], k, after, ignored) if (after or ignored) else None
+        self._unknown_order = sum(not self._origin.get(case, True) for case in self._in_sequence)
+        self._settled_at = (_infer.stopping_point(live.frame(), half_width=self.stop_half_width)
+                            if self.stop_half_width is not None and len(live) else None)
+        self._last_labelled = max((self._at[case] for case in self._current), default=-1)
+
     def _watch_labelled(self, case: str, old: dict | None) -> None:
         if self._live is None:
+            return
+        if isinstance(self._live, _DrawnSequence):
+            self._origin.setdefault(case, True)
+            self._replay_drawn()
             return
         self._last_labelled = max(self._last_labelled, self._at[case])
         if case not in self._slot:
@@ -1722,6 +1807,9 @@ class Labeller(_JudgeVerdict, _LabellerBase):
 
     def _watch_undone(self, case: str) -> None:
         if self._live is None:
+            return
+        if isinstance(self._live, _DrawnSequence):
+            self._replay_drawn()
             return
         if self._in_sequence and self._in_sequence[-1] == case and self._live.pop():
             self._in_sequence.pop()
@@ -1749,7 +1837,10 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         The labels are taken in the order their cases were first labelled; the table equals
         :func:`evalkit.infer.confidence_sequence` on those labels (``statistic="mean"`` for a pass rate or a
         mean label, with the labels as 1/0 or as numbers and ``bounds`` the levels' range; the judge's verdicts
-        as booleans for agreement and FAIL recall). It shows the estimate whatever ``blind`` says.
+        as booleans for agreement and FAIL recall). With ``order="active"`` the labels are those at the start of
+        the draw order, up to its first case not labelled, and the table equals ``confidence_sequence`` with the
+        same ``probabilities`` (while the pilot is not all labelled: equal probabilities over every case, which
+        gives the same values). It shows the estimate whatever ``blind`` says.
         """
         if self._live is None:
             raise ValueError("this labeller watches nothing: open it with watch=, e.g. watch='pass_rate'.")
@@ -1812,10 +1903,30 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         return f"{head} — you can stop: {settled}", "settled"
 
     def _skipped_before_last(self) -> int:
+        if isinstance(self._live, _DrawnSequence):  # a case left out of the draw: its own doubt (_drawn_doubts)
+            return 0
         return bisect.bisect_left(self._open, self._last_labelled)
+
+    def _drawn_doubts(self) -> list[str]:
+        """order="active": labels made in another order, and the first case left out of the draw order."""
+        doubts = []
+        if self._unknown_order:
+            doubts.append(f"{self._unknown_order} of the {len(self._live)} labels were made in another order than "
+                          "order='active', so the interval may not hold")
+        if self._gap is not None:
+            case, k, after, ignored = self._gap
+            how = "ignored" if ignored else "skipped"
+            waiting = (f"; the {after} label{'' if after == 1 else 's'} after it count once you label it" if after else
+                       "; label it to go on")
+            doubts.append(f"case {case} (drawn {k + 1}{_ordinal(k + 1)}) is {how}: the cases are drawn by "
+                          f"probabilities, so a case left out biases the interval, which stops at the {k} label"
+                          f"{'' if k == 1 else 's'} before it{waiting}")
+        return doubts
 
     def _watch_doubts(self) -> list[str]:
         """What may keep the interval from holding: an order not known to be random, skipped or ignored cases."""
+        if isinstance(self._live, _DrawnSequence):
+            return self._drawn_doubts()
         live, doubts = self._live, []
         if self._unknown_order:
             which = ("the labels so far" if self._unknown_order == len(live) else

@@ -444,6 +444,7 @@ GENERATED = {
                                                    n_labelled=g.option(g.pick([2, [2, 3], 50]))),
     "infer.labels_needed": lambda g: partial(infer.labels_needed, *g.pair(), half_width=g.option(g.pick([0.1, 1.0]))),
     "infer.confidence_sequence": lambda g: _confidence_sequence(g),
+    "infer.confidence_sequence (probabilities)": lambda g: _active_sequence(g),
     "infer.stopping_point": lambda g: partial(infer.stopping_point, g.table({
         "n_labelled": st.integers(1, 50), "half_width": g.numbers(0, 1)[1]}), half_width=g.option(g.pick([0.05, 0.5, -1.0]))),
     "infer.choose_cases": lambda g: partial(infer.choose_cases, g.series(), g.pick([1, 2, 5]), rng=g.option(0)),
@@ -629,6 +630,13 @@ def _confidence_sequence(g: Gen):
     return partial(infer.confidence_sequence, judge_, human, statistic=g.option(g.pick(list(infer.STATISTICS))),
                    method=g.option(g.pick(["ppi++", "classical"])), confidence_level=g.option(0.95),
                    bounds=g.pick([None, None, (0.0, 1.0), (0.0, 5.0), (1.0, 0.0)]))
+
+
+def _active_sequence(g: Gen):
+    judge_, human, probabilities = _drawn(g)
+    return partial(infer.confidence_sequence, g.pick([judge_, None]), human, probabilities=probabilities,
+                   statistic=g.option("mean"), method=g.option(g.pick(["ppi++", "classical", "ppi"])),
+                   bounds=g.pick([None, (0.0, 1.0), (0.0, 5.0), (1.0, 0.0)]))
 
 
 def _log_table(g: Gen) -> pd.DataFrame:

@@ -346,14 +346,16 @@ def test_labeller_active_order_draws_by_the_probabilities_after_the_pilot(tmp_pa
     assert [again._ids[i] for i in range(len(again.order))] == shown  # resumed: the recorded seed
 
 
-def test_labeller_active_order_shows_no_live_interval(tmp_path):
+def test_labeller_active_order_refuses_what_it_cannot_watch(tmp_path):
     pytest.importorskip("ipywidgets")
     from evalkit.widgets import Labeller
 
     cases = pd.DataFrame({"case_id": ["a", "b", "c"], "input": "q", "output": "x"})
     q = pd.Series([0.2, 0.3, 0.5], index=["a", "b", "c"])
-    with pytest.raises(ValueError, match="not offered with order='active'"):
-        Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active", probabilities=q, watch="pass_rate")
+    judge = pd.Series(["PASS", "FAIL", "PASS"], index=["a", "b", "c"])
+    with pytest.raises(ValueError, match="watch='agreement' is not offered with order='active': it is a rate of the"):
+        Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active", probabilities=q, watch="agreement",
+                 judge=judge)
     with pytest.raises(ValueError, match="`probabilities` goes with order='active'"):
         Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active")
     with pytest.raises(ValueError, match="does not hold"):

@@ -183,6 +183,12 @@ def sampling_probabilities(judge, *, human_pilot: pd.Series | None = None, uncer
     return out
 
 
+def _within(values: pd.Index, pool: pd.Index) -> np.ndarray:
+    """``values.isin(pool)`` by a hash lookup where ``pool`` is unique (pandas' isin on string indexes loops in
+    Python: a tenth of a second per thousand-case table, paid on every label of a live interval)."""
+    return pool.get_indexer(values) >= 0 if pool.is_unique else values.isin(pool)
+
+
 def _check_probabilities(probabilities, index: pd.Index) -> pd.Series:
     if not isinstance(probabilities, pd.Series):
         raise TypeError("`probabilities` must be a pandas Series of draw probabilities indexed by case id (as "
@@ -197,7 +203,7 @@ def _check_probabilities(probabilities, index: pd.Index) -> pd.Series:
                          f"{show(probabilities.index[bad][0])}.")
     if not (values > 0).any():
         raise ValueError("`probabilities` gives every case probability 0: no case can be drawn.")
-    unknown = ~probabilities.index.isin(index)
+    unknown = ~_within(probabilities.index, index)
     if unknown.any():
         raise ValueError(f"`probabilities` has {int(unknown.sum())} case id(s) that `judge` does not score, e.g. "
                          f"{probabilities.index[unknown][:3].tolist()}.")
@@ -226,7 +232,7 @@ def _design(frame: pd.DataFrame, human: pd.Series, probabilities: pd.Series):
         raise ValueError(f"`human` has a missing label for case {show(human.index[human.isna().to_numpy()][0])}; with "
                          "`probabilities` every drawn case needs its label (a draw left unlabelled biases the "
                          "estimate): label it or leave it out of the draws.")
-    unknown = ~human.index.isin(frame.index)
+    unknown = ~_within(human.index, frame.index)
     if unknown.any():
         raise ValueError(f"`human` has {int(unknown.sum())} case id(s) that `judge` does not score, e.g. "
                          f"{human.index[unknown][:3].tolist()}.")
@@ -234,14 +240,14 @@ def _design(frame: pd.DataFrame, human: pd.Series, probabilities: pd.Series):
     if np.isnan(X).any():
         raise ValueError(f"`judge` has no score for case {show(frame.index[np.isnan(X).any(axis=1)][0])}; with "
                          "`probabilities` every case needs one (the draws are made among them).")
-    listed = frame.index.isin(q.index)
-    labelled = frame.index.isin(human.index)
+    listed = _within(frame.index, q.index)
+    labelled = _within(frame.index, human.index)
     orphan = ~listed & ~labelled
     if orphan.any():
         raise ValueError(f"case {show(frame.index[orphan][0])} has neither a probability nor a label: every case is "
                          "either in `probabilities` (it could be drawn) or labelled beforehand as part of a random pilot "
                          f"({int(orphan.sum())} case(s) are neither).")
-    drawn = human.index.isin(q.index)
+    drawn = _within(human.index, q.index)
     impossible = drawn & (q.reindex(human.index).fillna(0).to_numpy() == 0)
     if impossible.any():
         raise ValueError(f"`human` labels case {show(human.index[impossible][0])}, whose probability is 0: it cannot "
@@ -340,3 +346,39 @@ def active_p_value(steps: dict, *, interval: str, bounds, estimate: float, se: f
     z = estimate / se
     dist = stats.norm if interval == "clt" else stats.t(df)
     return float({"two-sided": 2 * dist.sf(abs(z)), "greater": dist.sf(z), "less": dist.cdf(z)}[alternative])
+
+
+def active_sequence(judge, human: pd.Series, probabilities, *, method: str, bounds, confidence_level: float,
+                    cases: pd.Index | None = None):
+    """:func:`confidence_sequence`'s columns for labels drawn with ``probabilities``, in the order given: the running
+    Des Raj estimate, the sequence's ends and the method used. The cases are ``judge``'s (or ``cases``, or, with
+    neither, those ``probabilities`` names and the pilot's: the labelled cases it does not name)."""
+    if method == "ppi":
+        raise ValueError("method='ppi' (the raw judge with weight 1) is not offered with `probabilities`: the judge's "
+                         "scores are put on the labels' scale by a line learned on the labels; use method='ppi++'.")
+    if judge is not None:
+        frame, _ = _features(judge)
+    else:
+        if cases is None:
+            q_index = probabilities.index if isinstance(probabilities, pd.Series) else pd.Index([])
+            cases = q_index.append(human.index[~_within(human.index, q_index)])
+        frame = pd.DataFrame(index=cases)
+    used = method if judge is not None and method == "ppi++" else "classical"
+    X, y, order, weights, pilot = _design(frame, human, probabilities)
+    drawn = _within(human.index, probabilities.index)
+    late = np.flatnonzero(~drawn)
+    if len(late) and late[-1] >= pilot:  # a pilot label after a drawn one: not the order the cases were drawn in
+        case = human.index[late[late >= pilot][0]]
+        raise ValueError(f"`human` gives the pilot case {show(case)} (a case `probabilities` does not name) after a case "
+                         "drawn by the probabilities: the labels must be in the order the cases were drawn, the uniform "
+                         "pilot first.")
+    scale = _bounds_for(bounds, y[order])
+    if scale is None:
+        raise ValueError("confidence_sequence with `probabilities` needs the labels' scale: pass bounds=(low, high) "
+                         "(0/1 labels are on [0, 1] without it).")
+    features = X if used == "ppi++" else X[:, :0]
+    steps = _successive.successive_steps(y, features, order, weights, bounds=scale, uniform_first=pilot)
+    low, high = _successive.steps_sequence(steps, bounds=scale, confidence_level=confidence_level)
+    z = steps["u"] + steps["v"]
+    estimate = np.cumsum(z) / np.arange(1, len(z) + 1)
+    return estimate, low, high, used

@@ -17,6 +17,7 @@ from evalkit._validation import (
     check_option,
     check_unique_index,
 )
+from evalkit.infer._active import active_sequence
 from evalkit.infer._engine import _WEIGHT, _as_scores, _bounds
 from evalkit.infer._estimate import mean
 
@@ -24,7 +25,8 @@ STATISTICS = ("mean", "agreement", "fail_recall")
 
 
 def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None = None, *, statistic: str = "mean",
-                        method="ppi++", confidence_level: float = 0.95, bounds=None) -> pd.DataFrame:
+                        method="ppi++", confidence_level: float = 0.95, bounds=None,
+                        probabilities: pd.Series | None = None) -> pd.DataFrame:
     """A live interval for what a labeller watches, valid however they decide when to stop: one row per label so far.
 
     A fixed-n interval read after every label, and acted on ("stop when it looks settled"), holds far less often
@@ -32,7 +34,19 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     moment the labeller stops, whenever and however that moment is chosen, keeps ``confidence_level``. These
     are betting confidence sequences (Waudby-Smith & Ramdas 2024, with bets shrinking like 1 / sqrt(t log t)),
     computed in the order the labels were given (the order they were made), which must be a random order of
-    the cases, as :func:`choose_cases` with ``strategy="random"`` gives it.
+    the cases, as :func:`choose_cases` with ``strategy="random"`` gives it, or, with ``probabilities``, the order
+    the cases were drawn in by those probabilities (:func:`choose_cases` with ``strategy="active"``, or
+    :class:`evalkit.widgets.Labeller` with ``order="active"``).
+
+    With ``probabilities`` the sequence is of the mean over the cases (``judge``'s, or without a judge those
+    ``probabilities`` names and the pilot's): each label gives Des Raj's (1956) estimate of that mean, whose mean
+    given the labels before is the mean over the cases whatever the draw probabilities, and the sequence bets on
+    these values, with the weight of the line through the earlier labels on the judge's scores (``"ppi++"``; none
+    for ``"classical"``; chosen for a width at as many labels as there are cases) and every bet fixed before the
+    case is drawn. So the sequence at n labels is the first n
+    rows of that at n + k, and it holds at every number of labels at once, however the stop is chosen; the
+    narrower of the PPI++ and the labels-only interval, which :func:`mean` reports, is not picked here (that
+    choice would look at the labels).
 
     Parameters
     ----------
@@ -40,7 +54,8 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
         The judge on every case of the pool (scores or verdicts by case id); needed for ``"agreement"``,
         ``"fail_recall"`` and for ``"mean"`` with PPI. None: the humans alone.
     human : Series
-        The labels so far, in the order they were made, indexed by case id (numbers, PASS/FAIL or booleans). The
+        The labels so far, in the order they were made (with ``probabilities``: the order the cases were drawn in,
+        the uniform pilot first), indexed by case id (numbers, PASS/FAIL or booleans). The
         order is ``(judge, human)``, as in :func:`mean` and :func:`evalkit.calibrate.calibrate`; the labels given
         alone in the first place (the order before) still work for one release, with a FutureWarning.
     statistic : {"mean", "agreement", "fail_recall"}, default "mean"
@@ -55,6 +70,11 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     confidence_level : float, default 0.95
     bounds : (float, float), optional
         The labels' scale (as in :func:`mean`); rates are on [0, 1].
+    probabilities : Series, optional
+        The draw probabilities the cases were drawn with, one at a time without replacement, by case id, as
+        :func:`sampling_probabilities` gives them; the labelled cases it does not name are a uniform pilot,
+        labelled first. ``statistic="mean"`` only, on a known scale (``bounds``, or 0/1 labels); ``method="ppi"``
+        is not offered (as in :func:`mean`).
 
     Returns
     -------
@@ -79,11 +99,25 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     399         400     0.752   0.631    0.846
     >>> infer.stopping_point(cs, half_width=0.15)
     148
+
+    Labels drawn where a judge is unsure (its stated probability of a pass), in the order they were drawn:
+
+    >>> p = pd.Series(rng.beta(0.5, 0.5, 1000), index=[f"d{i}" for i in range(1000)])
+    >>> truth = pd.Series((rng.random(1000) < p).astype(float), index=p.index)
+    >>> q = infer.sampling_probabilities(p)
+    >>> drawn = infer.choose_cases(p, 300, strategy="active", probabilities=q, rng=1)
+    >>> live = infer.confidence_sequence(p, truth[drawn], probabilities=q)
+    >>> live.iloc[[99, 299]][["n_labelled", "estimate", "cs_low", "cs_high"]].round(3)
+         n_labelled  estimate  cs_low  cs_high
+    99          100     0.487   0.394    0.672
+    299         300     0.490   0.441    0.586
     """
     judge, human = _sequence_order(judge, human)
     check_option(statistic, list(STATISTICS), "statistic")
     confidence_level = check_level(confidence_level)
     check_option(method, ["ppi++", "ppi", "classical"], "method")
+    if probabilities is not None:
+        return _active_sequence_frame(judge, human, statistic, method, bounds, confidence_level, probabilities)
     labels, scores = _sequence_inputs(judge, human, statistic)
     used_method = "classical" if (statistic != "mean" or scores is None) else method
     if statistic == "mean":
@@ -97,6 +131,26 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     out["statistic"], out["method"], out["interval"] = statistic, used_method, "betting-cs"
     out.attrs.update(confidence_level=confidence_level, population="finite" if (statistic == "mean" and scores is not None)
                      else "superpopulation")
+    return out
+
+
+def _active_sequence_frame(judge, human, statistic, method, bounds, confidence_level, probabilities):
+    """:func:`confidence_sequence`'s table for labels drawn with ``probabilities`` (successive sampling)."""
+    if statistic != "mean":
+        raise ValueError(f"statistic={statistic!r} is not offered with `probabilities`: it is a rate of the population "
+                         "the cases come from, and cases drawn with unequal probabilities are not a random sample of "
+                         "it; use statistic='mean' (the mean over the cases) or label in a random order.")
+    labels = _as_scores(human, "human")
+    if len(labels) == 0:
+        raise ValueError("`human` holds no label yet.")
+    estimate, low, high, used = active_sequence(judge, labels, probabilities, method=method, bounds=bounds,
+                                                        confidence_level=confidence_level)
+    n = len(labels)
+    out = pd.DataFrame({"n_labelled": np.arange(1, n + 1), "n_used": np.arange(1, n + 1), "estimate": estimate,
+                        "cs_low": low, "cs_high": high})
+    out["half_width"] = (out["cs_high"] - out["cs_low"]) / 2
+    out["statistic"], out["method"], out["interval"] = statistic, used, "betting-cs"
+    out.attrs.update(confidence_level=confidence_level, population="finite", design="successive")
     return out
 
 

@@ -135,6 +135,29 @@ def _mean(interval: str = "auto", method: str = "ppi++"):
     return run
 
 
+#: The stop rule of the sequence entries: stop at the first number of labels whose half-width is at most this share of
+#: the labels' scale (0.15 on 0/1 labels, 0.6 on 1-5 ratings), or at n.
+STOP_SHARE = 0.15
+
+
+def _sequence(rule: str = "every step"):
+    """infer.confidence_sequence(probabilities=) on the labels in the order drawn. ``"every step"``: the intersection
+    of the intervals after labels 1..n (it covers when every one of them does: time-uniform coverage); ``"stopped"``:
+    the interval where the stop rule first holds (or at n)."""
+
+    def run(sample, level):
+        cs = infer.confidence_sequence(sample["judge"], sample["human"], probabilities=sample["probabilities"],
+                                       confidence_level=level, bounds=sample["bounds"])
+        if rule == "every step":
+            return float(cs["cs_low"].max()), float(cs["cs_high"].min()), float(cs["estimate"].iloc[-1])
+        a, b = sample["bounds"]
+        stop = infer.stopping_point(cs, half_width=STOP_SHARE * (b - a)) or len(cs)
+        row = cs.iloc[stop - 1]
+        return row["cs_low"], row["cs_high"], row["estimate"]
+
+    return run
+
+
 ACTIVE = (probability_judge_design(), heteroscedastic_design(), summeval_active_design())
 JURY = (jury_verdicts_design(), jury_ratings_design(), jury_verdicts_design(0.95, (0.9, 0.8, 0.8)))
 
@@ -148,6 +171,13 @@ ENTRIES = [
           "labels; runs short on skewed labels at 50 (0.885 on SummEval consistency, 200 samples)"),
     Entry("infer.mean", "probabilities=, method='classical' (the labels' Des Raj mean), interval='betting'",
           "interval", _mean(method="classical"), ACTIVE, sizes=(20, 50, 100, 200)),
+    Entry("infer.confidence_sequence", "probabilities= (active labelling), every step 1..n at once (default)",
+          "interval", _sequence(), ACTIVE, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200),
+          test_reps=200, notes="time-uniform: covers when the interval after every number of labels up to n covers; "
+                               "the live interval of widgets.Labeller(order='active')"),
+    Entry("infer.confidence_sequence", f"probabilities=, stopped at half-width <= {STOP_SHARE:g} of the scale (or n) "
+          "(default)", "interval", _sequence("stopped"), ACTIVE, default=True, sizes=(20, 50, 100, 200),
+          test_sizes=(50, 200), test_reps=200, notes="the interval at the stopping time of stop_half_width"),
     Entry("infer.mean", "a jury (DataFrame judge), method='ppi++', interval='auto' (default)", "interval", _mean(),
           JURY, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200),
           notes="betting on the line through the earlier labels; on 0/1 labels the narrower of it and Clopper-Pearson"),
