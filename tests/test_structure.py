@@ -17,9 +17,24 @@ def _is_module(name: str) -> bool:
     return (PACKAGE / f"{name}.py").is_file() or (PACKAGE / name / "__init__.py").is_file()
 
 
+def _private_part(part: str) -> bool:
+    return part.startswith("_") and not part.startswith("__")
+
+
 def _on_floor(path: Path) -> bool:
-    """A file of the private floor: a private module, or any file of a private package."""
-    return any(part.startswith("_") and not part.startswith("__") for part in path.relative_to(PACKAGE).with_suffix("").parts)
+    """A file of the private floor: a private module of the package, or any file of a private package. The private
+    modules of a public package (``widgets/_base.py``) are that package's own: they may import the lanes below it,
+    and no other module may import them (:func:`_owner`)."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return _private_part(parts[0]) if len(parts) == 1 else any(_private_part(part) for part in parts[:-1])
+
+
+def _owner(module: str) -> str | None:
+    """The public package a module is a private module of (``evalkit.widgets._base`` -> ``widgets``), or None."""
+    parts = module.split(".")[1:]
+    if len(parts) >= 2 and not _private_part(parts[0]) and _private_part(parts[1]):
+        return parts[0]
+    return None
 
 
 def _evalkit_imports(path: Path):
@@ -54,8 +69,14 @@ def test_no_private_name_crosses_modules(path):
             assert name is not None and _is_module(name), (
                 f"{path.name}:{line} imports {name!r} from the package root; import it from its own module")
             continue
+        owner = _owner(module)
+        if owner is not None:
+            assert path.parent == PACKAGE / owner, (
+                f"{path.name}:{line} imports {module}, a private module of the public package {owner}/")
         if name and name.startswith("_") and not name.startswith("__"):
-            assert _is_private(module), f"{path.name}:{line} uses {module}.{name}, a private name of a public module"
+            assert _is_private(module) or (PACKAGE / module.split(".")[-1] / f"{name}.py").is_file() and \
+                path.parent == PACKAGE / module.split(".")[-1], \
+                f"{path.name}:{line} uses {module}.{name}, a private name of a public module"
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if _on_floor(p)], ids=lambda p: str(p.relative_to(PACKAGE)))
@@ -81,3 +102,10 @@ def test_import_evalkit_leaves_matplotlib_and_widgets_unloaded():
     code = "import sys, evalkit; print(sorted(m for m in ('matplotlib', 'ipywidgets', 'evalkit.plots') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_a_public_packages_private_modules_are_its_own():
+    assert _owner("evalkit.widgets._base") == "widgets" and _owner("evalkit.infer._engine") == "infer"
+    assert _owner("evalkit._stats.ppi") is None and _owner("evalkit.infer") is None and _owner("evalkit._chat") is None
+    assert _on_floor(PACKAGE / "_stats" / "ppi.py") and _on_floor(PACKAGE / "_chat.py")
+    assert not _on_floor(PACKAGE / "widgets" / "_base.py") and not _on_floor(PACKAGE / "judge.py")

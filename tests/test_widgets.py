@@ -466,7 +466,7 @@ def test_going_back_stays_blind_until_a_recorded_click_or_the_end(tmp_path):
 
 def test_pacing_tally_and_time_left(tmp_path, monkeypatch):
     clock = [pd.Timestamp("2026-11-30T10:00:00", tz="UTC").to_pydatetime()]
-    monkeypatch.setattr(widgets, "_now", lambda: clock[0])
+    monkeypatch.setattr(widgets._common, "_now", lambda: clock[0])
     cases = pd.DataFrame({"case_id": [f"k{i}" for i in range(10)], "input": "q", "output": "a"})
     lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann")
     assert "0 PASS · 0 FAIL" in lab.pacing.value and "pace after two labels" in lab.pacing.value
@@ -768,7 +768,7 @@ def test_live_interval_equals_infer_through_labels_undo_back_and_skips(tmp_path,
     judge = pd.Series(np.where(gen.random(60) < 0.7, "PASS", "FAIL"), index=cases["case_id"])
     lab = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", judge=judge, blind=False, watch=watch,
                    stop_half_width=h, order="shuffle", rng=3)
-    name = widgets._WATCHED[watch]
+    name = widgets._labeller._WATCHED[watch]
     lines_checked = 0
     for _ in range(60):
         action = gen.random()
@@ -923,7 +923,7 @@ def test_blind_agreement_shows_only_the_half_width(tmp_path):
     differs = []
     for seed in range(20):
         gen = np.random.default_rng(seed)
-        stream = widgets._LiveSequence("agreement", 0.0, 1.0, 0.95)
+        stream = widgets._labeller._LiveSequence("agreement", 0.0, 1.0, 0.95)
         for _ in range(200):
             shown = []
             for hit in (1.0, 0.0):
@@ -951,7 +951,7 @@ def test_stopping_when_the_labeller_says_settled_keeps_its_level(tmp_path):
     covered = {"settled": 0, "settled, clopper-pearson": 0, "settled, normal": 0, "bar": 0, "bar, clopper-pearson": 0}
     for rep in range(reps):
         x = (np.random.default_rng([20261201, rep]).random(300) < p).astype(float)
-        live = widgets._LiveSequence("mean", 0.0, 1.0, level)
+        live = widgets._labeller._LiveSequence("mean", 0.0, 1.0, level)
         settled = cleared = None
         for t, value in enumerate(x, start=1):
             live.push(value)
@@ -1232,7 +1232,7 @@ def test_every_key_is_acknowledged_and_the_page_knows_the_saved_note(tmp_path):
 
 def test_pacing_warning_when_labels_come_faster_than_the_case_can_be_read(tmp_path, monkeypatch):
     clock = [pd.Timestamp("2026-11-30T10:00:00", tz="UTC").to_pydatetime()]
-    monkeypatch.setattr(widgets, "_now", lambda: clock[0])
+    monkeypatch.setattr(widgets._common, "_now", lambda: clock[0])
 
     def labeller(name, output="a short answer"):
         cases = pd.DataFrame({"case_id": [f"k{i}" for i in range(20)], "input": "what is it?", "output": output})
