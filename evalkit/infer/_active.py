@@ -183,6 +183,12 @@ def sampling_probabilities(judge, *, human_pilot: pd.Series | None = None, uncer
     return out
 
 
+def _among(index: pd.Index, unique: pd.Index) -> np.ndarray:
+    """Which of ``index``'s ids are in ``unique`` (an index without repeats): ``Index.isin`` by a hash lookup, which
+    pandas' Arrow-backed string indexes answer about ten times faster than ``isin`` itself."""
+    return unique.get_indexer(index) >= 0
+
+
 def _check_probabilities(probabilities, index: pd.Index) -> pd.Series:
     if not isinstance(probabilities, pd.Series):
         raise TypeError("`probabilities` must be a pandas Series of draw probabilities indexed by case id (as "
@@ -197,7 +203,7 @@ def _check_probabilities(probabilities, index: pd.Index) -> pd.Series:
                          f"{show(probabilities.index[bad][0])}.")
     if not (values > 0).any():
         raise ValueError("`probabilities` gives every case probability 0: no case can be drawn.")
-    unknown = ~probabilities.index.isin(index)
+    unknown = ~_among(probabilities.index, index)
     if unknown.any():
         raise ValueError(f"`probabilities` has {int(unknown.sum())} case id(s) that `judge` does not score, e.g. "
                          f"{probabilities.index[unknown][:3].tolist()}.")
@@ -226,7 +232,7 @@ def _design(frame: pd.DataFrame, human: pd.Series, probabilities: pd.Series):
         raise ValueError(f"`human` has a missing label for case {show(human.index[human.isna().to_numpy()][0])}; with "
                          "`probabilities` every drawn case needs its label (a draw left unlabelled biases the "
                          "estimate): label it or leave it out of the draws.")
-    unknown = ~human.index.isin(frame.index)
+    unknown = ~_among(human.index, frame.index)
     if unknown.any():
         raise ValueError(f"`human` has {int(unknown.sum())} case id(s) that `judge` does not score, e.g. "
                          f"{human.index[unknown][:3].tolist()}.")
@@ -234,14 +240,14 @@ def _design(frame: pd.DataFrame, human: pd.Series, probabilities: pd.Series):
     if np.isnan(X).any():
         raise ValueError(f"`judge` has no score for case {show(frame.index[np.isnan(X).any(axis=1)][0])}; with "
                          "`probabilities` every case needs one (the draws are made among them).")
-    listed = frame.index.isin(q.index)
-    labelled = frame.index.isin(human.index)
+    listed = _among(frame.index, q.index)
+    labelled = _among(frame.index, human.index)
     orphan = ~listed & ~labelled
     if orphan.any():
         raise ValueError(f"case {show(frame.index[orphan][0])} has neither a probability nor a label: every case is "
                          "either in `probabilities` (it could be drawn) or labelled beforehand as part of a random pilot "
                          f"({int(orphan.sum())} case(s) are neither).")
-    drawn = human.index.isin(q.index)
+    drawn = _among(human.index, q.index)
     impossible = drawn & (q.reindex(human.index).fillna(0).to_numpy() == 0)
     if impossible.any():
         raise ValueError(f"`human` labels case {show(human.index[impossible][0])}, whose probability is 0: it cannot "

@@ -126,6 +126,148 @@ def jury_ratings_design(n_cases: int = 1000) -> Design:
                   f"{n_cases} cases", draw)
 
 
+def _paired_active_sample(rng, n, ja: pd.Series, jb: pd.Series, ha: pd.Series, hb: pd.Series, bounds) -> dict:
+    """n cases labelled for both systems, drawn actively on the judges' difference after a uniform pilot (the pilot's
+    spread of the labels' difference about the judges'); the truth is the mean difference over the cases."""
+    seed = int(rng.integers(2**31))
+    diff, truth = ja - jb, ha - hb
+    first = infer.choose_cases(truth, pilot_size(n), strategy="random", rng=seed)
+    scale = (bounds[0] - bounds[1], bounds[1] - bounds[0])
+    q = infer.sampling_probabilities(diff, human_pilot=truth[first], bounds=scale)
+    order = first.append(infer.choose_cases(truth, n - len(first), strategy="active", probabilities=q, rng=seed + 1))
+    return {"ja": ja, "jb": jb, "ha": ha[order], "hb": hb[order], "probabilities": q, "truth": float(truth.mean()),
+            "bounds": bounds}
+
+
+def paired_ratings_design(n_cases: int = 1000) -> Design:
+    """Two systems rated 1-5 on the same cases, both piled at the top (A a quarter point above B where the case is
+    easy, level where it is hard); each judge = rating + N(0, s) rounded into 1-5, s from 0.2 on easy to 1.2 on hard
+    cases; a uniform pilot, then drawn by the pilot's spread of the labels' difference about the judges'."""
+
+    def draw(rng, n):
+        hard = rng.random(n_cases)
+        base = rng.choice([3.0, 4.0, 5.0], n_cases, p=[0.1, 0.3, 0.6])
+        ha = np.clip(base + (rng.random(n_cases) < 0.25 * (1 - hard)) - (rng.random(n_cases) < 0.3 * hard), 1, 5)
+        hb = np.clip(base - (rng.random(n_cases) < 0.3 * hard), 1, 5)
+        spread = 0.2 + hard
+        ids = pd.Index([f"c{i}" for i in range(n_cases)])
+        ja = np.clip(np.round(ha + rng.normal(0, spread)), 1, 5)
+        jb = np.clip(np.round(hb + rng.normal(0, spread)), 1, 5)
+        return _paired_active_sample(rng, n, *(pd.Series(v, index=ids) for v in (ja, jb, ha, hb)), (1.0, 5.0))
+
+    return Design("active-paired-1to5", f"two systems' 1-5 ratings on {n_cases} cases, judges' spread 0.2 to 1.2; "
+                  "pilot n/5, then drawn by the pilot's spread of the difference", draw)
+
+
+def summeval_paired_design(dimension: str = "consistency", metric: str = "CTC_D_CNNDM_Consistency") -> Design:
+    """SummEval's 16 systems on 100 documents as 800 pairs: system k against system k + 8 on one document (the
+    expert ratings and the metric on 1-5); a uniform pilot, then drawn actively; the truth is the mean of the 800
+    differences."""
+
+    def draw(rng, n):
+        ja, jb, ha, hb = _summeval_pairs(dimension, metric)
+        return _paired_active_sample(rng, n, ja, jb, ha, hb, (1.0, 5.0))
+
+    return Design(f"summeval-{dimension}-paired-active", f"SummEval expert {dimension}, systems 1-8 against 9-16 on "
+                  f"each document (800 pairs), judge {metric}; pilot n/5, then active", draw, data="summeval")
+
+
+@functools.cache
+def _summeval_pairs(dimension: str, metric: str):
+    table = load_shared("load_summeval", SHARED_DATA / "summeval").copy()
+    m = table[metric]
+    table["_judge"] = 1 + 4 * (m - m.min()) / (m.max() - m.min())
+    systems = sorted(table["system"].unique())
+    first, second = systems[: len(systems) // 2], systems[len(systems) // 2:]
+    a = table[table["system"].isin(first)].copy()
+    b = table[table["system"].isin(second)].copy()
+    a["slot"], b["slot"] = a["system"].map(first.index), b["system"].map(second.index)
+    key = [c for c in table.columns if c in ("doc_id", "document_id", "id")][:1] or ["text"]
+    pairs = a.merge(b, on=[*key, "slot"], suffixes=("_a", "_b"))
+    ids = pd.Index([f"p{i}" for i in range(len(pairs))])
+    return tuple(pd.Series(pairs[f"{c}_{s}"].to_numpy(dtype=float), index=ids)
+                 for c, s in (("_judge", "a"), ("_judge", "b"), (dimension, "a"), (dimension, "b")))
+
+
+def _verdict_results(verdict: pd.Series) -> pd.DataFrame:
+    """A PASS/FAIL judge results table of 0/1 verdicts (as run_judge gives it)."""
+    return pd.DataFrame({"case_id": verdict.index, "rubric": "r", "rubric_version": "v1", "model": "m",
+                         "verdict": np.where(verdict.to_numpy() == 1, "PASS", "FAIL"), "parsed": True, "error": None})
+
+
+def verdict_judge_design(p: float = 0.85, sensitivity: float = 0.95, specificity: float = 0.6,
+                         n_cases: int = 1000) -> Design:
+    """PASS/FAIL: human PASS with probability p; the judge's verdict says PASS for a share ``sensitivity`` of the
+    passes and FAIL for a share ``specificity`` of the fails (lenient, as LLM judges are); a uniform pilot, then drawn
+    by how often each verdict is wrong in it; the truth is the pass rate over the n_cases cases."""
+
+    def draw(rng, n):
+        truth = (rng.random(n_cases) < p).astype(float)
+        verdict = np.where(truth == 1, rng.random(n_cases) < sensitivity, rng.random(n_cases) > specificity)
+        ids = pd.Index([f"c{i}" for i in range(n_cases)])
+        sample = _active_sample(rng, n, pd.Series(verdict.astype(float), index=ids), pd.Series(truth, index=ids),
+                                (0.0, 1.0), pilot=True)
+        return {**sample, "results": _verdict_results(sample["judge"])}
+
+    return Design(f"active-verdicts(p={p})", f"PASS/FAIL, pass rate {p}, a lenient judge (sensitivity "
+                  f"{sensitivity:.0%}, specificity {specificity:.0%}), {n_cases} cases; pilot n/5, then drawn by each "
+                  "verdict's error rate in it", draw)
+
+
+def probability_verdict_design(n_cases: int = 1000) -> Design:
+    """The probability-judge design as a results table: the verdict is PASS where the judge's probability is above
+    0.5, the cases drawn by ``sqrt(p (1 - p))`` (``uncertainty=``), no pilot."""
+
+    def draw(rng, n):
+        p = rng.beta(0.5, 0.5, n_cases)
+        ids = pd.Index([f"c{i}" for i in range(n_cases)])
+        truth = pd.Series((rng.random(n_cases) < p).astype(float), index=ids)
+        verdict = pd.Series((p > 0.5).astype(float), index=ids)
+        q = infer.sampling_probabilities(verdict, uncertainty=pd.Series(np.sqrt(p * (1 - p)), index=ids))
+        drawn = infer.choose_cases(truth, n, strategy="active", probabilities=q, rng=int(rng.integers(2**31)))
+        return {"results": _verdict_results(verdict), "human": truth[drawn], "probabilities": q,
+                "truth": float(truth.mean())}
+
+    return Design("active-probability-verdicts", f"PASS/FAIL verdicts (the judge's p > 0.5), p ~ Beta(0.5, 0.5), "
+                  f"{n_cases} cases; drawn by sqrt(p(1-p)) given as the uncertainty", draw)
+
+
+def summeval_verdict_design(dimension: str = "consistency", metric: str = "CTC_D_CNNDM_Consistency") -> Design:
+    """SummEval's 1,600 summaries as PASS/FAIL: PASS where the experts' mean rating is 5 (0.63 of them for
+    consistency), the judge's verdict PASS where the metric is above its own share of passes' quantile; a uniform
+    pilot, then drawn by each verdict's error rate in it; the truth is the pass rate of the 1,600."""
+
+    def draw(rng, n):
+        judge, truth = _summeval_pool(dimension, metric)
+        passed = (truth >= 5).astype(float)
+        verdict = (judge > judge.quantile(1 - passed.mean())).astype(float)
+        sample = _active_sample(rng, n, verdict, passed, (0.0, 1.0), pilot=True)
+        return {**sample, "results": _verdict_results(verdict)}
+
+    return Design(f"summeval-{dimension}-verdicts-active", f"SummEval expert {dimension} = 5 as PASS, judge {metric} "
+                  "above its quantile; pilot n/5, then active", draw, data="summeval")
+
+
+def _difference(interval: str = "auto"):
+    def run(sample, level):
+        row = infer.difference(sample["ja"], sample["jb"], sample["ha"], sample["hb"], interval=interval,
+                               probabilities=sample["probabilities"], confidence_level=level,
+                               bounds=sample["bounds"]).iloc[0]
+        return row["ci_low"], row["ci_high"], row["estimate"]
+
+    return run
+
+
+def _pass_rate(interval: str = "auto"):
+    def run(sample, level):
+        human = sample["human"].map({1.0: "PASS", 0.0: "FAIL"})
+        row = infer.pass_rate(sample["results"], human, probabilities=sample["probabilities"], interval=interval,
+                              confidence_level=level).iloc[0]
+        return row["ci_low"], row["ci_high"], row["estimate"]
+
+    return run
+
+
 def _mean(interval: str = "auto", method: str = "ppi++"):
     def run(sample, level):
         row = infer.mean(sample["judge"], sample["human"], probabilities=sample.get("probabilities"), method=method,
@@ -137,6 +279,8 @@ def _mean(interval: str = "auto", method: str = "ppi++"):
 
 ACTIVE = (probability_judge_design(), heteroscedastic_design(), summeval_active_design())
 JURY = (jury_verdicts_design(), jury_ratings_design(), jury_verdicts_design(0.95, (0.9, 0.8, 0.8)))
+PAIRED = (paired_ratings_design(), summeval_paired_design())
+VERDICTS = (probability_verdict_design(), verdict_judge_design(), summeval_verdict_design())
 
 ENTRIES = [
     Entry("infer.mean", "probabilities= (active labelling), interval='betting' (default)", "interval", _mean(),
@@ -156,4 +300,15 @@ ENTRIES = [
     Entry("infer.mean", "a jury (DataFrame judge), interval='t' (cross-PPI, large-sample)", "interval", _mean("t"),
           JURY, sizes=(50, 100, 200), notes="cross-fitted line, Student's t; refused below 30 labels; runs short on a "
           "pass rate of 0.95 at 50 labels (0.895, 200 samples)"),
+    Entry("infer.difference", "probabilities= (active labelling), interval='betting' (default)", "interval",
+          _difference(), PAIRED, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200), test_reps=200,
+          notes="Des Raj's estimator on the per-case differences, the line refitted as labels arrive; the fast suite "
+                "runs 200 samples"),
+    Entry("infer.difference", "probabilities= (active labelling), interval='t' (large-sample)", "interval",
+          _difference("t"), PAIRED, sizes=(50, 100, 200), notes="refused below 30 labels"),
+    Entry("infer.pass_rate", "probabilities= (active labelling), interval='betting' (default)", "interval",
+          _pass_rate(), VERDICTS, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200), test_reps=200,
+          notes="mean's active table on the verdicts; the fast suite runs 200 samples"),
+    Entry("infer.pass_rate", "probabilities= (active labelling), interval='t' (large-sample)", "interval",
+          _pass_rate("t"), VERDICTS, sizes=(50, 100, 200), notes="refused below 30 labels"),
 ]
