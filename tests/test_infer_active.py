@@ -358,3 +358,101 @@ def test_labeller_active_order_shows_no_live_interval(tmp_path):
         Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active")
     with pytest.raises(ValueError, match="does not hold"):
         Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active", probabilities=q.rename({"c": "z"}))
+
+
+# ------------------------------------------------------------------------------------ pass rates with several judges
+def _judged(verdicts: np.ndarray, ids, model: str, *, errors=()) -> pd.DataFrame:
+    table = pd.DataFrame({"case_id": ids, "rubric": "r", "rubric_version": "v1", "model": model,
+                          "verdict": np.where(verdicts == 1, "PASS", "FAIL"), "parsed": True, "error": None})
+    table.loc[table["case_id"].isin(errors), ["verdict", "error"]] = [None, "timeout"]
+    return table
+
+
+def _jury_of_results(n_cases=700, n_labelled=150, seed=13):
+    rng = np.random.default_rng(seed)
+    truth = (rng.random(n_cases) < 0.8).astype(float)
+    ids = pd.Index([f"c{i}" for i in range(n_cases)])
+    verdicts = {name: np.where(rng.random(n_cases) < acc, truth, 1 - truth)
+                for name, acc in [("large", 0.9), ("small", 0.8), ("tiny", 0.7)]}
+    labelled = rng.permutation(n_cases)[:n_labelled]
+    human = pd.Series(np.where(truth[labelled] == 1, "PASS", "FAIL"), index=ids[labelled])
+    return verdicts, ids, truth, labelled, human
+
+
+def test_jury_pass_rate_is_the_cross_fitted_line_written_out_and_ppi_py_cross_ppi():
+    ppi_py = pytest.importorskip("ppi_py")
+    verdicts, ids, truth, labelled, human = _jury_of_results()
+    results = {name: _judged(v, ids, name) for name, v in verdicts.items()}
+    row = infer.pass_rate(results, human, interval="clt").iloc[0]
+    X = np.column_stack(list(verdicts.values()))
+    y = truth[labelled]
+    rest = np.setdiff1d(np.arange(len(ids)), labelled)
+    # the cross-fitted least squares, by hand: the line without fold k predicts fold k and the unlabelled cases
+    codes = jury_kernel.fold_codes(len(y), jury_kernel.FOLDS)
+    oof, per_fold = np.empty(len(y)), np.empty((len(rest), codes.max() + 1))
+    for k in range(codes.max() + 1):
+        train = codes != k
+        beta = np.linalg.lstsq(np.column_stack([np.ones(train.sum()), X[labelled][train]]), y[train], rcond=None)[0]
+        oof[~train] = np.clip(beta[0] + X[labelled][~train] @ beta[1:], 0, 1)
+        per_fold[:, k] = np.clip(beta[0] + X[rest] @ beta[1:], 0, 1)
+    # the rectified mean: the unlabelled cases' mean prediction plus the labels' mean out-of-fold residual
+    rectified = per_fold.mean(axis=1).mean() + (y - oof).mean()
+    se = np.sqrt(per_fold.mean(axis=1).var() / len(rest) + (y - oof).var() / len(y))
+    assert row["estimate"] == pytest.approx(rectified, abs=1e-12)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((rectified - 1.959963984540054 * se,
+                                                             rectified + 1.959963984540054 * se), abs=1e-9)
+    low, high = ppi_py.crossppi_mean_ci(y, oof, per_fold, alpha=0.05)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((float(np.ravel(low)[0]), float(np.ravel(high)[0])),
+                                                            abs=1e-10)
+    assert row["model"] == "jury: large, small, tiny" and row["method"] == "ppi++"
+    assert (row["n_labelled"], row["n_unlabelled"], row["n_error"]) == (150, 550, 0)
+    full = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X[labelled]]), y, rcond=None)[0]
+    weights = infer.pass_rate(results, human, interval="clt").attrs["weights"]
+    assert list(weights.columns) == ["rubric", "rubric_version", "large", "small", "tiny"]
+    assert weights[["large", "small", "tiny"]].to_numpy()[0] == pytest.approx(full[1:], abs=1e-12)
+    assert weights.loc[0, "large"] > weights.loc[0, "tiny"]
+
+
+@pytest.mark.parametrize("interval", ["auto", "t"])
+def test_jury_pass_rate_is_mean_of_the_verdicts_frame_with_errors_left_out(interval):
+    verdicts, ids, truth, labelled, human = _jury_of_results(seed=14)
+    errors = list(ids[:5]) + list(ids[labelled[:2]])  # a timeout of one judge leaves the case out for the jury
+    results = [_judged(verdicts["large"], ids, "large", errors=errors[:4]),
+               _judged(verdicts["small"], ids, "small", errors=errors[4:]), _judged(verdicts["tiny"], ids, "tiny")]
+    out = infer.pass_rate(results, human, method=["ppi++", "classical", "judge"], interval=interval)
+    keep = ~ids.isin(errors)
+    frame = pd.DataFrame(verdicts, index=ids)[keep]
+    labels = (human[human.index.isin(ids[keep])] == "PASS").astype(float)
+    direct = infer.mean(frame, labels, method=["ppi++", "classical", "judge"], interval=interval, bounds=(0, 1))
+    assert out[["estimate", "ci_low", "ci_high"]].to_numpy() == pytest.approx(
+        direct[["estimate", "ci_low", "ci_high"]].clip(0, 1).to_numpy(), abs=1e-12)
+    assert (out["n_error"] == len(set(errors))).all() and (out["n_labelled"] == len(labels)).all() and len(labels) < len(human)
+    if interval == "auto":  # 0/1 labels: betting, or the exact humans-only interval where that is narrower
+        assert set(out.loc[out["method"] == "ppi++", "interval"]) <= {"betting", "clopper-pearson"}
+
+
+def test_jury_pass_rate_checks_fail_every_judges_verdict():
+    verdicts, ids, truth, labelled, human = _jury_of_results(seed=15)
+    results = {name: _judged(v, ids, name) for name, v in verdicts.items()}
+    failed = pd.DataFrame({"all_passed": np.arange(len(ids)) % 7 != 0}, index=ids)
+    out = infer.pass_rate(results, human, checks=failed, method="judge").iloc[0]
+    scores = pd.DataFrame(verdicts, index=ids).mul(failed["all_passed"].astype(float), axis=0)
+    assert out["estimate"] == pytest.approx(float(scores.mean(axis=1).mean()), abs=1e-12)
+
+
+@pytest.mark.parametrize(("results", "message"), [
+    (lambda r: {}, "empty dict"),
+    (lambda r: [], "empty list"),
+    (lambda r: {**r, "short": r["large"].iloc[:-1]}, "must hold the same cases"),
+    (lambda r: [r["large"], r["small"].assign(model="large")], "model 'large' again"),
+    (lambda r: [r["large"], pd.concat([r["small"], r["tiny"]])], "holds 2 models"),
+    (lambda r: {**r, "empty": r["large"].iloc[:0]}, "holds no row"),
+    (lambda r: {**r, "odd": r["large"].drop(columns="verdict")}, "verdict"),
+])
+def test_jury_pass_rate_bad_input_names_what_is_wrong(results, message):
+    verdicts, ids, truth, labelled, human = _jury_of_results(n_cases=60, n_labelled=20, seed=16)
+    tables = {name: _judged(v, ids, name) for name, v in verdicts.items()}
+    with pytest.raises((ValueError, TypeError, KeyError), match=message):
+        infer.pass_rate(results(tables), human)
+    with pytest.raises(ValueError, match="`by` is not offered with a jury"):
+        infer.pass_rate(tables, human, by=pd.Series("s", index=ids))

@@ -248,6 +248,19 @@ def summeval_verdict_design(dimension: str = "consistency", metric: str = "CTC_D
                   "above its quantile; pilot n/5, then active", draw, data="summeval")
 
 
+def jury_results_design(p: float = 0.7, accuracies=(0.85, 0.75, 0.7), n_cases: int = 1000) -> Design:
+    """:func:`jury_verdicts_design` as three judges' results tables (a dict by judge name), the labels PASS/FAIL;
+    n of n_cases labelled uniformly; the truth is p."""
+    verdicts = jury_verdicts_design(p, accuracies, n_cases)
+
+    def draw(rng, n):
+        sample = verdicts.draw(rng, n)
+        return {**sample, "results": {name: _verdict_results(sample["judge"][name]) for name in sample["judge"]}}
+
+    return Design(f"jury-results(p={p})", f"PASS/FAIL results tables of three judges agreeing on "
+                  f"{', '.join(f'{a:.0%}' for a in accuracies)}, pass rate {p}; {n_cases} cases", draw)
+
+
 def _difference(interval: str = "auto"):
     def run(sample, level):
         row = infer.difference(sample["ja"], sample["jb"], sample["ha"], sample["hb"], interval=interval,
@@ -261,7 +274,7 @@ def _difference(interval: str = "auto"):
 def _pass_rate(interval: str = "auto"):
     def run(sample, level):
         human = sample["human"].map({1.0: "PASS", 0.0: "FAIL"})
-        row = infer.pass_rate(sample["results"], human, probabilities=sample["probabilities"], interval=interval,
+        row = infer.pass_rate(sample["results"], human, probabilities=sample.get("probabilities"), interval=interval,
                               confidence_level=level).iloc[0]
         return row["ci_low"], row["ci_high"], row["estimate"]
 
@@ -280,6 +293,7 @@ def _mean(interval: str = "auto", method: str = "ppi++"):
 ACTIVE = (probability_judge_design(), heteroscedastic_design(), summeval_active_design())
 JURY = (jury_verdicts_design(), jury_ratings_design(), jury_verdicts_design(0.95, (0.9, 0.8, 0.8)))
 PAIRED = (paired_ratings_design(), summeval_paired_design())
+JURY_RESULTS = (jury_results_design(), jury_results_design(0.95, (0.9, 0.8, 0.8)), jury_results_design(0.85, (0.9, 0.65, 0.6)))
 VERDICTS = (probability_verdict_design(), verdict_judge_design(), summeval_verdict_design())
 
 ENTRIES = [
@@ -311,4 +325,10 @@ ENTRIES = [
           notes="mean's active table on the verdicts; the fast suite runs 200 samples"),
     Entry("infer.pass_rate", "probabilities= (active labelling), interval='t' (large-sample)", "interval",
           _pass_rate("t"), VERDICTS, sizes=(50, 100, 200), notes="refused below 30 labels"),
+    Entry("infer.pass_rate", "a jury (dict of results tables), interval='auto' (default)", "interval", _pass_rate(),
+          JURY_RESULTS, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200),
+          notes="mean's jury on the judges' 0/1 verdicts: betting on the line through the earlier labels, or "
+                "Clopper-Pearson where that is narrower"),
+    Entry("infer.pass_rate", "a jury (dict of results tables), interval='t' (cross-PPI, large-sample)", "interval",
+          _pass_rate("t"), JURY_RESULTS, sizes=(50, 100, 200), notes="refused below 30 labels"),
 ]
