@@ -53,8 +53,13 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         betting interval bets, label by label, on the line through the earlier labels only. The other methods use
         the judges' plain average; ``attrs["weights"]`` holds each judge's slope in the line on every label (see
         :func:`jury` for each judge's agreement beside it). ``by``, ``adjust``, ``null`` and ``cluster`` are not
-        offered with a jury. The coverage harness measures the default at 0.94-0.995 at 20-200 labels; the
-        cross-fitted t interval at 0.895 on a pass rate of 0.95 at 50 labels (0.94-0.965 elsewhere).
+        offered with a jury. The coverage harness measures the default at 0.94-0.995 at 20-200 labels. The jury's
+        ``"t"`` interval is Student's t with Hall's (1992) skewness correction (the estimate's skewness read from the
+        out-of-fold residuals), given from 100 labels (``MIN_T_LABELS``; below, NaN with a note and a warning): plain
+        Student's t covered 0.896 at 50 labels and 0.882 at 100 on a pass rate of 0.95, where the rare fails are
+        too few for the residuals' spread; Hall's covers 0.94-0.96 at 100-200 labels on the harness's jury designs.
+        The jury's t row is its own: it does not fall back to the humans-only t interval, which is the one that runs
+        short there.
     human : Series
         The human labels of the labelled cases, on the same scale; its index must be a subset of ``judge``'s.
         The cases of ``judge`` it does not name are the unlabelled ones.
@@ -146,9 +151,13 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         Des Raj's (1956) estimator, with a prediction (the least-squares line of the labels on the judge's scores)
         refitted as the labels arrive: its mean given the earlier labels is the mean over the cases whatever the
         judge and the probabilities are, so ``"betting"`` (the default on a known scale) holds at every number of
-        labels, and ``"t"``/``"clt"`` are the large-sample intervals on its martingale standard error (from
-        ``MIN_LARGE_SAMPLE`` labels; the coverage harness measures the t interval at 0.885 on SummEval's skewed
-        consistency ratings at 50 labels, 0.93-0.955 on its other designs at 50-200: the betting one holds there). ``human`` must hold every drawn case's label, in the order drawn. The methods
+        labels, and ``"t"``/``"clt"`` are the large-sample intervals on its martingale standard error (``"clt"``
+        from ``MIN_LARGE_SAMPLE`` labels). ``"t"`` is Student's t with Hall's (1992) correction for the estimate's
+        skewness (read from the Des Raj terms), given from 100 labels (``MIN_T_LABELS``; below, NaN with a note and a
+        warning): on SummEval's consistency ratings, piled at 5, plain Student's t covered 0.885-0.91 at 50 labels and
+        0.915 at 100 (the rare low ratings, weighted by their inverse probabilities, are the skewed terms it misses
+        on), Hall's 0.94-0.95 at 100-200 (the coverage harness). ``human`` must hold every drawn case's label, in the
+        order drawn. The methods
         offered are ``"ppi++"``, ``"classical"`` (the labels' Des Raj mean without the judge) and ``"judge"``;
         ``by``, ``adjust``, ``null``, ``cluster`` and ``nan_policy="omit"`` are not.
 
@@ -492,7 +501,7 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
     >>> table = infer.pass_rate(juries, labels, method=["ppi++", "classical"], interval="t")
     >>> table[["model", "method", "estimate", "ci_low", "ci_high"]].round(3)
                           model     method  estimate  ci_low  ci_high
-    0  jury: large, small, tiny      ppi++     0.746   0.696    0.796
+    0  jury: large, small, tiny      ppi++     0.746   0.696    0.795
     1  jury: large, small, tiny  classical     0.727   0.655    0.799
     >>> table.attrs["weights"].round(2)
         rubric rubric_version  large  small  tiny
