@@ -57,7 +57,7 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         ``"t"`` interval is Student's t with Hall's (1992) skewness correction (the estimate's skewness read from the
         out-of-fold residuals), given from 100 labels (``MIN_T_LABELS``; below, NaN with a note and a warning): plain
         Student's t covered 0.896 at 50 labels and 0.882 at 100 on a pass rate of 0.95, where the rare fails are
-        too few for the residuals' spread; Hall's covers 0.94-0.96 at 100-200 labels on the harness's jury designs.
+        too few for the residuals' spread; Hall's covers 0.93-0.97 at 100-200 labels on the harness's jury designs.
         The jury's t row is its own: it does not fall back to the humans-only t interval, which is the one that runs
         short there.
     human : Series
@@ -154,8 +154,8 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         labels, and ``"t"``/``"clt"`` are the large-sample intervals on its martingale standard error (``"clt"``
         from ``MIN_LARGE_SAMPLE`` labels). ``"t"`` is Student's t with Hall's (1992) correction for the estimate's
         skewness (read from the Des Raj terms), given from 100 labels (``MIN_T_LABELS``; below, NaN with a note and a
-        warning): on SummEval's consistency ratings, piled at 5, plain Student's t covered 0.885-0.91 at 50 labels and
-        0.915 at 100 (the rare low ratings, weighted by their inverse probabilities, are the skewed terms it misses
+        warning): on SummEval's consistency ratings, piled at 5, plain Student's t covered 0.895 at 50 labels and
+        0.917 at 100 (the rare low ratings, weighted by their inverse probabilities, are the skewed terms it misses
         on), Hall's 0.94-0.95 at 100-200 (the coverage harness). ``human`` must hold every drawn case's label, in the
         order drawn. The methods
         offered are ``"ppi++"``, ``"classical"`` (the labels' Des Raj mean without the judge) and ``"judge"``;

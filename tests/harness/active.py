@@ -381,7 +381,7 @@ ENTRIES = [
                 "the fast suite runs 200 samples"),
     Entry("infer.mean", "probabilities= (active labelling), interval='t' (large-sample)", "interval", _mean("t"),
           ACTIVE, sizes=(100, 200), notes="Student's t on Des Raj's martingale standard error with Hall's skewness "
-          "correction; refused below 100 labels (plain t ran short at 50-100 on SummEval consistency: 0.885-0.915)"),
+          "correction; refused below 100 labels (plain t ran short at 50-100 on SummEval consistency: 0.895, 0.917)"),
     Entry("infer.mean", "probabilities=, method='classical' (the labels' Des Raj mean), interval='betting'",
           "interval", _mean(method="classical"), ACTIVE, sizes=(20, 50, 100, 200)),
     Entry("infer.mean", "a jury (DataFrame judge), method='ppi++', interval='auto' (default)", "interval", _mean(),
