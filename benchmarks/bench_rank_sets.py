@@ -1,7 +1,7 @@
 """Benchmark: how small rank-sets are at their simultaneous guarantee, on the Chatbot Arena votes.
 
 Run on demand: ``python benchmarks/bench_rank_sets.py [--human 1000] [--draws 200] [--judge gpt-4] [--level 0.95]
-[--seed 0] [--repeat 20]``; it reads ``../shared/data/arena`` from the repository root (the harness's arena design,
+[--seed 0] [--repeat 20] [--jury]``; it reads ``../shared/data/arena`` from the repository root (the harness's arena design,
 ``tests/harness/pairwise.py``).
 
 The design is Chatzi et al.'s: their 12 systems (the 14,947 comparisons among them), GPT-4's verdict on every
@@ -19,6 +19,13 @@ over these draws, of the largest |estimated - true difference| / its standard er
 narrowest band with these standard errors that held the truth in the nominal share of the draws (it knows the
 truth; no procedure computed from one sample does). A step-down can go below it, as it tests fewer hypotheses after
 each round.
+
+``--jury`` measures juries instead (``pairwise.rank_sets`` with a dict of judges, ``sets="stepdown"``): on the
+coverage harness's jury designs (``tests/harness/active.py``: synthetic Bradley-Terry systems with three judges of
+unequal accuracy, and the arena's GPT-4, Claude 3 Opus and GPT-3.5 on the same comparisons), ``--human`` human votes
+per draw, the jury beside each of its judges alone and the human votes alone, on the same draws: coverage (every
+system's set holds its true rank at once) with its Monte Carlo standard error, and the mean set size with the paired
+difference from the best single judge's (the one that agrees with the human votes most often).
 
 Timing: one call of each construction on the same draw, paired repetitions after a warm-up, medians; the ratio is
 to ``sets="bonferroni"``, whose critical value is one normal quantile (the limit of what a construction costs).
@@ -68,6 +75,43 @@ def oracle_sets(draws: list[dict], truth_gap: np.ndarray, level: float) -> tuple
     return c, float(np.mean(covered)), float(np.mean(sizes))
 
 
+def jury_sets(human_votes: int, draws: int, level: float, seed: int) -> None:
+    """Coverage and mean set size of the jury, each judge alone and the humans alone, on the harness's jury designs."""
+    from tests.harness import active
+
+    se = np.sqrt(level * (1 - level) / draws)
+    print(f"Rank-sets with a jury (sets='stepdown', {human_votes:,} human votes per draw, {draws} draws, confidence "
+          f"level {level}); 'vs best' is the paired mean difference in set size from the best single judge's.")
+    print(f"\n{'design':34} {'judges':22} {'coverage':>8} {'± se':>6} {'holds':>5} {'mean size':>9} {'vs best':>8} "
+          f"{'± se':>6}")
+    for design in (*active.RANK_JURY, active.RANK_ARENA_JURY):
+        if not design.available():
+            print(f"{design.name:34} skipped: data set {design.data!r} absent")
+            continue
+        rng = np.random.default_rng(seed)
+        rows = []
+        for draw in range(draws):
+            sample = design.draw(rng, human_votes)
+            truth = pd.Series(sample["truth"], index=sample["systems"])
+            contenders = {"jury": (sample["judge"], "ppr"), **{name: (table, "ppr")
+                          for name, table in sample["judge"].items()}, "humans alone": (sample["human"], "human")}
+            for name, (judge, method) in contenders.items():
+                out = pairwise.rank_sets(judge if method == "ppr" else next(iter(sample["judge"].values())),
+                                         sample["human"], method=method, confidence_level=level)
+                rank = truth.loc[out["system"]].to_numpy()
+                rows.append({"draw": draw, "judges": name + (" (best)" if name == sample["best"] else ""),
+                             "covered": bool(((out["rank_low"] <= rank) & (rank <= out["rank_high"])).all()),
+                             "size": float((out["rank_high"] - out["rank_low"] + 1).mean())})
+        table = pd.DataFrame(rows)
+        best = table[table["judges"].str.endswith("(best)")].set_index("draw")["size"]
+        for name, group in table.groupby("judges", sort=False):
+            coverage = group["covered"].mean()
+            diff = group.set_index("draw")["size"] - best
+            print(f"{design.name:34.34} {name:22.22} {coverage:8.3f} {se:6.3f} "
+                  f"{'yes' if coverage >= level - 2 * se else 'NO':>5} {group['size'].mean():9.3f} {diff.mean():+8.3f} "
+                  f"{diff.std(ddof=1) / np.sqrt(len(diff)):6.3f}", flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--human", type=int, default=1000, help="human votes per draw (default 1000)")
@@ -76,7 +120,11 @@ def main(argv=None) -> int:
     parser.add_argument("--level", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=20, help="paired timing repetitions")
+    parser.add_argument("--jury", action="store_true", help="juries on the harness's jury designs (see above)")
     args = parser.parse_args(argv)
+    if args.jury:
+        jury_sets(args.human, args.draws, args.level, args.seed)
+        return 0
     judge, human, systems = arena_votes(args.judge)
     full = pairwise.rank_sets(judge, human, method="human")  # every human vote: the ranking to cover
     truth = pd.Series(np.arange(1, len(systems) + 1), index=systems)

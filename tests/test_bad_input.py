@@ -440,6 +440,7 @@ GENERATED = {
     "infer.difference": lambda g: partial(infer.difference, *_four_series(g), method=g.option(["ppi++", "classical"]),
                                           alternative=g.pick(["two-sided", "greater"])),
     "infer.pass_rate": lambda g: partial(infer.pass_rate, *_results_and_labels(g), method=g.option(["ppi++", "judge"])),
+    "infer.pass_rate (jury)": lambda g: _jury_pass_rate(g),
     "infer.expected_half_width": lambda g: partial(infer.expected_half_width, *g.pair(),
                                                    n_labelled=g.option(g.pick([2, [2, 3], 50]))),
     "infer.labels_needed": lambda g: partial(infer.labels_needed, *g.pair(), half_width=g.option(g.pick([0.1, 1.0]))),
@@ -601,6 +602,20 @@ def _responses(g: Gen) -> pd.DataFrame:
 def _results_and_labels(g: Gen):
     results = g.results(g.pick([("PASS", "FAIL"), ("GOOD", "OK", "BAD")]))
     return results, g.verdict_series(g.related(pd.Index(results["case_id"].unique())))
+
+
+def _jury_pass_rate(g: Gen):
+    """Several judges' results tables (a dict, now and then a list or an empty one), each possibly bad, on cases that
+    may differ between them, and labels of some of them."""
+    results, human = _results_and_labels(g)
+    tables = {"first": results}
+    for name in g.pick([[], ["second"], ["second", "third"]]):
+        tables[name] = g.pick([results.assign(verdict=results["verdict"].sample(frac=1, random_state=0).to_numpy()),
+                               g.results(), results.iloc[1:], results.assign(model=name)])
+    form = g.pick(["dict", "dict", "list", "empty"])
+    given = tables if form == "dict" else list(tables.values()) if form == "list" else {}
+    return partial(infer.pass_rate, given, human, method=g.option(g.pick(["ppi++", ["ppi++", "classical", "judge"]])),
+                   interval=g.pick(["auto", "t", "betting"]))
 
 
 def _plan_values(g: Gen, good: list, *, integer: bool):

@@ -2,13 +2,14 @@
 judges (mean with a DataFrame judge, infer.jury), against hand-written references and ppi_py."""
 
 import itertools
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from evalkit import infer
+from evalkit import EvalkitWarning, infer
 from evalkit._stats import jury as jury_kernel
 
 
@@ -18,6 +19,14 @@ def _cases(n_cases=400, seed=0):
     y = (rng.random(n_cases) < p).astype(float)
     ids = pd.Index([f"c{i}" for i in range(n_cases)])
     return pd.Series(p, index=ids), pd.Series(y, index=ids)
+
+
+def _hall_root(q: float, skewness: float) -> float:
+    """The real root T of Hall's (1992) polynomial ``T + g T^2 / 3 + g^2 T^3 / 27 + g / 6 = q`` (numpy's roots)."""
+    g = skewness
+    roots = np.roots([g**2 / 27, g / 3, 1.0, g / 6 - q]) if abs(g) > 1e-12 else np.array([q - g / 6])
+    real = roots[np.abs(roots.imag) < 1e-9].real
+    return float(real[np.argmin(np.abs(real - q))])
 
 
 def _des_raj_loop(x, y, order, weights, pilot, bounds):
@@ -48,17 +57,23 @@ def test_des_raj_estimate_and_t_interval_match_a_hand_written_loop():
     judge, truth = _cases()
     pilot = infer.choose_cases(judge, 12, strategy="random", rng=1)
     q = infer.sampling_probabilities(judge, human_pilot=truth[pilot])
-    drawn = infer.choose_cases(judge, 60, strategy="active", probabilities=q, exclude=pilot, rng=2)
+    drawn = infer.choose_cases(judge, 100, strategy="active", probabilities=q, exclude=pilot, rng=2)
     human = pd.concat([truth[pilot], truth[drawn]])
     table = infer.mean(judge, human, probabilities=q, method=["ppi++", "classical"], interval="t")
     weights = q.reindex(judge.index).fillna(0.0).to_numpy()
     order = judge.index.get_indexer(human.index)
     z = _des_raj_loop(judge.to_numpy(), truth.to_numpy(), order, weights, len(pilot), (0.0, 1.0))
     estimate, se = z.mean(), z.std(ddof=1) / np.sqrt(len(z))
-    half = stats.t.ppf(0.975, len(z) - 1) * se
+    # Student's t with Hall's removal of skewness, the estimate's skewness m3 / (n^2 se^3) from the steps' values
+    skewness = np.mean((z - z.mean()) ** 3) / (len(z) ** 2 * se**3)
+    q = stats.t.ppf(0.975, len(z) - 1)
+    ends = sorted(estimate - se * _hall_root(q_end, skewness) for q_end in (q, -q))
     row = table.set_index("method").loc["ppi++"]
     assert row["estimate"] == pytest.approx(estimate, abs=1e-9)
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((estimate - half, estimate + half), abs=1e-9)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(tuple(ends), abs=1e-9)
+    assert abs(skewness) > 0.01  # the correction moved the ends: not Student's t
+    half = q * se
+    assert abs(row["ci_low"] - (estimate - half)) > 1e-4
     assert table.attrs["n_pilot"] == 12 and table.attrs["population"] == "finite"
 
 
@@ -360,3 +375,174 @@ def test_labeller_active_order_refuses_what_it_cannot_watch(tmp_path):
         Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active")
     with pytest.raises(ValueError, match="does not hold"):
         Labeller(cases, tmp_path / "x.jsonl", labeller="x", order="active", probabilities=q.rename({"c": "z"}))
+
+
+# ------------------------------------------------------------------------------------ pass rates with several judges
+def _judged(verdicts: np.ndarray, ids, model: str, *, errors=()) -> pd.DataFrame:
+    table = pd.DataFrame({"case_id": ids, "rubric": "r", "rubric_version": "v1", "model": model,
+                          "verdict": np.where(verdicts == 1, "PASS", "FAIL"), "parsed": True, "error": None})
+    table.loc[table["case_id"].isin(errors), ["verdict", "error"]] = [None, "timeout"]
+    return table
+
+
+def _jury_of_results(n_cases=700, n_labelled=150, seed=13):
+    rng = np.random.default_rng(seed)
+    truth = (rng.random(n_cases) < 0.8).astype(float)
+    ids = pd.Index([f"c{i}" for i in range(n_cases)])
+    verdicts = {name: np.where(rng.random(n_cases) < acc, truth, 1 - truth)
+                for name, acc in [("large", 0.9), ("small", 0.8), ("tiny", 0.7)]}
+    labelled = rng.permutation(n_cases)[:n_labelled]
+    human = pd.Series(np.where(truth[labelled] == 1, "PASS", "FAIL"), index=ids[labelled])
+    return verdicts, ids, truth, labelled, human
+
+
+def test_jury_pass_rate_is_the_cross_fitted_line_written_out_and_ppi_py_cross_ppi():
+    ppi_py = pytest.importorskip("ppi_py")
+    verdicts, ids, truth, labelled, human = _jury_of_results()
+    results = {name: _judged(v, ids, name) for name, v in verdicts.items()}
+    row = infer.pass_rate(results, human, interval="clt").iloc[0]
+    X = np.column_stack(list(verdicts.values()))
+    y = truth[labelled]
+    rest = np.setdiff1d(np.arange(len(ids)), labelled)
+    # the cross-fitted least squares, by hand: the line without fold k predicts fold k and the unlabelled cases
+    codes = jury_kernel.fold_codes(len(y), jury_kernel.FOLDS)
+    oof, per_fold = np.empty(len(y)), np.empty((len(rest), codes.max() + 1))
+    for k in range(codes.max() + 1):
+        train = codes != k
+        beta = np.linalg.lstsq(np.column_stack([np.ones(train.sum()), X[labelled][train]]), y[train], rcond=None)[0]
+        oof[~train] = np.clip(beta[0] + X[labelled][~train] @ beta[1:], 0, 1)
+        per_fold[:, k] = np.clip(beta[0] + X[rest] @ beta[1:], 0, 1)
+    # the rectified mean: the unlabelled cases' mean prediction plus the labels' mean out-of-fold residual
+    rectified = per_fold.mean(axis=1).mean() + (y - oof).mean()
+    se = np.sqrt(per_fold.mean(axis=1).var() / len(rest) + (y - oof).var() / len(y))
+    assert row["estimate"] == pytest.approx(rectified, abs=1e-12)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((rectified - 1.959963984540054 * se,
+                                                             rectified + 1.959963984540054 * se), abs=1e-9)
+    low, high = ppi_py.crossppi_mean_ci(y, oof, per_fold, alpha=0.05)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((float(np.ravel(low)[0]), float(np.ravel(high)[0])),
+                                                            abs=1e-10)
+    assert row["model"] == "jury: large, small, tiny" and row["method"] == "ppi++"
+    assert (row["n_labelled"], row["n_unlabelled"], row["n_error"]) == (150, 550, 0)
+    full = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X[labelled]]), y, rcond=None)[0]
+    weights = infer.pass_rate(results, human, interval="clt").attrs["weights"]
+    assert list(weights.columns) == ["rubric", "rubric_version", "large", "small", "tiny"]
+    assert weights[["large", "small", "tiny"]].to_numpy()[0] == pytest.approx(full[1:], abs=1e-12)
+    assert weights.loc[0, "large"] > weights.loc[0, "tiny"]
+
+
+@pytest.mark.parametrize("interval", ["auto", "t"])
+def test_jury_pass_rate_is_mean_of_the_verdicts_frame_with_errors_left_out(interval):
+    verdicts, ids, truth, labelled, human = _jury_of_results(seed=14)
+    errors = list(ids[:5]) + list(ids[labelled[:2]])  # a timeout of one judge leaves the case out for the jury
+    results = [_judged(verdicts["large"], ids, "large", errors=errors[:4]),
+               _judged(verdicts["small"], ids, "small", errors=errors[4:]), _judged(verdicts["tiny"], ids, "tiny")]
+    out = infer.pass_rate(results, human, method=["ppi++", "classical", "judge"], interval=interval)
+    keep = ~ids.isin(errors)
+    frame = pd.DataFrame(verdicts, index=ids)[keep]
+    labels = (human[human.index.isin(ids[keep])] == "PASS").astype(float)
+    direct = infer.mean(frame, labels, method=["ppi++", "classical", "judge"], interval=interval, bounds=(0, 1))
+    assert out[["estimate", "ci_low", "ci_high"]].to_numpy() == pytest.approx(
+        direct[["estimate", "ci_low", "ci_high"]].clip(0, 1).to_numpy(), abs=1e-12)
+    assert (out["n_error"] == len(set(errors))).all() and (out["n_labelled"] == len(labels)).all() and len(labels) < len(human)
+    if interval == "auto":  # 0/1 labels: betting, or the exact humans-only interval where that is narrower
+        assert set(out.loc[out["method"] == "ppi++", "interval"]) <= {"betting", "clopper-pearson"}
+
+
+def test_jury_pass_rate_checks_fail_every_judges_verdict():
+    verdicts, ids, truth, labelled, human = _jury_of_results(seed=15)
+    results = {name: _judged(v, ids, name) for name, v in verdicts.items()}
+    failed = pd.DataFrame({"all_passed": np.arange(len(ids)) % 7 != 0}, index=ids)
+    out = infer.pass_rate(results, human, checks=failed, method="judge").iloc[0]
+    scores = pd.DataFrame(verdicts, index=ids).mul(failed["all_passed"].astype(float), axis=0)
+    assert out["estimate"] == pytest.approx(float(scores.mean(axis=1).mean()), abs=1e-12)
+
+
+@pytest.mark.parametrize(("results", "message"), [
+    (lambda r: {}, "empty dict"),
+    (lambda r: [], "empty list"),
+    (lambda r: {**r, "short": r["large"].iloc[:-1]}, "must hold the same cases"),
+    (lambda r: [r["large"], r["small"].assign(model="large")], "model 'large' again"),
+    (lambda r: [r["large"], pd.concat([r["small"], r["tiny"]])], "holds 2 models"),
+    (lambda r: {**r, "empty": r["large"].iloc[:0]}, "holds no row"),
+    (lambda r: {**r, "odd": r["large"].drop(columns="verdict")}, "verdict"),
+])
+def test_jury_pass_rate_bad_input_names_what_is_wrong(results, message):
+    verdicts, ids, truth, labelled, human = _jury_of_results(n_cases=60, n_labelled=20, seed=16)
+    tables = {name: _judged(v, ids, name) for name, v in verdicts.items()}
+    with pytest.raises((ValueError, TypeError, KeyError), match=message):
+        infer.pass_rate(results(tables), human)
+    with pytest.raises(ValueError, match="`by` is not offered with a jury"):
+        infer.pass_rate(tables, human, by=pd.Series("s", index=ids))
+
+
+# ------------------------------------------------------------------------- the large-sample intervals' small-sample fix
+def test_skew_corrected_interval_inverts_halls_polynomial_and_is_t_without_skewness():
+    from evalkit import _stats
+
+    for skewness in (-0.6, -0.1, 0.3):
+        low, high = _stats.skew_corrected_interval(2.0, 0.5, skewness, 40, 0.95)
+        q = stats.t.ppf(0.975, 40)
+        assert (2.0 - low) / 0.5 == pytest.approx(_hall_root(q, skewness), abs=1e-9)
+        assert (2.0 - high) / 0.5 == pytest.approx(_hall_root(-q, skewness), abs=1e-9)
+        # left-skewed estimate: the lower end reaches further down than Student's t's
+        assert (low < 2.0 - 0.5 * q) == (skewness < 0)
+        for alternative in ("two-sided", "greater", "less"):
+            p = _stats.skew_corrected_p_value(2.0, 0.5, skewness, 40, alternative)
+            level = 1 - p if alternative == "two-sided" else 1 - p
+            low, high = _stats.skew_corrected_interval(2.0, 0.5, skewness, 40, level, alternative)
+            assert min(abs(low), abs(high)) == pytest.approx(0.0, abs=1e-9)  # at its p-value the interval reaches 0
+    assert _stats.skew_corrected_interval(2.0, 0.5, 0.0, 40, 0.95) == pytest.approx(
+        stats.t.interval(0.95, 40, loc=2.0, scale=0.5), abs=1e-12)
+
+
+def test_jury_t_interval_is_halls_on_the_cross_fitted_estimate():
+    rng = np.random.default_rng(17)
+    truth = rng.choice([1.0, 2, 3, 4, 5], 900, p=[0.03, 0.05, 0.12, 0.35, 0.45])
+    judges = pd.DataFrame({"a": np.clip(truth + rng.normal(0.3, 0.7, 900), 1, 5),
+                           "b": rng.integers(1, 6, 900).astype(float)}, index=[f"c{i}" for i in range(900)])
+    labelled = rng.permutation(900)[:120]
+    human = pd.Series(truth[labelled], index=judges.index[labelled])
+    clt = infer.mean(judges, human, interval="clt", bounds=(1, 5)).iloc[0]
+    t = infer.mean(judges, human, interval="t", bounds=(1, 5)).iloc[0]
+    se = (clt["ci_high"] - clt["ci_low"]) / (2 * stats.norm.ppf(0.975))  # ppi_py's cross-PPI standard error
+    X, y = judges.to_numpy()[labelled], human.to_numpy()
+    rest = np.setdiff1d(np.arange(900), labelled)
+    codes = jury_kernel.fold_codes(len(y), jury_kernel.FOLDS)
+    oof, per_fold = np.empty(len(y)), np.empty((len(rest), codes.max() + 1))
+    for k in range(codes.max() + 1):
+        beta = np.linalg.lstsq(np.column_stack([np.ones((codes != k).sum()), X[codes != k]]), y[codes != k],
+                               rcond=None)[0]
+        oof[codes == k] = np.clip(beta[0] + X[codes == k] @ beta[1:], 1, 5)
+        per_fold[:, k] = np.clip(beta[0] + judges.to_numpy()[rest] @ beta[1:], 1, 5)
+    residual, imputed = y - oof, per_fold.mean(axis=1)
+    third = np.mean((residual - residual.mean()) ** 3) / 120**2 + np.mean((imputed - imputed.mean()) ** 3) / 780**2
+    skewness = third / se**3
+    q = stats.t.ppf(0.975, 119)
+    assert t["estimate"] == pytest.approx(clt["estimate"], abs=1e-12)
+    assert (t["ci_low"], t["ci_high"]) == pytest.approx(
+        tuple(sorted(t["estimate"] - se * _hall_root(end, skewness) for end in (q, -q))), abs=1e-9)
+    assert abs(skewness) > 1e-3 and (t["ci_low"] < t["estimate"] - q * se) == (skewness < 0)  # not Student's t
+
+
+@pytest.mark.parametrize("where", ["jury", "active"])
+def test_t_interval_refused_below_the_measured_size(where):
+    rng = np.random.default_rng(18)
+    truth = (rng.random(800) < 0.9).astype(float)
+    ids = pd.Index([f"c{i}" for i in range(800)])
+    judges = pd.DataFrame({"a": np.where(rng.random(800) < 0.9, truth, 1 - truth),
+                           "b": np.where(rng.random(800) < 0.8, truth, 1 - truth)}, index=ids)
+
+    def call(n, interval="t"):
+        if where == "jury":
+            return infer.mean(judges, pd.Series(truth[:n], index=ids[:n]), interval=interval)
+        q = infer.sampling_probabilities(judges)
+        drawn = infer.choose_cases(judges, n, strategy="active", probabilities=q, rng=0)
+        return infer.mean(judges, pd.Series(truth[ids.get_indexer(drawn)], index=drawn), probabilities=q,
+                          interval=interval, method="ppi++")
+
+    with pytest.warns(EvalkitWarning, match="99 labels < 100"):
+        row = call(99).iloc[0]
+    assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"]) and np.isfinite(row["estimate"])
+    assert "the t interval is known to run short here" in row["note"] and row["method"] == "ppi++"
+    assert np.isfinite(call(99, "betting").iloc[0]["ci_low"])  # the betting interval is given
+    assert np.isfinite(call(100).iloc[0][["ci_low", "ci_high"]].astype(float)).all()

@@ -8,7 +8,7 @@ Private floor: imports nothing from evalkit above ``_validation``. One module pe
 - ``paired``: two runs on the same cases (exact McNemar, Newcombe, Tango, the sign-flip test);
 - ``betting`` and ``ppi``: betting intervals and sequences for bounded means, and the prediction-powered ones;
 - ``means``: one-sample mean intervals; ``resample``: the bootstrap over items; ``kappa``: Cohen's kappa;
-- ``multiplicity``: Holm, Bonferroni, BH and BY; ``normal``: the normal quantile and the cluster-robust variance.
+- ``multiplicity``: Holm, Bonferroni, BH and BY; ``normal``: the normal quantile, the cluster-robust variance and Hall's skewness-corrected t.
 
 The lanes call these as ``_stats.<name>``; scipy.stats (about a second to import) is imported when an interval is
 computed, not when a module that may compute one is imported.
@@ -38,7 +38,13 @@ from evalkit._stats.binomial import (
 from evalkit._stats.kappa import KAPPA_DRAWS, cohen_kappa, kappa_cluster_interval, kappa_from_rates, kappa_interval
 from evalkit._stats.means import MEAN_METHODS, mean_interval
 from evalkit._stats.multiplicity import ADJUSTMENTS, adjust_p_values
-from evalkit._stats.normal import cluster_variance, z_value, z_variance_factor
+from evalkit._stats.normal import (
+    cluster_variance,
+    skew_corrected_interval,
+    skew_corrected_p_value,
+    z_value,
+    z_variance_factor,
+)
 from evalkit._stats.paired import (
     cluster_difference_interval,
     first_slot_rate_interval,
@@ -66,6 +72,6 @@ __all__ = [
     "cluster_betting_interval", "cluster_difference_interval", "cluster_rate_interval", "cluster_variance", "cohen_kappa", "cp_fiducial_interval",
     "empirical_bernstein_interval", "first_slot_rate_interval", "integer_sign_flip_p", "kappa_cluster_interval", "kappa_from_rates", "kappa_interval", "mcnemar_exact_p",
     "mcnemar_power", "mcnemar_rejection_bounds", "mean_interval", "newcombe_paired_interval", "percentile_over_items",
-    "ppi_betting", "rate_interval", "rate_method", "resample_weights", "sign_flip_p", "studentized_over_items", "tango_interval",
+    "ppi_betting", "rate_interval", "rate_method", "resample_weights", "sign_flip_p", "skew_corrected_interval", "skew_corrected_p_value", "studentized_over_items", "tango_interval",
     "wilson", "z_value", "z_variance_factor",
 ]

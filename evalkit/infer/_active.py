@@ -20,7 +20,7 @@ from evalkit.infer._engine import (
     _bounds,
     _resolve_interval,
 )
-from evalkit.infer._jury import _judge_frame
+from evalkit.infer._jury import MIN_T_LABELS, _few_labels_note, _judge_frame
 
 #: The default share of every case's draw probability that is uniform: a case the judge is sure of keeps half the
 #: chance it would have under uniform draws. Below it the betting interval pays for the rare cases' range (the label a
@@ -303,6 +303,14 @@ def active_table(judge, human: pd.Series, probabilities, *, methods, interval, c
                                          "backed here; use interval='betting'") if p)
             warnings.warn(f"mean with probabilities: {n} labels < {MIN_LARGE_SAMPLE}, no {resolved} interval (the "
                           "estimate stands, the interval is NaN with a note).", EvalkitWarning, stacklevel=4)
+        elif resolved == "t" and n < MIN_T_LABELS:
+            low = high = np.nan
+            note = "; ".join(p for p in (why, _few_labels_note(n)) if p)
+            warnings.warn(f"mean with probabilities: {_few_labels_note(n)} (the estimate stands, the interval is NaN "
+                          "with a note).", EvalkitWarning, stacklevel=4)
+        elif resolved == "t":
+            low, high = _stats.skew_corrected_interval(estimate, se, _skewness(steps, se), n - 1, confidence_level,
+                                                       alternative)
         else:
             low, high = _successive.t_interval(estimate, se, n - 1, confidence_level, alternative, kind=resolved)
         kept[method] = {"estimate": estimate, "ci_low": low, "ci_high": high, "n_labelled": n,
@@ -310,7 +318,7 @@ def active_table(judge, human: pd.Series, probabilities, *, methods, interval, c
                         "interval": resolved, "note": note, "_se": se, "_df": n - 1, "_steps": steps}
     for method in methods:
         row = dict(kept[method])
-        if method == "ppi++" and alternative == "two-sided" and resolved != "clt":
+        if method == "ppi++" and alternative == "two-sided" and resolved == "betting":  # as the jury's (see there)
             classical = kept["classical"]
             width, narrow = row["ci_high"] - row["ci_low"], classical["ci_high"] - classical["ci_low"]
             if np.isfinite(narrow) and not (np.isfinite(width) and width <= narrow):
@@ -329,6 +337,15 @@ def active_table(judge, human: pd.Series, probabilities, *, methods, interval, c
     return out
 
 
+def _skewness(steps: dict, se: float) -> float:
+    """The skewness of Des Raj's estimate (the mean of the steps' values at lam = 1): ``m3 / (n^2 se^3)``, m3 the values'
+    third central moment, for Hall's correction of the t interval."""
+    z = steps["u"] + steps["v"]
+    if not np.isfinite(se) or se <= 0:
+        return 0.0
+    return float(np.mean((z - z.mean()) ** 3) / (len(z) ** 2 * se**3))
+
+
 def active_p_value(steps: dict, *, interval: str, bounds, estimate: float, se: float, df: float,
                    alternative: str) -> float:
     """The test of "the mean is 0" matching the row's interval (for :func:`difference`)."""
@@ -343,6 +360,10 @@ def active_p_value(steps: dict, *, interval: str, bounds, estimate: float, se: f
         return _stats.betting_p_value(excludes, tol=1e-5)
     if not np.isfinite(se) or se <= 0:
         return np.nan
+    if interval == "t":
+        if len(steps["u"]) < MIN_T_LABELS:
+            return np.nan
+        return _stats.skew_corrected_p_value(estimate, se, _skewness(steps, se), df, alternative)
     z = estimate / se
     dist = stats.norm if interval == "clt" else stats.t(df)
     return float({"two-sided": 2 * dist.sf(abs(z)), "greater": dist.sf(z), "less": dist.cdf(z)}[alternative])

@@ -53,8 +53,13 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         betting interval bets, label by label, on the line through the earlier labels only. The other methods use
         the judges' plain average; ``attrs["weights"]`` holds each judge's slope in the line on every label (see
         :func:`jury` for each judge's agreement beside it). ``by``, ``adjust``, ``null`` and ``cluster`` are not
-        offered with a jury. The coverage harness measures the default at 0.94-0.995 at 20-200 labels; the
-        cross-fitted t interval at 0.895 on a pass rate of 0.95 at 50 labels (0.94-0.965 elsewhere).
+        offered with a jury. The coverage harness measures the default at 0.94-0.995 at 20-200 labels. The jury's
+        ``"t"`` interval is Student's t with Hall's (1992) skewness correction (the estimate's skewness read from the
+        out-of-fold residuals), given from 100 labels (``MIN_T_LABELS``; below, NaN with a note and a warning): plain
+        Student's t covered 0.896 at 50 labels and 0.882 at 100 on a pass rate of 0.95, where the rare fails are
+        too few for the residuals' spread; Hall's covers 0.93-0.97 at 100-200 labels on the harness's jury designs.
+        The jury's t row is its own: it does not fall back to the humans-only t interval, which is the one that runs
+        short there.
     human : Series
         The human labels of the labelled cases, on the same scale; its index must be a subset of ``judge``'s.
         The cases of ``judge`` it does not name are the unlabelled ones.
@@ -146,9 +151,13 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
         Des Raj's (1956) estimator, with a prediction (the least-squares line of the labels on the judge's scores)
         refitted as the labels arrive: its mean given the earlier labels is the mean over the cases whatever the
         judge and the probabilities are, so ``"betting"`` (the default on a known scale) holds at every number of
-        labels, and ``"t"``/``"clt"`` are the large-sample intervals on its martingale standard error (from
-        ``MIN_LARGE_SAMPLE`` labels; the coverage harness measures the t interval at 0.885 on SummEval's skewed
-        consistency ratings at 50 labels, 0.93-0.955 on its other designs at 50-200: the betting one holds there). ``human`` must hold every drawn case's label, in the order drawn. The methods
+        labels, and ``"t"``/``"clt"`` are the large-sample intervals on its martingale standard error (``"clt"``
+        from ``MIN_LARGE_SAMPLE`` labels). ``"t"`` is Student's t with Hall's (1992) correction for the estimate's
+        skewness (read from the Des Raj terms), given from 100 labels (``MIN_T_LABELS``; below, NaN with a note and a
+        warning): on SummEval's consistency ratings, piled at 5, plain Student's t covered 0.895 at 50 labels and
+        0.917 at 100 (the rare low ratings, weighted by their inverse probabilities, are the skewed terms it misses
+        on), Hall's 0.94-0.95 at 100-200 (the coverage harness). ``human`` must hold every drawn case's label, in the
+        order drawn. The methods
         offered are ``"ppi++"``, ``"classical"`` (the labels' Des Raj mean without the judge) and ``"judge"``;
         ``by``, ``adjust``, ``null``, ``cluster`` and ``nan_policy="omit"`` are not.
 
@@ -432,8 +441,17 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
 
     Parameters
     ----------
-    results : DataFrame
+    results : DataFrame, dict of DataFrame or list of DataFrame
         A results table (:func:`evalkit.judge.run_judge`); one estimate per ``(rubric, rubric_version, model)``.
+        Several judges' results tables on the same cases are a jury: a dict ``{judge name: results table}``, or a
+        list of tables each of one ``model`` (its name). Each judge's verdict counts 1 for a pass and 0 for a fail
+        and :func:`mean` with the DataFrame of them (a column per judge) gives the estimate: the least-squares line
+        of the labels on every judge's verdicts, cross-fitted on the labels (its betting interval bets, label by
+        label, on the line through the earlier labels; on 0/1 labels the narrower of it and Clopper-Pearson), one
+        row per ``(rubric, rubric_version)``, ``model`` naming the jury. A case any judge has an error on is left
+        out (counted in ``n_error``); every judge must hold the same cases. ``attrs["weights"]`` is a DataFrame:
+        ``rubric, rubric_version`` and each judge's slope in the line on every label (:func:`jury` gives each
+        judge's agreement beside it). ``by``, ``adjust``, ``null`` and ``cluster`` are not offered with a jury.
     human : Series
         Labels indexed by case id, for a random subset of the cases: PASS/FAIL strings, the rubric's levels
         or booleans (True = pass).
@@ -467,9 +485,34 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
     0      ppi++     0.400           5             7  0.0
     1  classical     0.400           5             7  0.0
     2      judge     0.667           5             7  NaN
+
+    Three judges' verdicts on the same 600 cases, 150 of them labelled: a jury, each judge weighted by its slope.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.random(600) < 0.8
+    >>> ids = [f"c{i}" for i in range(600)]
+    >>> def judged(accuracy, model):
+    ...     verdict = np.where(rng.random(600) < accuracy, truth, ~truth)
+    ...     return pd.DataFrame({"case_id": ids, "rubric": "support", "rubric_version": "v1", "model": model,
+    ...                          "verdict": np.where(verdict, "PASS", "FAIL"), "parsed": True, "error": None})
+    >>> juries = {"large": judged(0.9, "l"), "small": judged(0.8, "s"), "tiny": judged(0.7, "t")}
+    >>> labels = pd.Series(np.where(truth[:150], "PASS", "FAIL"), index=ids[:150])
+    >>> table = infer.pass_rate(juries, labels, method=["ppi++", "classical"], interval="t")
+    >>> table[["model", "method", "estimate", "ci_low", "ci_high"]].round(3)
+                          model     method  estimate  ci_low  ci_high
+    0  jury: large, small, tiny      ppi++     0.746   0.696    0.795
+    1  jury: large, small, tiny  classical     0.727   0.655    0.799
+    >>> table.attrs["weights"].round(2)
+        rubric rubric_version  large  small  tiny
+    0  support             v1   0.51   0.33  0.15
     """
     from evalkit._coerce import verdict_levels
 
+    if isinstance(results, dict | list | tuple):
+        return _jury_pass_rate(results, human, checks=checks, method=method, interval=interval,
+                               confidence_level=confidence_level, by=by, adjust=adjust, null=null, cluster=cluster,
+                               finite_population=finite_population, probabilities=probabilities)
     levels, passing = verdict_levels(check_dataframe(results, "results"))  # the rubric's, as judge.pass_rate reads them
     results = results.reset_index(drop=True)  # concatenated runs repeat labels
     results.attrs = {}  # a new frame: the rubric is read above, and pandas would copy the metadata at every step
@@ -528,4 +571,110 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
         parts.append(table)
     out = pd.concat(parts, ignore_index=True)
     out.attrs = {k: v for k, v in parts[0].attrs.items()}
+    return out
+
+
+def _jury_tables(results) -> dict:
+    """A jury's results tables by judge name: a dict as given, a list named by each table's one ``model``."""
+    if isinstance(results, dict):
+        if not results:
+            raise ValueError("`results` is an empty dict: a jury needs at least one judge's results table.")
+        tables = {}
+        for name, table in results.items():
+            tables[name] = check_dataframe(table, f"results[{name!r}]")
+        return tables
+    if not results:
+        raise ValueError("`results` is an empty list: a jury needs at least one judge's results table.")
+    tables = {}
+    for i, table in enumerate(results):
+        check_columns(check_dataframe(table, f"results[{i}]"), ["model"], f"results[{i}]")
+        models = pd.unique(table["model"])
+        if len(models) != 1:
+            raise ValueError(f"`results[{i}]` holds {len(models)} models ({list(map(str, models[:3]))}); a list of "
+                             "judges names each by its table's one model: pass a dict {judge name: results table}.")
+        if models[0] in tables:
+            raise ValueError(f"`results[{i}]` is model {show(models[0])} again; two judges need two names: pass a "
+                             "dict {judge name: results table}.")
+        tables[models[0]] = table
+    return tables
+
+
+def _jury_pass_rate(results, human, *, checks, method, interval, confidence_level, by, adjust, null, cluster,
+                    finite_population, probabilities) -> pd.DataFrame:
+    """:func:`pass_rate` for several judges' results tables on the same cases: mean's jury on their verdicts."""
+    from evalkit._coerce import verdict_levels
+
+    tables = _jury_tables(results)
+    names = list(tables)
+    for name, value in (("by", by), ("adjust", adjust), ("null", null), ("cluster", cluster)):
+        if value is not None:
+            raise ValueError(f"`{name}` is not offered with a jury (several results tables); got {name}={show(value)}. "
+                             "Call pass_rate once per segment instead.")
+    scored, levels = {}, None
+    for name, table in tables.items():
+        where = f"results[{name!r}]"
+        judge_levels, passing = verdict_levels(table)
+        levels = levels or (judge_levels, passing)
+        table = table.reset_index(drop=True)
+        table.attrs = {}
+        check_columns(table, ["case_id", "rubric", "rubric_version", "verdict", "error"], where)
+        if table.empty:
+            raise ValueError(f"`{where}` holds no row: every judge of a jury judges the same cases.")
+        twice = table.duplicated(["case_id", "rubric", "rubric_version"]).to_numpy()
+        if twice.any():
+            raise ValueError(f"`{where}` has case_id {show(table['case_id'][twice].iloc[0])} more than once for rubric "
+                             f"{show(table['rubric'][twice].iloc[0])}; each judge judges each case once per rubric.")
+        ok = table["error"].isna().to_numpy()
+        passed = pd.Series(False, index=table.index)
+        passed[ok] = as_pass(table["verdict"][ok], where, levels=judge_levels,
+                             pass_levels=passing).fillna(False).to_numpy(dtype=bool)
+        if checks is not None:
+            check_columns(check_dataframe(checks, "checks"), ["all_passed"], "checks")
+            status = checks["all_passed"].reindex(table["case_id"].to_numpy())
+            if status.isna().any():
+                raise ValueError(f"`checks` has no row for case(s) {table['case_id'][status.isna().to_numpy()][:3].tolist()}"
+                                 f" of {where}; run the checks on every judged output.")
+            passed &= status.to_numpy(dtype=bool)
+        scored[name] = table.assign(_score=np.where(ok, passed.astype(float), np.nan))
+    labels = _as_scores(human, "human", levels=levels[0], pass_levels=levels[1])
+    check_unique_index(labels.index, "human")
+    first = scored[names[0]]
+    parts, weights = [], []
+    for (rubric, version), group in first.groupby(["rubric", "rubric_version"], sort=False, observed=True, dropna=False):
+        cases = pd.Index(group["case_id"])
+        columns = {}
+        for name in names:
+            table = scored[name]
+            mine = table[(table["rubric"] == rubric) & (table["rubric_version"] == version)]
+            other = pd.Index(mine["case_id"])
+            if len(other) != len(cases) or (cases.get_indexer(other) < 0).any():
+                missing = cases.difference(other)[:3].tolist() or other.difference(cases)[:3].tolist()
+                raise ValueError(f"the judges' results tables must hold the same cases for rubric {show(rubric)} "
+                                 f"({version}); `results[{name!r}]` differs from `results[{names[0]!r}]`, e.g. case(s) "
+                                 f"{missing}.")
+            columns[name] = mine.set_index("case_id")["_score"].reindex(cases)
+        frame = pd.DataFrame(columns, index=cases)
+        frame.index.name = None
+        errored = frame.isna().any(axis=1).to_numpy()
+        frame = frame[~errored]
+        unknown = labels.index[~labels.index.isin(cases)]
+        if len(unknown):
+            raise ValueError(f"`human` has {len(unknown)} case id(s) that `results` does not hold, e.g. "
+                             f"{unknown[:3].tolist()}.")
+        kept = labels[labels.index.isin(frame.index)]
+        drawn = probabilities[probabilities.index.isin(frame.index)] if isinstance(probabilities, pd.Series) \
+            else probabilities
+        table = mean(frame, kept, method=method, interval=interval, confidence_level=confidence_level, bounds=(0, 1),
+                     finite_population=finite_population, probabilities=drawn)
+        for column in ("ci_low", "ci_high"):
+            table[column] = np.clip(table[column].to_numpy(), 0.0, 1.0)
+        table.insert(0, "model", "jury: " + ", ".join(map(str, names)))
+        table.insert(0, "rubric_version", version)
+        table.insert(0, "rubric", rubric)
+        table["n_error"] = int(errored.sum())
+        parts.append(table)
+        weights.append({"rubric": rubric, "rubric_version": version, **table.attrs["weights"].to_dict()})
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs = {k: v for k, v in parts[0].attrs.items() if k != "weights"}
+    out.attrs["weights"] = pd.DataFrame(weights)
     return out

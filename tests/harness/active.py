@@ -126,6 +126,239 @@ def jury_ratings_design(n_cases: int = 1000) -> Design:
                   f"{n_cases} cases", draw)
 
 
+def _paired_active_sample(rng, n, ja: pd.Series, jb: pd.Series, ha: pd.Series, hb: pd.Series, bounds) -> dict:
+    """n cases labelled for both systems, drawn actively on the judges' difference after a uniform pilot (the pilot's
+    spread of the labels' difference about the judges'); the truth is the mean difference over the cases."""
+    seed = int(rng.integers(2**31))
+    diff, truth = ja - jb, ha - hb
+    first = infer.choose_cases(truth, pilot_size(n), strategy="random", rng=seed)
+    scale = (bounds[0] - bounds[1], bounds[1] - bounds[0])
+    q = infer.sampling_probabilities(diff, human_pilot=truth[first], bounds=scale)
+    order = first.append(infer.choose_cases(truth, n - len(first), strategy="active", probabilities=q, rng=seed + 1))
+    return {"ja": ja, "jb": jb, "ha": ha[order], "hb": hb[order], "probabilities": q, "truth": float(truth.mean()),
+            "bounds": bounds}
+
+
+def paired_ratings_design(n_cases: int = 1000) -> Design:
+    """Two systems rated 1-5 on the same cases, both piled at the top (A a quarter point above B where the case is
+    easy, level where it is hard); each judge = rating + N(0, s) rounded into 1-5, s from 0.2 on easy to 1.2 on hard
+    cases; a uniform pilot, then drawn by the pilot's spread of the labels' difference about the judges'."""
+
+    def draw(rng, n):
+        hard = rng.random(n_cases)
+        base = rng.choice([3.0, 4.0, 5.0], n_cases, p=[0.1, 0.3, 0.6])
+        ha = np.clip(base + (rng.random(n_cases) < 0.25 * (1 - hard)) - (rng.random(n_cases) < 0.3 * hard), 1, 5)
+        hb = np.clip(base - (rng.random(n_cases) < 0.3 * hard), 1, 5)
+        spread = 0.2 + hard
+        ids = pd.Index([f"c{i}" for i in range(n_cases)])
+        ja = np.clip(np.round(ha + rng.normal(0, spread)), 1, 5)
+        jb = np.clip(np.round(hb + rng.normal(0, spread)), 1, 5)
+        return _paired_active_sample(rng, n, *(pd.Series(v, index=ids) for v in (ja, jb, ha, hb)), (1.0, 5.0))
+
+    return Design("active-paired-1to5", f"two systems' 1-5 ratings on {n_cases} cases, judges' spread 0.2 to 1.2; "
+                  "pilot n/5, then drawn by the pilot's spread of the difference", draw)
+
+
+def summeval_paired_design(dimension: str = "consistency", metric: str = "CTC_D_CNNDM_Consistency") -> Design:
+    """SummEval's 16 systems on 100 documents as 800 pairs: system k against system k + 8 on one document (the
+    expert ratings and the metric on 1-5); a uniform pilot, then drawn actively; the truth is the mean of the 800
+    differences."""
+
+    def draw(rng, n):
+        ja, jb, ha, hb = _summeval_pairs(dimension, metric)
+        return _paired_active_sample(rng, n, ja, jb, ha, hb, (1.0, 5.0))
+
+    return Design(f"summeval-{dimension}-paired-active", f"SummEval expert {dimension}, systems 1-8 against 9-16 on "
+                  f"each document (800 pairs), judge {metric}; pilot n/5, then active", draw, data="summeval")
+
+
+@functools.cache
+def _summeval_pairs(dimension: str, metric: str):
+    table = load_shared("load_summeval", SHARED_DATA / "summeval").copy()
+    m = table[metric]
+    table["_judge"] = 1 + 4 * (m - m.min()) / (m.max() - m.min())
+    systems = sorted(table["system"].unique())
+    first, second = systems[: len(systems) // 2], systems[len(systems) // 2:]
+    a = table[table["system"].isin(first)].copy()
+    b = table[table["system"].isin(second)].copy()
+    a["slot"], b["slot"] = a["system"].map(first.index), b["system"].map(second.index)
+    key = [c for c in table.columns if c in ("doc_id", "document_id", "id")][:1] or ["text"]
+    pairs = a.merge(b, on=[*key, "slot"], suffixes=("_a", "_b"))
+    ids = pd.Index([f"p{i}" for i in range(len(pairs))])
+    return tuple(pd.Series(pairs[f"{c}_{s}"].to_numpy(dtype=float), index=ids)
+                 for c, s in (("_judge", "a"), ("_judge", "b"), (dimension, "a"), (dimension, "b")))
+
+
+def _verdict_results(verdict: pd.Series) -> pd.DataFrame:
+    """A PASS/FAIL judge results table of 0/1 verdicts (as run_judge gives it)."""
+    return pd.DataFrame({"case_id": verdict.index, "rubric": "r", "rubric_version": "v1", "model": "m",
+                         "verdict": np.where(verdict.to_numpy() == 1, "PASS", "FAIL"), "parsed": True, "error": None})
+
+
+def verdict_judge_design(p: float = 0.85, sensitivity: float = 0.95, specificity: float = 0.6,
+                         n_cases: int = 1000) -> Design:
+    """PASS/FAIL: human PASS with probability p; the judge's verdict says PASS for a share ``sensitivity`` of the
+    passes and FAIL for a share ``specificity`` of the fails (lenient, as LLM judges are); a uniform pilot, then drawn
+    by how often each verdict is wrong in it; the truth is the pass rate over the n_cases cases."""
+
+    def draw(rng, n):
+        truth = (rng.random(n_cases) < p).astype(float)
+        verdict = np.where(truth == 1, rng.random(n_cases) < sensitivity, rng.random(n_cases) > specificity)
+        ids = pd.Index([f"c{i}" for i in range(n_cases)])
+        sample = _active_sample(rng, n, pd.Series(verdict.astype(float), index=ids), pd.Series(truth, index=ids),
+                                (0.0, 1.0), pilot=True)
+        return {**sample, "results": _verdict_results(sample["judge"])}
+
+    return Design(f"active-verdicts(p={p})", f"PASS/FAIL, pass rate {p}, a lenient judge (sensitivity "
+                  f"{sensitivity:.0%}, specificity {specificity:.0%}), {n_cases} cases; pilot n/5, then drawn by each "
+                  "verdict's error rate in it", draw)
+
+
+def probability_verdict_design(n_cases: int = 1000) -> Design:
+    """The probability-judge design as a results table: the verdict is PASS where the judge's probability is above
+    0.5, the cases drawn by ``sqrt(p (1 - p))`` (``uncertainty=``), no pilot."""
+
+    def draw(rng, n):
+        p = rng.beta(0.5, 0.5, n_cases)
+        ids = pd.Index([f"c{i}" for i in range(n_cases)])
+        truth = pd.Series((rng.random(n_cases) < p).astype(float), index=ids)
+        verdict = pd.Series((p > 0.5).astype(float), index=ids)
+        q = infer.sampling_probabilities(verdict, uncertainty=pd.Series(np.sqrt(p * (1 - p)), index=ids))
+        drawn = infer.choose_cases(truth, n, strategy="active", probabilities=q, rng=int(rng.integers(2**31)))
+        return {"results": _verdict_results(verdict), "human": truth[drawn], "probabilities": q,
+                "truth": float(truth.mean())}
+
+    return Design("active-probability-verdicts", f"PASS/FAIL verdicts (the judge's p > 0.5), p ~ Beta(0.5, 0.5), "
+                  f"{n_cases} cases; drawn by sqrt(p(1-p)) given as the uncertainty", draw)
+
+
+def summeval_verdict_design(dimension: str = "consistency", metric: str = "CTC_D_CNNDM_Consistency") -> Design:
+    """SummEval's 1,600 summaries as PASS/FAIL: PASS where the experts' mean rating is 5 (0.63 of them for
+    consistency), the judge's verdict PASS where the metric is above its own share of passes' quantile; a uniform
+    pilot, then drawn by each verdict's error rate in it; the truth is the pass rate of the 1,600."""
+
+    def draw(rng, n):
+        judge, truth = _summeval_pool(dimension, metric)
+        passed = (truth >= 5).astype(float)
+        verdict = (judge > judge.quantile(1 - passed.mean())).astype(float)
+        sample = _active_sample(rng, n, verdict, passed, (0.0, 1.0), pilot=True)
+        return {**sample, "results": _verdict_results(verdict)}
+
+    return Design(f"summeval-{dimension}-verdicts-active", f"SummEval expert {dimension} = 5 as PASS, judge {metric} "
+                  "above its quantile; pilot n/5, then active", draw, data="summeval")
+
+
+def jury_results_design(p: float = 0.7, accuracies=(0.85, 0.75, 0.7), n_cases: int = 1000) -> Design:
+    """:func:`jury_verdicts_design` as three judges' results tables (a dict by judge name), the labels PASS/FAIL;
+    n of n_cases labelled uniformly; the truth is p."""
+    verdicts = jury_verdicts_design(p, accuracies, n_cases)
+
+    def draw(rng, n):
+        sample = verdicts.draw(rng, n)
+        return {**sample, "results": {name: _verdict_results(sample["judge"][name]) for name in sample["judge"]}}
+
+    return Design(f"jury-results(p={p})", f"PASS/FAIL results tables of three judges agreeing on "
+                  f"{', '.join(f'{a:.0%}' for a in accuracies)}, pass rate {p}; {n_cases} cases", draw)
+
+
+def rank_jury_design(name: str, description: str, *, strengths, agree: dict, n_all: int = 4000, tie: float = 0.2
+                     ) -> Design:
+    """Judges on n_all comparisons of systems with log-strengths ``strengths`` (best first, every ordered pair equally
+    often, ties 20%), humans on n of them; judge ``k`` agrees with the human vote with probability ``agree[k]``, else
+    votes for the first slot 60% of the time (each judge independently); the truth is the order of the strengths."""
+    from tests.harness.pairwise import _comparisons
+
+    strengths = np.asarray(strengths, dtype=float)
+    k = len(strengths)
+
+    def draw(rng, n):
+        table = _comparisons(rng, n_all, strengths, tie=tie)
+        judges = {name: table.assign(winner=np.where(rng.random(n_all) < a, table["winner"],
+                                                     np.where(rng.random(n_all) < 0.6, "a", "b")))
+                  for name, a in agree.items()}
+        labelled = rng.choice(n_all, n, replace=False)
+        return {"judge": judges, "human": table.iloc[labelled], "truth": np.arange(1, k + 1),
+                "systems": [f"s{i}" for i in range(k)], "best": max(agree, key=agree.get)}
+
+    return Design(name, description, draw)
+
+
+RANK_JURY = (
+    rank_jury_design("ranks-5-close-jury-0.8-0.65-0.5", "5 systems 0.1 log-odds apart, three judges agreeing with the "
+                     "human vote 80%, 65% and 50% of the time (else biased to the first slot), 4,000 comparisons",
+                     strengths=0.1 * np.arange(2, -3, -1), agree={"strong": 0.8, "middling": 0.65, "weak": 0.5}),
+    rank_jury_design("ranks-6-pairs-jury-0.7-0.7-0.6", "6 systems in three pairs 0.1 log-odds apart, the pairs 0.6 "
+                     "apart, three judges agreeing 70%, 70% and 60% of the time, 4,000 comparisons",
+                     strengths=[0.9, 0.8, 0.2, 0.1, -0.5, -0.6], agree={"one": 0.7, "two": 0.7, "three": 0.6}),
+)
+
+
+@functools.cache
+def _arena_jury():
+    """The arena comparisons among the harness's 12 systems with every judge's verdict (GPT-4, Claude 3 Opus,
+    GPT-3.5), indexed by comparison id, the human votes, the ranking by every human vote, and the judge that agrees
+    with the human votes most often (the best single judge)."""
+    from tests.harness.pairwise import arena_votes
+
+    judges = {}
+    for judge in ("gpt-4", "claude-3-opus", "gpt-3.5-turbo"):
+        verdicts, human, order = arena_votes(judge)
+        judges[judge] = verdicts
+    common = judges["gpt-4"].index
+    for verdicts in judges.values():
+        common = common.intersection(verdicts.index, sort=False)
+    judges = {k: v.loc[common] for k, v in judges.items()}
+    human = human.loc[common]
+    best = max(judges, key=lambda k: float((judges[k]["winner"] == human["winner"]).mean()))
+    return judges, human, order, best
+
+
+def _arena_jury_draw(rng, n):
+    judges, human, order, best = _arena_jury()
+    picks = rng.choice(len(human), n, replace=False)
+    return {"judge": judges, "human": human.iloc[picks], "truth": np.arange(1, len(order) + 1), "systems": order,
+            "best": best}
+
+
+RANK_ARENA_JURY = Design("arena-12-systems-jury", "Chatbot Arena: GPT-4's, Claude 3 Opus's and GPT-3.5's verdicts on "
+                         "the comparisons of Chatzi et al.'s 12 systems, n human votes drawn without replacement; the "
+                         "truth is the ranking by every human vote", _arena_jury_draw, data="arena")
+
+
+def _rank_sets(*, alone: bool = False):
+    """rank_sets with every judge (a dict: the jury), or with the design's best judge alone (``alone``)."""
+
+    def run(sample, level):
+        from evalkit import pairwise
+
+        judge = sample["judge"][sample["best"]] if alone else sample["judge"]
+        out = pairwise.rank_sets(judge, sample["human"], confidence_level=level)
+        order = out.set_index("system").loc[sample["systems"]]
+        return order["rank_low"].to_numpy(float), order["rank_high"].to_numpy(float)
+
+    return run
+
+
+def _difference(interval: str = "auto"):
+    def run(sample, level):
+        row = infer.difference(sample["ja"], sample["jb"], sample["ha"], sample["hb"], interval=interval,
+                               probabilities=sample["probabilities"], confidence_level=level,
+                               bounds=sample["bounds"]).iloc[0]
+        return row["ci_low"], row["ci_high"], row["estimate"]
+
+    return run
+
+
+def _pass_rate(interval: str = "auto"):
+    def run(sample, level):
+        human = sample["human"].map({1.0: "PASS", 0.0: "FAIL"})
+        row = infer.pass_rate(sample["results"], human, probabilities=sample.get("probabilities"), interval=interval,
+                              confidence_level=level).iloc[0]
+        return row["ci_low"], row["ci_high"], row["estimate"]
+
+    return run
+
+
 def _mean(interval: str = "auto", method: str = "ppi++"):
     def run(sample, level):
         row = infer.mean(sample["judge"], sample["human"], probabilities=sample.get("probabilities"), method=method,
@@ -160,6 +393,9 @@ def _sequence(rule: str = "every step"):
 
 ACTIVE = (probability_judge_design(), heteroscedastic_design(), summeval_active_design())
 JURY = (jury_verdicts_design(), jury_ratings_design(), jury_verdicts_design(0.95, (0.9, 0.8, 0.8)))
+PAIRED = (paired_ratings_design(), summeval_paired_design())
+JURY_RESULTS = (jury_results_design(), jury_results_design(0.95, (0.9, 0.8, 0.8)), jury_results_design(0.85, (0.9, 0.65, 0.6)))
+VERDICTS = (probability_verdict_design(), verdict_judge_design(), summeval_verdict_design())
 
 ENTRIES = [
     Entry("infer.mean", "probabilities= (active labelling), interval='betting' (default)", "interval", _mean(),
@@ -167,8 +403,8 @@ ENTRIES = [
           notes="finite-sample: Des Raj's estimator with the line refitted as labels arrive is a bounded martingale; "
                 "the fast suite runs 200 samples"),
     Entry("infer.mean", "probabilities= (active labelling), interval='t' (large-sample)", "interval", _mean("t"),
-          ACTIVE, sizes=(50, 100, 200), notes="Student's t on Des Raj's martingale standard error; refused below 30 "
-          "labels; runs short on skewed labels at 50 (0.885 on SummEval consistency, 200 samples)"),
+          ACTIVE, sizes=(100, 200), notes="Student's t on Des Raj's martingale standard error with Hall's skewness "
+          "correction; refused below 100 labels (plain t ran short at 50-100 on SummEval consistency: 0.895, 0.917)"),
     Entry("infer.mean", "probabilities=, method='classical' (the labels' Des Raj mean), interval='betting'",
           "interval", _mean(method="classical"), ACTIVE, sizes=(20, 50, 100, 200)),
     Entry("infer.confidence_sequence", "probabilities= (active labelling), every step 1..n at once (default)",
@@ -184,6 +420,32 @@ ENTRIES = [
     Entry("infer.mean", "a jury (DataFrame judge), interval='betting'", "interval", _mean("betting"), JURY,
           sizes=(20, 50, 100, 200)),
     Entry("infer.mean", "a jury (DataFrame judge), interval='t' (cross-PPI, large-sample)", "interval", _mean("t"),
-          JURY, sizes=(50, 100, 200), notes="cross-fitted line, Student's t; refused below 30 labels; runs short on a "
-          "pass rate of 0.95 at 50 labels (0.895, 200 samples)"),
+          JURY, sizes=(100, 200), notes="cross-fitted line, Student's t with Hall's skewness correction; refused "
+          "below 100 labels (plain t ran short on a pass rate of 0.95: 0.896 at 50, 0.882 at 100); no fallback to "
+          "the humans-only t"),
+    Entry("infer.difference", "probabilities= (active labelling), interval='betting' (default)", "interval",
+          _difference(), PAIRED, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200), test_reps=200,
+          notes="Des Raj's estimator on the per-case differences, the line refitted as labels arrive; the fast suite "
+                "runs 200 samples"),
+    Entry("infer.difference", "probabilities= (active labelling), interval='t' (large-sample)", "interval",
+          _difference("t"), PAIRED, sizes=(100, 200), notes="Hall's skewness-corrected t; refused below 100 labels"),
+    Entry("infer.pass_rate", "probabilities= (active labelling), interval='betting' (default)", "interval",
+          _pass_rate(), VERDICTS, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200), test_reps=200,
+          notes="mean's active table on the verdicts; the fast suite runs 200 samples"),
+    Entry("infer.pass_rate", "probabilities= (active labelling), interval='t' (large-sample)", "interval",
+          _pass_rate("t"), VERDICTS, sizes=(100, 200), notes="Hall's skewness-corrected t; refused below 100 labels"),
+    Entry("infer.pass_rate", "a jury (dict of results tables), interval='auto' (default)", "interval", _pass_rate(),
+          JURY_RESULTS, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200),
+          notes="mean's jury on the judges' 0/1 verdicts: betting on the line through the earlier labels, or "
+                "Clopper-Pearson where that is narrower"),
+    Entry("infer.pass_rate", "a jury (dict of results tables), interval='t' (cross-PPI, large-sample)", "interval",
+          _pass_rate("t"), JURY_RESULTS, sizes=(100, 200), notes="Hall's skewness-corrected t; refused below 100 labels"),
+    Entry("pairwise.rank_sets", "a jury (dict of judges), method='ppr', sets='stepdown' (default), simultaneous",
+          "interval", _rank_sets(), (*RANK_JURY, RANK_ARENA_JURY), default=True, sizes=(200, 500, 1000),
+          test_sizes=(200, 1000), slow=True, test_reps=300,
+          notes="every system's rank-set holds its true rank at once; n = human votes; checked with the slow tests "
+                "(300 samples: MC s.e. 0.0126)"),
+    Entry("pairwise.rank_sets", "the jury designs' best single judge, method='ppr', sets='stepdown' (default)",
+          "interval", _rank_sets(alone=True), (*RANK_JURY, RANK_ARENA_JURY), sizes=(200, 500, 1000),
+          notes="beside the jury: the same draws with its most accurate judge alone"),
 ]
