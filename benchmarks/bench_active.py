@@ -203,11 +203,14 @@ def main(argv=None) -> int:
                         for _ in range(args.reps):
                             draws.append(one_draw(strategy, n, judges, best, y, bounds, interval, rng))
                     half, covers = np.array(draws, dtype=float).T
-                    widths[interval][strategy][n] = float(np.nanmedian(half))
-                    rate = covers.mean()
-                    cells[interval] = (float(np.nanmedian(half)), rate, np.sqrt(rate * (1 - rate) / len(covers)))
+                    given = np.isfinite(half)  # a refused interval (NaN row: too few labels for it) is not a miss
+                    widths[interval][strategy][n] = float(np.median(half[given])) if given.any() else np.nan
+                    rate = covers[given].mean() if given.any() else np.nan
+                    cells[interval] = (widths[interval][strategy][n], rate, np.sqrt(rate * (1 - rate) / given.sum())
+                                       if given.any() else np.nan)
                 (wa, ca, sa), (wt, ct, _) = cells["auto"], cells["t"]
-                print(f"{strategy:12} {n:4d} | {wa:10.4f} {ca:9.3f} {sa:5.3f} | {wt:9.4f} {ct:8.3f}", flush=True)
+                t_cells = f"{wt:9.4f} {ct:8.3f}" if np.isfinite(wt) else "  refused (too few labels for it)"
+                print(f"{strategy:12} {n:4d} | {wa:10.4f} {ca:9.3f} {sa:5.3f} | {t_cells}", flush=True)
         for interval in INTERVALS:
             target = widths[interval]["uniform"][args.reference]
             base = labels_for(widths[interval]["uniform"], target)[1]
