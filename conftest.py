@@ -30,9 +30,9 @@ pytest_plugins = ["pytester"]  # tests/test_tiers.py runs pytest on small projec
 FAST_FILE_SECONDS = float(os.environ.get("EVALKIT_FAST_FILE_SECONDS", 60))
 SLOW_TIER = "notebooks, the docs build, the browser tests, the wheel build, the slow coverage designs and the real data sets"
 
-# module file -> (what it imports, the extra that installs it)
+# module file, or package folder, of evalkit -> (what it imports, the extra that installs it)
 OPTIONAL_MODULES = {
-    "widgets.py": ("ipywidgets", "widgets"),
+    "widgets": ("ipywidgets", "widgets"),
     "report.py": ("nbclient", "report"),
     "cli.py": ("nbclient", "report"),
 }
@@ -152,18 +152,29 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
               "`pytest --run-slow` runs both tiers, as CI does.", yellow=True)
 
 
+def _optional(path) -> tuple[str, str] | None:
+    """(what it imports, its extra) for a file of an optional module of evalkit or of an optional package's folder."""
+    if path.parent.name == "evalkit" and path.name in OPTIONAL_MODULES:
+        return OPTIONAL_MODULES[path.name]
+    if path.parent.parent.name == "evalkit" and path.parent.name in OPTIONAL_MODULES:
+        return OPTIONAL_MODULES[path.parent.name]
+    return None
+
+
 class _NeedsExtra(pytest.File):
     def collect(self):
-        module, extra = OPTIONAL_MODULES[self.path.name]
-        pytest.skip(f"doctests of evalkit/{self.path.name} need {module}, from the '{extra}' extra: "
+        module, extra = _optional(self.path)
+        where = self.path.relative_to(self.path.parents[1 if self.path.parent.name == "evalkit" else 2])
+        pytest.skip(f"doctests of {where} need {module}, from the '{extra}' extra: "
                     f"pip install \"llm-evalkit[{extra}]\"")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collect_file(file_path, parent):
     collected = yield
-    if file_path.parent.name == "evalkit" and file_path.name in OPTIONAL_MODULES:
-        module, _ = OPTIONAL_MODULES[file_path.name]
+    needs = _optional(file_path) if file_path.suffix == ".py" else None
+    if needs is not None:
+        module, _ = needs
         if importlib.util.find_spec(module) is None:
             return [_NeedsExtra.from_parent(parent, path=file_path)]
     return collected

@@ -4,8 +4,10 @@
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+
+pytest.importorskip("hypothesis", reason='property tests: pip install "llm-evalkit[test]"')
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from evalkit import _stats, infer
 from evalkit._stats import successive
