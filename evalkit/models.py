@@ -239,7 +239,7 @@ class OpenAIChat:
         """The call as a coroutine, for an event loop with many calls in flight (what :func:`call_many` runs).
 
         The same request, deadline, limits, errors and redaction as a call; the connections are those of the loop
-        (:mod:`evalkit._chat_loop`). With a proxy from the environment, the call runs on the loop's executor
+        (``evalkit._chat_loop``). With a proxy from the environment, the call runs on the loop's executor
         (a thread), through the proxy as a call does.
 
         Examples
