@@ -2,7 +2,6 @@
 judges (mean with a DataFrame judge, infer.jury), against hand-written references and ppi_py."""
 
 import itertools
-from functools import partial
 
 import numpy as np
 import pandas as pd
