@@ -24,6 +24,7 @@ LEVEL_ALIASES = {"partially": "partial"}
 
 # Below this many claims, encoding on several threads costs more than it saves.
 _PARALLEL_ROWS = 200_000
+_SEED_ROWS = 4096  # the rows whose distinct labels every chunk is looked up among
 
 
 def normalise_level(label):
@@ -56,7 +57,7 @@ def claim_codes(ids: pd.Series, labels: pd.Series, *, presorted: bool = False
 
     pool = ThreadPoolExecutor(cores)
     try:
-        pending = _level_codes(labels, pool)  # the first chunk encoded here, the others handed to the pool
+        pending = _level_codes(labels, pool)  # every chunk handed to the pool
         codes, uniques, disorder = _item_codes(ids, presorted)  # meanwhile, on this thread
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -151,9 +152,9 @@ def claim_level_codes(values: pd.Series, *, pool=None) -> np.ndarray:
     """Position of each claim-verdict label in :data:`CLAIM_LEVELS` (int8), -1 for an unknown or missing label.
 
     Only the distinct labels are normalised (:func:`normalise_level`): a column of plain strings (e.g. read from a
-    CSV) is factorized once. Strings held by pyarrow (pandas' default string dtype) are read chunk by chunk: the
-    first chunk is dictionary-encoded, the others looked up among its labels (``index_in``, about a third
-    cheaper; a chunk with a label the first lacks is encoded on its own), on the threads of ``pool`` when one is
+    CSV) is factorized once. Strings held by pyarrow (pandas' default string dtype) are read chunk by chunk: each
+    chunk is looked up among the distinct labels of the first rows (``index_in``, about a third cheaper than
+    encoding; a chunk with a label they lack is dictionary-encoded on its own), on the threads of ``pool`` when one is
     given or the column is long (pyarrow releases the interpreter lock). Hashing the strings is the whole cost of a
     string column.
     """
@@ -161,8 +162,8 @@ def claim_level_codes(values: pd.Series, *, pool=None) -> np.ndarray:
 
 
 def _level_codes(values: pd.Series, pool) -> Callable[[], np.ndarray]:
-    """:func:`claim_level_codes` as a function returning them: with ``pool``, the chunks after the first are
-    encoded on its threads, and the caller can work meanwhile."""
+    """:func:`claim_level_codes` as a function returning them: with ``pool``, the chunks are encoded on its
+    threads, and the caller can work meanwhile."""
     if values.dtype == CLAIM_DTYPE:
         codes = values.cat.codes.to_numpy()
         return lambda: codes
@@ -178,30 +179,30 @@ def _level_codes(values: pd.Series, pool) -> Callable[[], np.ndarray]:
         return lambda: np.empty(0, dtype=np.int8)
     import pyarrow.compute as pc
 
-    first = chunks[0].dictionary_encode()
-    seen, lookup = first.dictionary, _claim_lookup(first.dictionary.to_pylist())
-    head = lookup[first.indices.fill_null(-1).to_numpy()]
+    # The labels to look every chunk up among: those of the first rows, a few microseconds to find, so that with
+    # ``pool`` the whole column (the first chunk too) is encoded on its threads while the caller works.
+    seen = pc.unique(chunks[0].slice(0, _SEED_ROWS)).drop_null()
+    lookup = _claim_lookup(seen.to_pylist())
 
     def codes_of(chunk) -> np.ndarray:
-        index = pc.index_in(chunk, value_set=seen)  # a lookup among the first chunk's labels: cheaper than encoding
+        index = pc.index_in(chunk, value_set=seen)  # a lookup among the first rows' labels: cheaper than encoding
         if index.null_count == chunk.null_count:
             return lookup[index.fill_null(-1).to_numpy()]
-        encoded = chunk.dictionary_encode()  # a label the first chunk did not have
+        encoded = chunk.dictionary_encode()  # a label the first rows did not have
         return _claim_lookup(encoded.dictionary.to_pylist())[encoded.indices.fill_null(-1).to_numpy()]
 
-    rest = chunks[1:]
-    if pool is not None and rest:
-        futures = [pool.submit(codes_of, chunk) for chunk in rest]
-        return lambda: np.concatenate([head, *(f.result() for f in futures)])
+    if pool is not None:
+        futures = [pool.submit(codes_of, chunk) for chunk in chunks]
+        return lambda: np.concatenate([f.result() for f in futures])
     cores = os.cpu_count() or 1
-    if len(rest) > 1 and len(values) >= _PARALLEL_ROWS and cores > 1:
+    if len(chunks) > 1 and len(values) >= _PARALLEL_ROWS and cores > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(min(len(rest), cores)) as own:
-            out = list(own.map(codes_of, rest))
+        with ThreadPoolExecutor(min(len(chunks), cores)) as own:
+            out = list(own.map(codes_of, chunks))
     else:
-        out = [codes_of(chunk) for chunk in rest]
-    codes = np.concatenate([head, *out])
+        out = [codes_of(chunk) for chunk in chunks]
+    codes = np.concatenate(out)
     return lambda: codes
 
 
