@@ -1111,6 +1111,7 @@ def test_two_annotators_on_one_file_in_one_kernel_keep_their_own_labels(tmp_path
         lab.close()
 
 
+@pytest.mark.slow  # two kernels started and one killed: 23 s of the file's 60 s fast-tier budget
 def test_two_annotators_in_two_kernels_and_after_a_kill_keep_their_own_labels(tmp_path):
     """The same sessions with each annotator in a kernel of their own, and each session in a kernel killed with its
     labeller open, in one order (every order: the slow test below)."""

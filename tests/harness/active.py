@@ -425,13 +425,13 @@ ENTRIES = [
           "the humans-only t"),
     Entry("infer.difference", "probabilities= (active labelling), interval='betting' (default)", "interval",
           _difference(), PAIRED, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200), test_reps=200,
-          notes="Des Raj's estimator on the per-case differences, the line refitted as labels arrive; the fast suite "
-                "runs 200 samples"),
+          slow=True, notes="Des Raj's estimator on the per-case differences, the line refitted as labels arrive; "
+                           "checked with the slow tests (200 samples a cell)"),
     Entry("infer.difference", "probabilities= (active labelling), interval='t' (large-sample)", "interval",
           _difference("t"), PAIRED, sizes=(100, 200), notes="Hall's skewness-corrected t; refused below 100 labels"),
     Entry("infer.pass_rate", "probabilities= (active labelling), interval='betting' (default)", "interval",
           _pass_rate(), VERDICTS, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200), test_reps=200,
-          notes="mean's active table on the verdicts; the fast suite runs 200 samples"),
+          slow=True, notes="mean's active table on the verdicts; checked with the slow tests (200 samples a cell)"),
     Entry("infer.pass_rate", "probabilities= (active labelling), interval='t' (large-sample)", "interval",
           _pass_rate("t"), VERDICTS, sizes=(100, 200), notes="Hall's skewness-corrected t; refused below 100 labels"),
     Entry("infer.pass_rate", "a jury (dict of results tables), interval='auto' (default)", "interval", _pass_rate(),
