@@ -315,8 +315,8 @@ ENTRIES = [
           notes="the fast suite runs 200 rounds (3 MC s.e. = 0.046); the benchmark 1,000"),
     Entry("infer.mean", "by=, adjust='bh', null= (default betting): false coverage-statement rate", "fcr",
           _selective(), (segments_design(), per_system_null_design()), default=True, sizes=(120, 300, 600),
-          test_sizes=(300,), test_reps=150, notes="FCR <= alpha (Benjamini & Yekutieli 2005): the selected segments' "
-          "intervals at 1 - R alpha / m; the fast suite runs 150 samples of each design"),
+          test_sizes=(300,), test_reps=150, slow=True, notes="FCR <= alpha (Benjamini & Yekutieli 2005): the selected "
+          "segments' intervals at 1 - R alpha / m; checked with the slow tests (150 samples of each design)"),
     Entry("infer.mean", "by=, adjust='by', null= (default betting)", "fcr", _selective("by"),
           (segments_design(), per_system_null_design()), sizes=(120, 300, 600)),
     Entry("infer.mean", "by=, adjust='bh', null=, method='classical' (Clopper-Pearson)", "fcr",
@@ -330,7 +330,9 @@ ENTRIES = [
           notes="the fast suite runs 200 samples (each call also finds the p-value)"),
     Entry("infer.difference", "interval='clt'", "interval", _difference("clt"), (paired_design(0.0), paired_design(0.3))),
     Entry("infer.difference", "p_val, interval='betting' (default), no difference", "test", _difference(kind="test"),
-          (paired_design(0.0),), default=True, test_sizes=(50,), test_reps=300),
+          (paired_design(0.0),), default=True, test_sizes=(50,), test_reps=300, slow=True,
+          notes="the dual of the betting interval of the difference (checked in the fast tier); checked with the slow "
+                "tests"),
     Entry("infer.difference", "p_val, interval='clt', no difference", "test", _difference("clt", "test"),
           (paired_design(0.0),)),
     Entry("infer.pass_rate", "method='ppi++', interval='betting' (default)", "interval", _infer_pass_rate(),
