@@ -280,7 +280,6 @@ def active_table(judge, human: pd.Series, probabilities, *, methods, interval, c
         raise ValueError(f"`human` must hold at least 2 labels; got {n}.")
     scale = _bounds_for(bounds, y[order])
     resolved, why = _resolve_interval(interval, scale)
-    one_sided = confidence_level if alternative == "two-sided" else 1 - 2 * (1 - confidence_level)
     rows, kept = [], {}
     for method in dict.fromkeys(list(methods) + (["classical"] if "ppi++" in methods else [])):
         if method == "judge":  # the judge's mean over exactly these cases: known, with no sampling error
@@ -293,26 +292,8 @@ def active_table(judge, human: pd.Series, probabilities, *, methods, interval, c
         features = X if method == "ppi++" else X[:, :0]
         steps = _successive.successive_steps(y, features, order, weights, bounds=scale, uniform_first=pilot)
         estimate, se = _successive.steps_estimate(steps)
-        note = why
-        if resolved == "betting":
-            low, high = _successive.steps_betting(steps, bounds=scale, confidence_level=one_sided)
-            low, high = (low, np.inf) if alternative == "greater" else (-np.inf, high) if alternative == "less" else (low, high)
-        elif n < MIN_LARGE_SAMPLE:
-            low = high = np.nan
-            note = "; ".join(p for p in (why, f"{n} labels < {MIN_LARGE_SAMPLE}: a large-sample interval is not "
-                                         "backed here; use interval='betting'") if p)
-            warnings.warn(f"mean with probabilities: {n} labels < {MIN_LARGE_SAMPLE}, no {resolved} interval (the "
-                          "estimate stands, the interval is NaN with a note).", EvalkitWarning, stacklevel=4)
-        elif resolved == "t" and n < MIN_T_LABELS:
-            low = high = np.nan
-            note = "; ".join(p for p in (why, _few_labels_note(n)) if p)
-            warnings.warn(f"mean with probabilities: {_few_labels_note(n)} (the estimate stands, the interval is NaN "
-                          "with a note).", EvalkitWarning, stacklevel=4)
-        elif resolved == "t":
-            low, high = _stats.skew_corrected_interval(estimate, se, _skewness(steps, se), n - 1, confidence_level,
-                                                       alternative)
-        else:
-            low, high = _successive.t_interval(estimate, se, n - 1, confidence_level, alternative, kind=resolved)
+        low, high, note = _interval_of(steps, estimate, se, n, resolved=resolved, why=why, bounds=scale,
+                                       confidence_level=confidence_level, alternative=alternative)
         kept[method] = {"estimate": estimate, "ci_low": low, "ci_high": high, "n_labelled": n,
                         "n_unlabelled": len(X) - n, "lam": np.nan if method == "ppi++" else 0.0, "method": method,
                         "interval": resolved, "note": note, "_se": se, "_df": n - 1, "_steps": steps}
@@ -335,6 +316,32 @@ def active_table(judge, human: pd.Series, probabilities, *, methods, interval, c
     if keep_se:
         out.attrs["_steps"] = steps_used
     return out
+
+
+def _interval_of(steps: dict, estimate: float, se: float, n: int, *, resolved: str, why: str, bounds,
+                 confidence_level: float, alternative: str) -> tuple[float, float, str]:
+    """``(ci_low, ci_high, note)`` of one method's successive estimate: the betting interval, or the large-sample
+    one (NaN with a note and a warning below the labels it needs)."""
+    if resolved == "betting":
+        one_sided = confidence_level if alternative == "two-sided" else 1 - 2 * (1 - confidence_level)
+        low, high = _successive.steps_betting(steps, bounds=bounds, confidence_level=one_sided)
+        return ((low, np.inf) if alternative == "greater" else (-np.inf, high) if alternative == "less"
+                else (low, high)) + (why,)
+    if n < MIN_LARGE_SAMPLE:
+        warnings.warn(f"mean with probabilities: {n} labels < {MIN_LARGE_SAMPLE}, no {resolved} interval (the "
+                      "estimate stands, the interval is NaN with a note).", EvalkitWarning, stacklevel=5)
+        return np.nan, np.nan, "; ".join(p for p in (why, f"{n} labels < {MIN_LARGE_SAMPLE}: a large-sample interval "
+                                                      "is not backed here; use interval='betting'") if p)
+    if resolved == "t" and n < MIN_T_LABELS:
+        warnings.warn(f"mean with probabilities: {_few_labels_note(n)} (the estimate stands, the interval is NaN "
+                      "with a note).", EvalkitWarning, stacklevel=5)
+        return np.nan, np.nan, "; ".join(p for p in (why, _few_labels_note(n)) if p)
+    if resolved == "t":
+        low, high = _stats.skew_corrected_interval(estimate, se, _skewness(steps, se), n - 1, confidence_level,
+                                                   alternative)
+    else:
+        low, high = _successive.t_interval(estimate, se, n - 1, confidence_level, alternative, kind=resolved)
+    return low, high, why
 
 
 def _skewness(steps: dict, se: float) -> float:

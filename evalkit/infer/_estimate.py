@@ -610,51 +610,17 @@ def _jury_pass_rate(results, human, *, checks, method, interval, confidence_leve
         if value is not None:
             raise ValueError(f"`{name}` is not offered with a jury (several results tables); got {name}={show(value)}. "
                              "Call pass_rate once per segment instead.")
-    scored, levels = {}, None
-    for name, table in tables.items():
-        where = f"results[{name!r}]"
-        judge_levels, passing = verdict_levels(table)
-        levels = levels or (judge_levels, passing)
-        table = table.reset_index(drop=True)
-        table.attrs = {}
-        check_columns(table, ["case_id", "rubric", "rubric_version", "verdict", "error"], where)
-        if table.empty:
-            raise ValueError(f"`{where}` holds no row: every judge of a jury judges the same cases.")
-        twice = table.duplicated(["case_id", "rubric", "rubric_version"]).to_numpy()
-        if twice.any():
-            raise ValueError(f"`{where}` has case_id {show(table['case_id'][twice].iloc[0])} more than once for rubric "
-                             f"{show(table['rubric'][twice].iloc[0])}; each judge judges each case once per rubric.")
-        ok = table["error"].isna().to_numpy()
-        passed = pd.Series(False, index=table.index)
-        passed[ok] = as_pass(table["verdict"][ok], where, levels=judge_levels,
-                             pass_levels=passing).fillna(False).to_numpy(dtype=bool)
-        if checks is not None:
-            check_columns(check_dataframe(checks, "checks"), ["all_passed"], "checks")
-            status = checks["all_passed"].reindex(table["case_id"].to_numpy())
-            if status.isna().any():
-                raise ValueError(f"`checks` has no row for case(s) {table['case_id'][status.isna().to_numpy()][:3].tolist()}"
-                                 f" of {where}; run the checks on every judged output.")
-            passed &= status.to_numpy(dtype=bool)
-        scored[name] = table.assign(_score=np.where(ok, passed.astype(float), np.nan))
+    if checks is not None:
+        check_columns(check_dataframe(checks, "checks"), ["all_passed"], "checks")
+    levels = verdict_levels(tables[names[0]])
+    scored = {name: _jury_scores(table, f"results[{name!r}]", checks) for name, table in tables.items()}
     labels = _as_scores(human, "human", levels=levels[0], pass_levels=levels[1])
     check_unique_index(labels.index, "human")
-    first = scored[names[0]]
     parts, weights = [], []
-    for (rubric, version), group in first.groupby(["rubric", "rubric_version"], sort=False, observed=True, dropna=False):
+    for (rubric, version), group in scored[names[0]].groupby(["rubric", "rubric_version"], sort=False, observed=True,
+                                                             dropna=False):
         cases = pd.Index(group["case_id"])
-        columns = {}
-        for name in names:
-            table = scored[name]
-            mine = table[(table["rubric"] == rubric) & (table["rubric_version"] == version)]
-            other = pd.Index(mine["case_id"])
-            if len(other) != len(cases) or (cases.get_indexer(other) < 0).any():
-                missing = cases.difference(other)[:3].tolist() or other.difference(cases)[:3].tolist()
-                raise ValueError(f"the judges' results tables must hold the same cases for rubric {show(rubric)} "
-                                 f"({version}); `results[{name!r}]` differs from `results[{names[0]!r}]`, e.g. case(s) "
-                                 f"{missing}.")
-            columns[name] = mine.set_index("case_id")["_score"].reindex(cases)
-        frame = pd.DataFrame(columns, index=cases)
-        frame.index.name = None
+        frame = _jury_frame(scored, rubric, version, cases)
         errored = frame.isna().any(axis=1).to_numpy()
         frame = frame[~errored]
         unknown = labels.index[~labels.index.isin(cases)]
@@ -678,3 +644,50 @@ def _jury_pass_rate(results, human, *, checks, method, interval, confidence_leve
     out.attrs = {k: v for k, v in parts[0].attrs.items() if k != "weights"}
     out.attrs["weights"] = pd.DataFrame(weights)
     return out
+
+
+def _jury_scores(table: pd.DataFrame, where: str, checks) -> pd.DataFrame:
+    """One judge's results table of a jury, checked, with ``_score``: 1.0 for a PASS (and every code check passed),
+    0.0 for a FAIL, NaN for a call that errored."""
+    from evalkit._coerce import verdict_levels
+
+    judge_levels, passing = verdict_levels(table)
+    table = table.reset_index(drop=True)
+    table.attrs = {}
+    check_columns(table, ["case_id", "rubric", "rubric_version", "verdict", "error"], where)
+    if table.empty:
+        raise ValueError(f"`{where}` holds no row: every judge of a jury judges the same cases.")
+    twice = table.duplicated(["case_id", "rubric", "rubric_version"]).to_numpy()
+    if twice.any():
+        raise ValueError(f"`{where}` has case_id {show(table['case_id'][twice].iloc[0])} more than once for rubric "
+                         f"{show(table['rubric'][twice].iloc[0])}; each judge judges each case once per rubric.")
+    ok = table["error"].isna().to_numpy()
+    passed = pd.Series(False, index=table.index)
+    passed[ok] = as_pass(table["verdict"][ok], where, levels=judge_levels,
+                         pass_levels=passing).fillna(False).to_numpy(dtype=bool)
+    if checks is not None:
+        status = checks["all_passed"].reindex(table["case_id"].to_numpy())
+        if status.isna().any():
+            raise ValueError(f"`checks` has no row for case(s) {table['case_id'][status.isna().to_numpy()][:3].tolist()}"
+                             f" of {where}; run the checks on every judged output.")
+        passed &= status.to_numpy(dtype=bool)
+    return table.assign(_score=np.where(ok, passed.astype(float), np.nan))
+
+
+def _jury_frame(scored: dict, rubric, version, cases: pd.Index) -> pd.DataFrame:
+    """The judges' scores of one rubric version, a column per judge and a row per case of the first judge (whose
+    cases every other judge must hold, no more and no fewer)."""
+    names = list(scored)
+    columns = {}
+    for name, table in scored.items():
+        mine = table[(table["rubric"] == rubric) & (table["rubric_version"] == version)]
+        other = pd.Index(mine["case_id"])
+        if len(other) != len(cases) or (cases.get_indexer(other) < 0).any():
+            missing = cases.difference(other)[:3].tolist() or other.difference(cases)[:3].tolist()
+            raise ValueError(f"the judges' results tables must hold the same cases for rubric {show(rubric)} "
+                             f"({version}); `results[{name!r}]` differs from `results[{names[0]!r}]`, e.g. case(s) "
+                             f"{missing}.")
+        columns[name] = mine.set_index("case_id")["_score"].reindex(cases)
+    frame = pd.DataFrame(columns, index=cases)
+    frame.index.name = None
+    return frame
