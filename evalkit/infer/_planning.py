@@ -489,32 +489,21 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
     gen = check_rng(rng)
     truth = float(y_all.mean())
     level = confidence_level
-    # centre both variables: (co)variances are shift-invariant and the sums of squares below stay well conditioned
-    cy, ch = y_all.mean(), yhat_all.mean()
-    y, h = y_all - cy, yhat_all - ch
-    tot = {"y": y.sum(), "h": h.sum(), "hh": (h * h).sum()}
+    if interval == "betting":
+        scale = _bounds(bounds, y_all, yhat_all)
+        if scale is None:
+            raise ValueError("`interval='betting'` rests on the labels' scale, which is not known: pass "
+                             "bounds=(low, high), e.g. (1, 5) for 1-5 ratings.")
+        judge_bounds = _judge_scale(yhat_all, finite_population)
     rows = []
     for size in planned.tolist():
-        mask = np.zeros((n_draws, total))
         picks = np.argsort(gen.random((n_draws, total)), axis=1)[:, :size]
-        np.put_along_axis(mask, picks, 1.0, axis=1)
-        n, big_n = np.full(n_draws, float(size)), np.full(n_draws, float(total - size))
-        sy, sh, syy, shh, syh = mask @ y, mask @ h, mask @ (y * y), mask @ (h * h), mask @ (y * h)
-        my, mh, mu = sy / n, sh / n, (tot["h"] - sh) / big_n
-        # one-pass variances: rounding can take them a hair below 0 when one score dwarfs the rest; they are >= 0
-        m = {"n": n, "N": big_n, "my": my + cy, "mh": mh + ch, "mu": mu + ch, "vy": np.maximum(syy / n - my**2, 0.0),
-             "vh": np.maximum(shh / n - mh**2, 0.0), "cyh": syh / n - my * mh,
-             "vu": np.maximum((tot["hh"] - shh) / big_n - mu**2, 0.0)}
+        m = _draw_moments(y_all, yhat_all, picks)
         if interval == "betting":  # the labels of each draw in mean()'s order: by case, then the fixed permutation
             ordered = np.sort(picks, axis=1)[:, _betting_order(size)]
             keep = np.ones((n_draws, total), dtype=bool)
             np.put_along_axis(keep, picks, False, axis=1)
             rest = np.nonzero(keep)[1].reshape(n_draws, total - size)
-            scale = _bounds(bounds, y_all, yhat_all)
-            if scale is None:
-                raise ValueError("`interval='betting'` rests on the labels' scale, which is not known: pass "
-                                 "bounds=(low, high), e.g. (1, 5) for 1-5 ratings.")
-            judge_bounds = _judge_scale(yhat_all, finite_population)
         for name in methods:
             est, se, _ = (_finite_estimate if finite_population else _estimate)(m, name)
             if interval == "clt":
@@ -534,3 +523,22 @@ def simulate(judge: pd.Series, human: pd.Series, *, n_labelled, n_draws: int = 1
                          "bias": float(np.mean(est) - truth),
                          "rmse": float(np.sqrt(np.mean((est - truth) ** 2))), "truth": truth})
     return pd.DataFrame(rows)
+
+
+def _draw_moments(y_all: np.ndarray, yhat_all: np.ndarray, picks: np.ndarray) -> dict:
+    """The labelled and unlabelled moments :func:`_estimate` needs, for every draw at once (``picks``: the labelled
+    cases of each draw, a row per draw), from sums over a draws x cases mask."""
+    n_draws, size = picks.shape
+    total = len(y_all)
+    # centre both variables: (co)variances are shift-invariant and the sums of squares below stay well conditioned
+    cy, ch = y_all.mean(), yhat_all.mean()
+    y, h = y_all - cy, yhat_all - ch
+    mask = np.zeros((n_draws, total))
+    np.put_along_axis(mask, picks, 1.0, axis=1)
+    n, big_n = np.full(n_draws, float(size)), np.full(n_draws, float(total - size))
+    sy, sh, syy, shh, syh = mask @ y, mask @ h, mask @ (y * y), mask @ (h * h), mask @ (y * h)
+    my, mh, mu = sy / n, sh / n, (h.sum() - sh) / big_n
+    # one-pass variances: rounding can take them a hair below 0 when one score dwarfs the rest; they are >= 0
+    return {"n": n, "N": big_n, "my": my + cy, "mh": mh + ch, "mu": mu + ch, "vy": np.maximum(syy / n - my**2, 0.0),
+            "vh": np.maximum(shh / n - mh**2, 0.0), "cyh": syh / n - my * mh,
+            "vu": np.maximum(((h * h).sum() - shh) / big_n - mu**2, 0.0)}
