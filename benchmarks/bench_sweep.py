@@ -82,6 +82,37 @@ def label_codes(labels: pd.Series) -> np.ndarray:
         return np.concatenate([lookup[first.indices.to_numpy()], *rest])
 
 
+def string_floor(labels: pd.Series, repeats: int) -> None:
+    """Time, paired, the ways to give each string label a code (none normalises more than the distinct labels): what
+    a string column costs beyond a categorical one, whose codes are read for free."""
+    chunks = labels.array.__arrow_array__().chunks
+    seen = pc.unique(chunks[0].slice(0, 4096))
+    rows = len(labels)
+
+    def words() -> list:  # numpy's cheapest exact start: each string's first 8 bytes (and length), before any matching
+        out = []
+        for chunk in chunks:
+            _, offsets, data = chunk.buffers()
+            width = np.int64 if str(chunk.type) == "large_string" else np.int32
+            offsets = np.frombuffer(offsets, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1]
+            data = np.frombuffer(data, dtype=np.uint8)
+            word = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+            out.append((word[np.minimum(offsets[:-1], len(data) - 8)], np.diff(offsets)))
+        return out
+
+    with ThreadPoolExecutor(os.cpu_count()) as pool:
+        times = paired({
+            "index_in, one thread": lambda: [pc.index_in(c, value_set=seen) for c in chunks],
+            "index_in, every core": lambda: list(pool.map(lambda c: pc.index_in(c, value_set=seen), chunks)),
+            "dictionary_encode, one thread": lambda: [c.dictionary_encode() for c in chunks],
+            "pandas.factorize": lambda: pd.factorize(labels),
+            "numpy: first 8 bytes + length": words,
+        }, repeats)
+    print(f"coding {rows:,} string labels ({len(chunks)} pyarrow chunks), medians:")
+    for name, values in times.items():
+        print(f"  {name:32s} {np.median(values) * 1e3:7.1f} ms  {np.median(values) / rows * 1e9:5.1f} ns/row")
+
+
 def distinct_limit(table: pd.DataFrame, temperatures: np.ndarray, levels=None) -> pd.DataFrame:
     """The limit: count levels per item, score each distinct count vector once, scatter back. No checks."""
     weights = verdicts.get_scale().to_numpy()
@@ -103,6 +134,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--items", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--floor", action="store_true",
+                        help="also time the ways to code the string labels, per row (what a string column costs)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     table = make_table(args.items, rng)
@@ -135,9 +168,13 @@ def main() -> None:
     print(f"tcva.sweep (string verdicts from CSV)   {med['strings']:7.3f} s   strings / categorical "
           f"{ratio(times, 'strings', 'evalkit')}  (target <= 1.3x)")
     print(f"limit for strings: encode + limit       {med['strings_limit']:7.3f} s   evalkit strings / limit "
-          f"{ratio(times, 'strings', 'strings_limit')}")
+          f"{ratio(times, 'strings', 'strings_limit')}; limit for strings / categorical "
+          f"{ratio(times, 'strings_limit', 'evalkit')}")
     spread = {name: f"{values.min():.3f}-{values.max():.3f}" for name, values in times.items()}
     print(f"spread over repetitions (s): {spread}; load average {os.getloadavg()[0]:.2f}")
+
+    if args.floor:
+        string_floor(strings["verdict"], args.repeats)
 
     tracemalloc.start()
     tcva.sweep(table, temperatures)

@@ -28,8 +28,9 @@ def run(script: str, *args) -> str:
 
 @needs_parquet
 def test_bench_sweep_checks_its_contenders_and_prints_the_limit():
-    out = run("bench_sweep.py", "--items", 3000, "--repeats", 1)
+    out = run("bench_sweep.py", "--items", 3000, "--repeats", 1, "--floor")
     assert "limit: distinct vectors" in out and "strings / categorical" in out and "load average" in out
+    assert "limit for strings / categorical" in out and out.count("ns/row") == 5
 
 
 def test_bench_pairwise_checks_the_limit_and_prints_the_draws_alone():
