@@ -179,7 +179,8 @@ def main() -> None:
             marker.write_text(json.dumps(written))
             print(f"wrote {args.claims:,} claims in {n_files} Parquet files in {time.perf_counter() - start:.0f} s")
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="2GB",
-                          dashboard_address=None, host="127.0.0.1") as cluster, Client(cluster) as client:
+                          dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # a free port
+                          host="127.0.0.1") as cluster, Client(cluster) as client:
             pids = list(client.run(os.getpid).values())
             claims = dd.read_parquet(root / "claims")
 

@@ -45,8 +45,9 @@ def claim_codes(ids: pd.Series, labels: pd.Series, *, presorted: bool = False
     ``level codes`` is a function returning them: labels that are not already :data:`CLAIM_DTYPE` are strings to
     hash, as many as the item ids, and with enough rows and a second core they are encoded on other threads while
     the caller numbers and checks the items (pyarrow, pandas' integer hashing and numpy release the interpreter
-    lock), so that a table of string verdicts costs about what the same table as a categorical does. Call it once,
-    after the work on the items.
+    lock): a table of string verdicts costs the same table as a categorical plus what hashing its labels does not
+    hide behind that work (``benchmarks/bench_sweep.py --floor`` times it). Call it once, after the work on the
+    items.
     """
     cores = os.cpu_count() or 1
     if labels.dtype == CLAIM_DTYPE or len(labels) < _PARALLEL_ROWS or cores < 2:

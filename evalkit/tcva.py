@@ -252,6 +252,13 @@ def sweep(
         whole table, and an item's score depends on its counts alone. ``items`` stays a pandas list-like. An
         empty dask table gives an empty result (pandas raises).
 
+    Notes
+    -----
+    Verdicts given as strings (e.g. read from a CSV) are coded on every call: one hash of each label, on every
+    core, which costs about half a categorical sweep again on two cores (``benchmarks/bench_sweep.py``). A table
+    swept many times is cheaper validated once: :func:`evalkit.verdicts.validate` returns its verdicts as a
+    categorical, whose codes are read for free.
+
     Examples
     --------
     >>> from evalkit import datasets, tcva

@@ -17,8 +17,11 @@ TEMPERATURES = np.round(np.linspace(0.1, 1.0, 19), 2)
 
 @pytest.fixture(scope="session")
 def client():
+    # No dashboard, and the scheduler's HTTP routes on a free port: with the default (8787), a second cluster on the
+    # machine (the Dask benchmark's, run by another test worker) makes distributed warn that the port is taken.
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1") as cluster, distributed.Client(cluster) as client:
+                                  scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, host="127.0.0.1") as cluster, \
+            distributed.Client(cluster) as client:
         yield client
 
 
