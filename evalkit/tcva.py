@@ -255,9 +255,9 @@ def sweep(
     Notes
     -----
     Verdicts given as strings (e.g. read from a CSV) are coded on every call: one hash of each label, on every
-    core, which costs about half a categorical sweep again on two cores (``benchmarks/bench_sweep.py``). A table
-    swept many times is cheaper validated once: :func:`evalkit.verdicts.validate` returns its verdicts as a
-    categorical, whose codes are read for free.
+    core, so that a sweep of string verdicts takes about 1.6 times that of the same verdicts as a categorical on
+    two cores (``benchmarks/bench_sweep.py``). A table swept many times is cheaper validated once:
+    :func:`evalkit.verdicts.validate` returns its verdicts as a categorical, whose codes are read for free.
 
     Examples
     --------
