@@ -242,5 +242,6 @@ def restore_order(frame, npartitions: int):
 
 def compute_rows(frame, labels) -> pd.DataFrame | pd.Series:
     """Compute only the rows of a dask frame whose index is among ``labels`` (a pandas result)."""
-    wanted = pd.Index(labels)
-    return frame.map_partitions(lambda part: part[part.index.isin(wanted)], meta=frame._meta).compute()
+    wanted = pd.Index(labels).unique()
+    # get_indexer, not isin: pandas' isin on Arrow-backed string ids loops in Python, a hash lookup does not
+    return frame.map_partitions(lambda part: part[wanted.get_indexer(part.index) >= 0], meta=frame._meta).compute()
