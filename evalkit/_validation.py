@@ -7,6 +7,9 @@ columns that exist.
 from __future__ import annotations
 
 import numbers
+import os
+import sys
+import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -15,6 +18,84 @@ import pandas as pd
 
 class EvalkitWarning(UserWarning):
     """A result was computed, but something about the input deserves a look."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning raised by the caller of this function point at the first line outside
+    evalkit (the user's line): it counts the caller's frame and every evalkit frame above it."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn(message: str, category: type[Warning] = EvalkitWarning) -> None:
+    """``warnings.warn`` pointing at the user's line: the first frame outside evalkit, however deep the call."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def align_ids(left, right, *, left_name: str, right_name: str, what: str = "case", warn_left: bool = True,
+              warn_right: bool = True, shown: int = 3) -> pd.Index:
+    """The one alignment of two inputs by id: the ids found in both, in ``left``'s order.
+
+    Ids of one side that the other lacks are left out and said: an :class:`EvalkitWarning` (pointing at the user's
+    line) names how many matched, how many of each side's ids matched nothing and the first ``shown`` of them. A side
+    whose extra ids are expected (the cases a judge scored that nobody labelled) is not warned about: ``warn_left`` /
+    ``warn_right`` False. Nothing in common raises ValueError with the first ids of each side.
+    """
+    left, right = pd.Index(left), pd.Index(right)
+    common = left.intersection(right, sort=False)
+    if len(common) == 0:
+        raise ValueError(f"`{left_name}` and `{right_name}` share no {what} id, so nothing can be aligned; first ids: "
+                         f"{left_name} {left[:shown].tolist()}, {right_name} {right[:shown].tolist()}.")
+    parts = []
+    for name, other, ids, check in ((left_name, right_name, left, warn_left), (right_name, left_name, right, warn_right)):
+        if check and len(ids) > len(common):
+            lost = ids[~ids.isin(common)]
+            if len(lost):
+                parts.append(f"{len(lost)} of `{name}`'s {len(ids)} ids match nothing in `{other}` "
+                             f"(e.g. {lost[:shown].tolist()})")
+    if parts:
+        frame, level = sys._getframe(1), 2
+        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+            frame, level = frame.f_back, level + 1
+        warnings.warn(f"matched {len(common)} {what}(s) by id; " + " and ".join(parts) + ": left out.", EvalkitWarning,
+                      stacklevel=level)
+    return common
+
+
+#: The key of the order of a sequential method's cases when no ``rng`` is given.
+ORDER_SEED = 0
+
+
+def order_seed(rng) -> int:
+    """The key of :func:`id_order` from an ``rng`` argument: None gives ``ORDER_SEED``, an int seed itself, a
+    Generator one draw from it (so a seeded Generator gives one order, and another seed another)."""
+    if rng is None:
+        return ORDER_SEED
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        return int(rng)
+    return int(check_rng(rng).integers(2**63))
+
+
+def id_order(ids, seed: int = ORDER_SEED) -> np.ndarray:
+    """Positions that put ``ids`` in the order evalkit's sequential methods (betting, sign-flip draws) take cases in.
+
+    The rule: ascending by a 64-bit hash of each id's text keyed by ``seed`` (see :func:`order_seed`), ties by the
+    text. The order depends on the set of ids and the seed alone, never on the order the rows came in, and is not
+    the ids' sorted order (which may follow a document, a system or a day).
+    """
+    text = np.asarray(pd.Index(ids).astype(str), dtype=object)
+    key = f"{int(seed) % 10**16:016d}"
+    hashed = pd.util.hash_array(text, hash_key=key, categorize=False)
+    by_text = np.argsort(text, kind="stable")
+    return by_text[np.argsort(hashed[by_text], kind="stable")]
 
 
 def show(value) -> str:

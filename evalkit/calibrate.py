@@ -2,8 +2,10 @@
 
 Every function takes the judge's verdicts either as a results table (``case_id``, ``verdict``, one rubric
 and model) or as a Series of verdicts indexed by case id, and human labels as a Series of ``PASS``/``FAIL``
-strings or booleans (True = PASS) indexed by case id. Judge and humans are aligned by case id; cases
-without a human label, and judge error rows (no verdict), are left out and counted.
+strings or booleans (True = PASS) indexed by case id. Judge and humans are aligned by case id: the judge's
+cases without a human label are left out (labelling a few is the point); a label whose case the judge did not
+score, and a labelled judge error row (no verdict: a failed call), are left out with an
+:class:`~evalkit.EvalkitWarning` that counts them and names the first few; no case in common is an error.
 
 Rubrics with other levels (e.g. GOOD / OK / BAD) are reduced to pass / fail by their pass levels: the
 rubric's, carried in a results table's ``attrs["rubric"]``, or ``pass_levels=`` (needed for a Series of
@@ -24,6 +26,7 @@ from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit._tables import epoch_column
 from evalkit._validation import (
     EvalkitWarning,
+    align_ids,
     as_clusters,
     check_columns,
     check_dataframe,
@@ -31,6 +34,7 @@ from evalkit._validation import (
     check_number,
     check_rng,
     check_unique_index,
+    warn,
 )
 from evalkit.labels import latest_labels
 
@@ -52,13 +56,16 @@ def _pairs(judge, human, pass_levels=None, name: str = "judge", human_name: str 
         raise TypeError(f"`human` must be a Series of PASS/FAIL labels indexed by case id; got {type(human).__name__}.")
     check_unique_index(human.index, "human")
     h = as_pass(human, human_name, levels=levels, pass_levels=passing)
-    common = j.index.intersection(h.index, sort=False)
-    if len(common) == 0:
-        raise ValueError(f"`{name}` (the judge's case ids) and `{human_name}` (the labels) share no case id; first "
-                         f"ids: {name} {j.index[:3].tolist()}, {human_name} {h.index[:3].tolist()}.")
+    check_unique_index(j.index, name)
+    # the judge's cases without a label are the usual case (a few are labelled); a label without a case is said
+    common = align_ids(j.index, h.index, left_name=name, right_name=human_name, warn_left=False)
     pairs = pd.DataFrame({"human": h.loc[common], "judge": j.loc[common]})
     complete = pairs.notna().all(axis=1)
     excluded = int((~complete).sum())
+    no_verdict = pairs["judge"].isna() & pairs["human"].notna()
+    if no_verdict.any():
+        warn(f"{int(no_verdict.sum())} labelled case(s) have no judge verdict (a failed call: an error row), e.g. "
+             f"{pairs.index[no_verdict.to_numpy()][:3].tolist()}: left out, not counted as a verdict.")
     pairs = pairs[complete].astype(bool)
     pairs.index.name = "case_id"
     if pairs.empty:

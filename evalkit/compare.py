@@ -36,15 +36,18 @@ from evalkit._stats import adjust_p_values as _adjust
 from evalkit._tables import epoch_column
 from evalkit._validation import (
     EvalkitWarning,
+    align_ids,
     as_clusters,
     check_columns,
     check_dataframe,
     check_level,
     check_number,
     check_option,
-    check_rng,
-    renamed,
+    check_unique_index,
+    id_order,
+    order_seed,
     show,
+    warn,
 )
 
 __all__ = ["PairedComparison", "paired", "detectable_difference", "cases_needed", "against_baseline", "adjust_p_values"]
@@ -251,7 +254,6 @@ def _clusters(a, b, cluster, cases: pd.Index) -> tuple[np.ndarray | None, str | 
 
 
 # ------------------------------------------------------------------------------------------- paired
-@renamed("method", "interval", since="0.2.0")
 def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, confidence_level: float = 0.95,
            bounds=None, rng=None) -> PairedComparison:
     """Compare two runs on the same cases, aligned by case id: the change b - a with its interval and a test.
@@ -278,8 +280,7 @@ def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, 
         The interval: ``"newcombe"`` (default; Newcombe 1998, method 10) or ``"tango"`` (Tango 1998) for pass rates;
         ``"betting"`` (default), ``"t"`` or ``"bootstrap"`` (BCa) for scores. The t and bootstrap intervals
         collapse when few cases change and under-cover there: they warn below 25 changed cases. With clusters,
-        ``"betting"`` over whole clusters only. (``method=``, its old name, still works for this release, with a
-        FutureWarning.)
+        ``"betting"`` over whole clusters only.
     cluster : str, Series or sequence, optional
         Cases that are not independent (the epochs of one question, the claims of one item): a column of the
         results tables (``b``'s, where it has one, must agree), a Series of cluster ids by case id, or a sequence
@@ -296,7 +297,11 @@ def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, 
         Scores only: the range the scores can take, e.g. ``(1, 5)``; the betting interval's guarantee rests
         on it. Default: the observed range of both runs.
     rng : None, int or Generator
-        Scores only: for the sign-flip test when its cases are too many to enumerate (and the bootstrap).
+        Scores only. The betting interval and the sign-flip test take the cases in one order, which ``rng`` keys:
+        ascending by a hash of each case id keyed by the seed (None: a fixed key, 0; an int: that seed; a
+        Generator: one draw from it), so the same cases give the same interval whatever the order of the rows, and
+        a seed gives one order among many. The same seed (None: 0) draws the sign-flip test's signs when its cases
+        are too many to enumerate (and the bootstrap's resamples), so one call's answer is the next one's.
 
     Returns
     -------
@@ -330,14 +335,27 @@ def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, 
     va, vb = judge_verdicts(a, "a"), judge_verdicts(b, "b")
     scores = _is_score(a) and _is_score(b)
     kind = "mean score" if scores else "pass rate"
-    common = va.index.intersection(vb.index, sort=False)
-    both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]}).dropna()
-    if both.empty:
+    check_unique_index(va.index, "a")
+    check_unique_index(vb.index, "b")
+    common = align_ids(va.index, vb.index, left_name="a", right_name="b")
+    both = pd.DataFrame({"a": va.loc[common], "b": vb.loc[common]})
+    failed = both.isna().any(axis=1)
+    if failed.all():
         raise ValueError("`a` and `b` (the two runs) share no case with a verdict in both; compare runs on the same cases.")
+    if failed.any():
+        warn(f"{int(failed.sum())} of the {len(both)} common cases have no verdict in one run (a failed call: an error "
+             f"row), e.g. {both.index[failed.to_numpy()][:3].tolist()}: left out of the comparison.")
+        both = both[~failed]
     groups, cluster = _clusters(a, b, cluster, both.index)
     method = _check_method(interval, kind, groups is not None, "interval")
     if scores:
-        return _paired_scores(both, method, confidence_level, bounds, check_rng(rng), groups, cluster)
+        # the betting interval and the sign-flip draws take the cases in one documented order (a keyed hash of the
+        # ids), so the result does not depend on the order of the rows
+        seed = order_seed(rng)
+        order = id_order(both.index, seed)
+        groups = None if groups is None else groups[order]
+        generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed)
+        return _paired_scores(both.iloc[order], method, confidence_level, bounds, generator, groups, cluster)
     levels_a, passing = verdict_levels(a, levels=labels, pass_levels=pass_levels)
     levels_b, passing_b = verdict_levels(b, levels=labels, pass_levels=pass_levels)
     if set(passing) != set(passing_b):
@@ -552,7 +570,6 @@ def cases_needed(difference, *, discordant, power: float = 0.8, alpha: float = 0
 
 
 # -------------------------------------------------------------------------------- several runs at once
-@renamed("method", "interval", since="0.2.0")
 def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: str = "case_id",
                      value: str = "verdict", by=None, adjust: str = "holm", confidence_level: float = 0.95,
                      interval=None, pass_levels=None, bounds=None, smallest_change=None, power: float = 0.8,
@@ -581,8 +598,7 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
     confidence_level : float
         Of each interval; ``alpha = 1 - confidence_level`` is the level the adjusted p-values are read at.
     interval : str, optional
-        The interval, as in :func:`paired` (``method=``, its old name, still works for this release, with a
-        FutureWarning).
+        The interval, as in :func:`paired`.
     pass_levels : sequence of str, optional
         The verdicts that count as a pass (default: PASS).
     bounds : (low, high), optional
@@ -595,7 +611,8 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
     power : float
         The power called sufficient in that reading.
     rng : None, int or Generator
-        Scores: for the sign-flip test when it cannot enumerate.
+        Scores: the order of the cases and the sign-flip test's draws, as in :func:`paired` (each comparison gives
+        the interval :func:`paired` gives for its two runs with the same ``rng``).
 
     Returns
     -------
@@ -603,7 +620,7 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
         One row per comparison: the ``by`` columns, ``run, baseline, n, baseline_mean, mean, difference,
         ci_low, ci_high`` (each interval at ``confidence_level``), ``joint_low, joint_high`` (Bonferroni
         intervals at ``1 - alpha / m`` for the m comparisons: they hold together with probability at least
-        ``confidence_level``), ``p_value, p_adjusted, method, test``, ``power`` (with ``smallest_change``,
+        ``confidence_level``), ``p_val, p_adjusted, method, test``, ``power`` (with ``smallest_change``,
         pass rates) and ``conclusion``: "higher than baseline" or "lower than baseline" where the adjusted
         p-value is at most alpha, else "not distinguishable from baseline", followed, with
         ``smallest_change``, by what the cases can say about a change of that size. ``attrs`` name the
@@ -630,7 +647,8 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
     scores = pd.api.types.is_numeric_dtype(runs[value]) and not pd.api.types.is_bool_dtype(runs[value])
     kind = "mean score" if scores else "pass rate"
     method = _check_method(interval, kind, name="interval")
-    generator = check_rng(rng)
+    seed = order_seed(rng)
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed)
     if scores:
         values = runs[value].to_numpy(dtype=float)
         if not np.isfinite(values[~np.isnan(values)]).all():
@@ -641,7 +659,7 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
         _, passing = verdict_levels(runs, pass_levels=pass_levels)
         coded = as_pass(runs[value], f"runs[{value!r}]", levels=None, pass_levels=passing)
     frame = runs[[*by, run, case]].assign(_value=coded.astype(float))  # pass as 1.0/0.0, missing as NaN
-    pairs = _baseline_pairs(frame, by, run, case, baseline)
+    pairs = _baseline_pairs(frame, by, run, case, baseline, seed)
     joint_level = 1 - (1 - confidence_level) / len(pairs)
     rows = [_baseline_row(labels, other, baseline, x_a, x_b, by=by, scores=scores, method=method,
                           confidence_level=confidence_level, joint_level=joint_level, bounds=bounds, rng=generator)
@@ -680,8 +698,9 @@ def _baseline_inputs(runs, baseline, run, case, value, by, adjust, confidence_le
     return runs, by, adjust, confidence_level, smallest_change, power
 
 
-def _baseline_pairs(frame: pd.DataFrame, by: list, run: str, case: str, baseline) -> list:
-    """Each (group labels, run, baseline values, run values) on the cases both have, in the order the runs appear."""
+def _baseline_pairs(frame: pd.DataFrame, by: list, run: str, case: str, baseline, seed: int) -> list:
+    """Each (group labels, run, baseline values, run values) on the cases both have, in the order the runs appear;
+    the cases in :func:`paired`'s order (:func:`evalkit._validation.id_order` keyed by ``seed``)."""
     names = frame[run].unique()
     pairs = []
     groups = frame.groupby(by, sort=False, dropna=False) if by else [((), frame)]
@@ -690,6 +709,7 @@ def _baseline_pairs(frame: pd.DataFrame, by: list, run: str, case: str, baseline
         wide = group.pivot(index=case, columns=run, values="_value")  # one column per run, aligned by case
         if baseline not in wide.columns:
             continue
+        wide = wide.iloc[id_order(wide.index, seed)]  # paired's order of the cases: a keyed hash of the ids
         base = wide[baseline].to_numpy()
         for other in [name for name in names if name != baseline and name in wide.columns]:
             values = wide[other].to_numpy()
@@ -717,7 +737,7 @@ def _baseline_row(labels, other, baseline, x_a, x_b, *, by, scores, method, conf
         joint = tuple(_rate_comparison(a_, b_, method, joint_level)[k] for k in ("ci_low", "ci_high"))
     return {**row, "n": marginal["n"], "baseline_mean": marginal["mean_a"], "mean": marginal["mean_b"],
             "difference": marginal["difference"], "ci_low": marginal["ci_low"], "ci_high": marginal["ci_high"],
-            "joint_low": joint[0], "joint_high": joint[1], "p_value": marginal["p_value"],
+            "joint_low": joint[0], "joint_high": joint[1], "p_val": marginal["p_value"],
             "_discordant": marginal["discordant"]}
 
 
@@ -725,11 +745,11 @@ def _baseline_table(rows, by, adjust, confidence_level, method, scores, smallest
     """The comparisons as one table: adjusted p-values, the power at the smallest change, and each conclusion."""
     alpha = 1 - confidence_level
     table = pd.DataFrame(rows)
-    for column in ("baseline_mean", "mean", "difference", "ci_low", "ci_high", "joint_low", "joint_high", "p_value",
+    for column in ("baseline_mean", "mean", "difference", "ci_low", "ci_high", "joint_low", "joint_high", "p_val",
                    "_discordant"):
         if column not in table.columns:
             table[column] = np.nan
-    table["p_adjusted"] = _adjust(table["p_value"].to_numpy(dtype=float), adjust)
+    table["p_adjusted"] = _adjust(table["p_val"].to_numpy(dtype=float), adjust)
     table["method"] = method
     table["test"] = _SCORE_TEST if scores else _RATE_TEST
     if smallest_change is not None:
@@ -739,7 +759,7 @@ def _baseline_table(rows, by, adjust, confidence_level, method, scores, smallest
             for n, share in zip(table["n"], table["_discordant"], strict=True)]
     table["conclusion"] = [_conclusion(row, alpha, smallest_change, power) for row in table.to_dict("records")]
     columns = [*by, "run", "baseline", "n", "baseline_mean", "mean", "difference", "ci_low", "ci_high", "joint_low",
-               "joint_high", "p_value", "p_adjusted", "method", "test", *(["power"] if smallest_change else []),
+               "joint_high", "p_val", "p_adjusted", "method", "test", *(["power"] if smallest_change else []),
                "conclusion"]
     return table.drop(columns="_discordant")[columns]
 

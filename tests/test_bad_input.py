@@ -396,7 +396,7 @@ GENERATED = {
     "compare.against_baseline": lambda g: partial(
         compare.against_baseline, g.runs_long(), baseline=g.pick(["v1", "v1", "v9"]), value="verdict",
         by=g.pick([None, "segment"]), adjust=g.option(g.pick(["holm", "bh"])), confidence_level=g.option(0.95),
-        method=g.option(g.pick([None, None, "tango", "t"])), smallest_change=g.option(g.pick([None, 0.1])),
+        interval=g.option(g.pick([None, None, "tango", "t"])), smallest_change=g.option(g.pick([None, 0.1])),
         power=g.option(0.8), rng=g.option(0)),
     # correlate
     "correlate.correlate": lambda g: partial(correlate.correlate, *g.pair(), method=g.option(g.pick(correlate.METHODS)),

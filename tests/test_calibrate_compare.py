@@ -72,8 +72,23 @@ def test_calibrate_accepts_booleans_results_tables_and_aligns(labelled):
 def test_calibrate_excludes_errors_and_subsets():
     judge = pd.Series(["PASS", None, "FAIL", "PASS"], index=list("abcd"))
     human = pd.Series(["PASS", "FAIL", "FAIL"], index=list("abc"))
-    report = calibrate.calibrate(judge, human)
+    with pytest.warns(EvalkitWarning, match=r"1 labelled case\(s\) have no judge verdict .*\['b'\]") as caught:
+        report = calibrate.calibrate(judge, human)
     assert report.n == 2 and report.n_excluded == 1
+    assert caught[0].filename == __file__  # the warning points at the line above, not inside evalkit
+
+
+def test_calibrate_says_how_many_labels_matched_no_result():
+    """10 of 50 label ids match no result: n = 40, with a warning naming the count and the first ids (not quietly)."""
+    ids = [f"case-{i:03d}" for i in range(50)]
+    results = pd.DataFrame({"case_id": ids[:40] + [f"other-{i}" for i in range(20)], "verdict": ["PASS", "FAIL"] * 30})
+    human = pd.Series(["PASS", "FAIL"] * 25, index=ids)
+    with pytest.warns(EvalkitWarning, match=r"matched 40 case\(s\) by id; 10 of `human`'s 50 ids match nothing in "
+                                            r"`judge` \(e.g. \['case-040', 'case-041', 'case-042'\]\)") as caught:
+        report = calibrate.calibrate(results, human)
+    assert report.n == 40 and caught[0].filename == __file__
+    with pytest.raises(ValueError, match="share no case id"):
+        calibrate.calibrate(results, pd.Series(["PASS"], index=["nowhere"]))
 
 
 def test_calibrate_without_human_fail_is_a_message_not_a_crash():

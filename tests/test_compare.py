@@ -112,8 +112,9 @@ def test_paired_keeps_its_fields_and_names_the_method():
     assert res.method == "newcombe" and "Newcombe hybrid score" in repr(res) and "95% CI" in repr(res)
     with pytest.raises(ValueError, match="`interval` for a pass rate difference must be one of \\['newcombe', 'tango'\\]"):
         compare.paired(a, b, interval="t")
-    with pytest.warns(FutureWarning, match=r"paired\(\): `method=` is renamed `interval=`"):
-        assert compare.paired(a, b, method="tango").method == "tango"  # the old name, for one release
+    assert compare.paired(a, b, interval="tango").method == "tango"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'method'"):
+        compare.paired(a, b, method="tango")  # no second name for the interval
     with pytest.raises(ValueError, match="`confidence_level` must be in \\(0.0, 1.0\\)"):
         compare.paired(a, b, confidence_level=1.0)
 
@@ -262,7 +263,7 @@ def test_against_baseline_adjusted_p_values_equal_statsmodels(adjust, reference)
 
     table = compare.against_baseline(_several_runs(), baseline="v1", run="version", by="segment", adjust=adjust)
     assert len(table) == 6 and table.attrs["adjust"] == adjust and table.attrs["comparisons"] == 6
-    expected = multipletests(table["p_value"].to_numpy(), method=reference)[1]
+    expected = multipletests(table["p_val"].to_numpy(), method=reference)[1]
     np.testing.assert_allclose(table["p_adjusted"].to_numpy(), expected, rtol=1e-12, atol=0)
 
 
@@ -276,7 +277,7 @@ def test_against_baseline_rows_equal_paired_and_joint_intervals_are_bonferroni()
         base, other = pick(row["segment"], "v1"), pick(row["segment"], row["run"])
         res = compare.paired(base, other)
         joint = compare.paired(base, other, confidence_level=1 - 0.05 / 6)
-        assert (row["difference"], row["ci_low"], row["ci_high"], row["p_value"]) == pytest.approx(
+        assert (row["difference"], row["ci_low"], row["ci_high"], row["p_val"]) == pytest.approx(
             (res.difference, res.ci_low, res.ci_high, res.p_value), abs=1e-12)
         assert (row["joint_low"], row["joint_high"]) == pytest.approx((joint.ci_low, joint.ci_high), abs=1e-12)
         assert row["method"] == "newcombe" and row["test"] == "exact McNemar"
@@ -308,14 +309,12 @@ def test_against_baseline_scores_and_bad_input():
                          "score": np.concatenate([a, np.clip(a - (rng.random(50) < 0.4), 1, 5), a])})
     table = compare.against_baseline(runs, baseline="a", value="score", bounds=(1, 5), rng=0)
     assert table["method"].tolist() == ["betting"] * 2 and table.attrs["kind"] == "mean score"
-    assert table.loc[1, "difference"] == 0 and table.loc[1, "p_value"] == 1.0
+    assert table.loc[1, "difference"] == 0 and table.loc[1, "p_val"] == 1.0
     with pytest.warns(EvalkitWarning, match="cases changed their score"):
         t_table = compare.against_baseline(runs, baseline="a", value="score", bounds=(1, 5), interval="t", rng=0)
     assert t_table["method"].tolist() == ["t"] * 2
-    with pytest.warns(FutureWarning, match=r"against_baseline\(\): `method=` is renamed `interval=`"), \
-            pytest.warns(EvalkitWarning, match="cases changed their score"):
-        old = compare.against_baseline(runs, baseline="a", value="score", bounds=(1, 5), method="t", rng=0)
-    pd.testing.assert_frame_equal(old, t_table)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'method'"):
+        compare.against_baseline(runs, baseline="a", value="score", bounds=(1, 5), method="t", rng=0)
     with pytest.raises(ValueError, match="`interval` for a mean score difference must be one of"):
         compare.against_baseline(runs, baseline="a", value="score", interval="wald")
     with pytest.raises(ValueError, match="`baseline` 'z' is not a value of runs\\['run'\\]"):
@@ -391,3 +390,45 @@ def test_paired_over_clusters_options_and_refusals():
     ref = stats.permutation_test((totals,), np.sum, permutation_type="samples", n_resamples=9999).pvalue
     assert res.kind == "mean score" and res.test == "sign-flip permutation over clusters"
     assert res.p_value == pytest.approx(ref, rel=1e-12) and res.ci_low <= res.difference <= res.ci_high
+
+
+def _rated_pairs(n=100, seed=11):
+    """Two 1-5 ratings of the same n items, ids grouped by document (as SummEval's), in file order."""
+    gen = np.random.default_rng(seed)
+    ids = [f"doc{i // 4:03d}_sys{i % 4}" for i in range(n)]
+    a = gen.integers(2, 6, n).astype(float)
+    b = np.clip(a - (gen.random(n) < 0.3) + (gen.random(n) < 0.1) * np.arange(n) / n * 2, 1, 5).round()
+    return pd.Series(a, index=ids), pd.Series(b, index=ids)
+
+
+def test_paired_scores_give_one_interval_in_any_row_order():
+    """The betting interval takes the cases in a documented order (a keyed hash of the ids): file order, sorted and
+    shuffled give one interval, ``rng`` picks the order, and against_baseline reports what paired does."""
+    a, b = _rated_pairs()
+    first = compare.paired(a, b, bounds=(1, 5))
+    for order in (np.arange(100)[::-1], np.argsort(a.index.str[::-1]), np.random.default_rng(3).permutation(100)):
+        again = compare.paired(a.iloc[order], b.iloc[order[::-1]], bounds=(1, 5))
+        assert (again.ci_low, again.ci_high, again.p_value) == (first.ci_low, first.ci_high, first.p_value)
+    seeded = [compare.paired(a, b, bounds=(1, 5), rng=seed) for seed in (1, 2)]
+    assert (seeded[0].ci_low, seeded[0].ci_high) != (seeded[1].ci_low, seeded[1].ci_high)  # rng is honoured
+    assert (compare.paired(a, b, bounds=(1, 5), rng=1).ci_low) == seeded[0].ci_low
+    runs = pd.concat([pd.DataFrame({"case_id": s.index, "run": name, "score": s.to_numpy()})
+                      for name, s in (("a", a), ("b", b))]).sample(frac=1, random_state=5)
+    for rng in (None, 1):
+        row = compare.against_baseline(runs, baseline="a", value="score", bounds=(1, 5), rng=rng).iloc[0]
+        res = compare.paired(a, b, bounds=(1, 5), rng=rng)
+        assert (row["ci_low"], row["ci_high"], row["p_val"]) == (res.ci_low, res.ci_high, res.p_value)
+
+
+def test_paired_says_how_many_cases_matched():
+    a, b = _rated_pairs(20)
+    with pytest.warns(EvalkitWarning, match=r"matched 15 case\(s\) by id; 5 of `a`'s 20 ids match nothing in `b` "
+                                            r"\(e.g. \['doc003_sys3', 'doc004_sys0', 'doc004_sys1'\]\)") as caught:
+        compare.paired(a, b.iloc[:15], bounds=(1, 5))
+    assert caught[0].filename == __file__
+    failed = b.copy()
+    failed.iloc[2] = np.nan
+    with pytest.warns(EvalkitWarning, match=r"1 of the 20 common cases have no verdict in one run"):
+        assert compare.paired(a, failed, bounds=(1, 5)).n == 19
+    with pytest.raises(ValueError, match="share no case id"):
+        compare.paired(a, b.set_axis([f"x{i}" for i in range(20)]), bounds=(1, 5))
