@@ -21,6 +21,7 @@ from evalkit import tcva as _tcva
 from evalkit._stats import ADJUSTMENTS, adjust_p_values, z_value, z_variance_factor
 from evalkit._validation import (
     EvalkitWarning,
+    align_ids,
     as_frame,
     as_groups,
     check_level,
@@ -28,7 +29,6 @@ from evalkit._validation import (
     check_option,
     check_rng,
     check_unique_index,
-    renamed,
 )
 
 __all__ = [
@@ -249,15 +249,15 @@ def _warn_undefined_resamples(columns, undefined, n_resamples: int, stacklevel: 
 # input handling
 # --------------------------------------------------------------------------------------------------
 def _human_series(human) -> pd.Series:
-    """A Series of ratings by item; a long table ``item_id, annotator, score`` is averaged per item."""
+    """A Series of ratings by item; a long table ``item_id, annotator, rating`` is averaged per item."""
     if isinstance(human, pd.DataFrame):
-        missing = [c for c in ("item_id", "score") if c not in human.columns]
+        missing = [c for c in ("item_id", "rating") if c not in human.columns]
         if missing:
             raise KeyError(
-                f"`human` as a table needs columns ['item_id', 'score'] (and usually 'annotator'); missing "
+                f"`human` as a table needs columns ['item_id', 'rating'] (and usually 'annotator'); missing "
                 f"{missing}; it has {list(human.columns)}."
             )
-        return human.groupby("item_id", sort=False)["score"].mean().rename("human")
+        return human.groupby("item_id", sort=False)["rating"].mean().rename("human")
     if not isinstance(human, pd.Series):
         raise TypeError(
             f"`human` must be a Series indexed by item id or a long DataFrame; got {type(human).__name__}. "
@@ -289,20 +289,17 @@ def _align(scores, human, *, by=None, warn=True, by_name="by") -> tuple[pd.DataF
         if len(obj) == 0:
             raise ValueError(f"`{name}` is empty.")
     groups = None if by is None else as_groups(by, frame, name=by_name, table_name="scores", columns=False)
-    common = frame.index.intersection(human.index, sort=False)
-    if groups is not None:
-        common = common.intersection(groups.index, sort=False)
-    if len(common) == 0:
+    if not frame.index.isin(human.index).any():
         raise ValueError(
             "`scores` and `human` share no index labels, so nothing can be aligned; first labels: "
             f"scores {frame.index[:3].tolist()}, human {human.index[:3].tolist()}."
         )
-    dropped = len(frame) - len(common), len(human) - len(common)
-    if warn and any(dropped):
-        warnings.warn(
-            f"aligned {len(common)} items by index; {dropped[0]} score item(s) and {dropped[1]} human item(s) "
-            "have no counterpart and were left out.", EvalkitWarning, stacklevel=3,
-        )
+    common = align_ids(frame.index, human.index, left_name="scores", right_name="human", what="item",
+                       warn_left=warn, warn_right=warn)
+    if groups is not None:
+        common = common.intersection(groups.index, sort=False)
+        if len(common) == 0:
+            raise ValueError(f"`{by_name}` gives a group to none of the items in both `scores` and `human`.")
     frame = frame.loc[common].astype(float)
     human = human.loc[common].astype(float)
     if human.isna().all():
@@ -328,7 +325,6 @@ def _valid_mask(frame: pd.DataFrame, human: pd.Series, nan_policy: str) -> np.nd
 # --------------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------------
-@renamed("ci_method", "interval", since="0.2.0")
 def correlate(
     scores,
     human,
@@ -352,7 +348,7 @@ def correlate(
         Metric scores indexed by item id; a DataFrame (e.g. the output of :func:`evalkit.tcva.sweep`)
         gives one result row per column.
     human : Series or DataFrame
-        Human ratings indexed by item id, or a long table ``item_id, annotator, score`` (averaged per item).
+        Human ratings indexed by item id, or a long table ``item_id, annotator, rating`` (averaged per item).
     method : {"spearman", "kendall", "pearson"}
         The coefficient (``r`` holds whichever it is). Kendall is tau-b.
     level : {"dataset", "summary", "system"}

@@ -26,7 +26,7 @@ import pandas as pd
 
 from evalkit import _dask
 from evalkit import verdicts as _verdicts
-from evalkit._validation import EvalkitWarning, check_number, check_option
+from evalkit._validation import EvalkitWarning, check_number, check_option, warn
 
 __all__ = ["power_mean", "temperature_to_p", "p_to_temperature", "score", "sweep"]
 
@@ -220,10 +220,15 @@ def sweep(
         Claim-verdict table (``item_id``, ``verdict``, optional ``claim_idx``); see
         :func:`evalkit.verdicts.validate`.
     temperatures : float or sequence of float
-        Temperatures in [0.1, 1.0]; they name the output columns.
+        Temperatures in [0.1, 1.0]; they name the output columns. One within 1e-12 of a number of 10 decimals is
+        that number (floating-point noise), so the column of ``np.linspace(0.1, 0.9, 9)``'s third temperature is
+        ``scores[0.3]``.
     items : Index, DataFrame or list-like, optional
         Every item to score, including those without claims (scored ``empty``); the output follows
-        its order. Default: the items in ``verdicts``.
+        its order. Default: the items in ``verdicts``. A table with an ``error`` column (as
+        :func:`evalkit.datasets.load_tcva_release` gives) marks failed runs: an item whose ``error`` is not missing
+        was never judged, so it scores NaN at every temperature (never ``empty``), with an
+        :class:`~evalkit.EvalkitWarning` that counts them and names the first few.
     scale : str or mapping, default "default"
         Verdict weights; see :func:`evalkit.verdicts.get_scale`.
     none_penalty : bool, default True
@@ -273,17 +278,32 @@ def sweep(
     t, weights, options = _sweep_options(temperatures, scale=scale, none_penalty=none_penalty, eps=eps, empty=empty,
                                          p=p, decimals=decimals)
     counts = _verdicts.level_counts(verdicts, items=items, presorted=presorted)
+    failed = _failed_items(items)
     if _dask.is_dask(counts):
         meta = pd.DataFrame(np.empty((0, len(t))), index=counts._meta.index, columns=pd.Index(t, name="temperature"))
-        return counts.map_partitions(_sweep_counts, t, weights, meta=meta, **options)
+        return counts.map_partitions(_sweep_counts, t, weights, meta=meta, failed=failed, **options)
     if counts.empty:
         raise ValueError("`verdicts` is empty and no `items` were given: there is nothing to score.")
-    return _sweep_counts(counts, t, weights, **options)
+    return _sweep_counts(counts, t, weights, failed=failed, **options)
+
+
+def _failed_items(items) -> pd.Index | None:
+    """The items of an ``items`` table whose run failed (a non-missing ``error``), said in a warning; else None."""
+    if not isinstance(items, pd.DataFrame) or "error" not in items.columns:
+        return None
+    failed = items.index[items["error"].notna().to_numpy()]
+    if len(failed) == 0:
+        return None
+    warn(f"{len(failed)} of the {len(items)} items have an `error` (a failed run), e.g. {failed[:3].tolist()}: they "
+         "score NaN, not a score (a correlation leaves them out).")
+    return failed
 
 
 def _sweep_options(temperatures, *, scale, none_penalty, eps, empty, p, decimals) -> tuple[np.ndarray, np.ndarray, dict]:
     """sweep's arguments, checked: the temperatures, the scale's weights and the kernel's options."""
     t = _check_temperatures(temperatures)
+    clean = np.round(t, 10)
+    t = np.where(np.abs(t - clean) < 1e-12, clean, t)  # np.linspace's 0.30000000000000004 names column 0.3
     eps = check_number(eps, "eps", low=0.0, high=1.0)
     if eps == 0.0:
         raise ValueError("`eps` must be in (0, 1]: a zero weight raised to p < 0 is infinite, so every item with a "
@@ -297,8 +317,9 @@ def _sweep_options(temperatures, *, scale, none_penalty, eps, empty, p, decimals
     return t, weights, {"none_penalty": none_penalty, "eps": eps, "empty": empty, "p": p, "decimals": decimals}
 
 
-def _sweep_counts(counts: pd.DataFrame, t: np.ndarray, weights: np.ndarray, **options) -> pd.DataFrame:
-    """The scores table from a level-count table (:func:`evalkit.verdicts.level_counts`), on checked arguments.
+def _sweep_counts(counts: pd.DataFrame, t: np.ndarray, weights: np.ndarray, *, failed=None, **options) -> pd.DataFrame:
+    """The scores table from a level-count table (:func:`evalkit.verdicts.level_counts`), on checked arguments;
+    the ``failed`` items (an Index, or None) score NaN.
 
     An item's score depends only on its five level counts, and items share count vectors (at most
     42,504 distinct ones for up to 19 claims): the distinct vectors are scored, then handed back out.
@@ -307,6 +328,8 @@ def _sweep_counts(counts: pd.DataFrame, t: np.ndarray, weights: np.ndarray, **op
         return pd.DataFrame(np.empty((0, len(t))), index=counts.index, columns=pd.Index(t, name="temperature"))
     distinct, inverse = _distinct_rows(counts[list(_verdicts.LEVELS)].to_numpy(dtype=np.int64))
     out = np.take(_scores_from_counts(distinct, t, weights, **options), inverse, axis=1)  # (temperatures, items)
+    if failed is not None:
+        out[:, counts.index.isin(failed)] = np.nan
     return pd.DataFrame(out.T, index=counts.index, columns=pd.Index(t, name="temperature"), copy=False)
 
 

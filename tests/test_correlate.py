@@ -104,7 +104,7 @@ def test_bootstrap_is_reproducible_and_vectorized_columns_agree(rated):
 
 def test_long_human_table_is_averaged(rated):
     scores, human, _ = rated
-    long = pd.concat([pd.DataFrame({"item_id": human.index, "annotator": k, "score": human + d})
+    long = pd.concat([pd.DataFrame({"item_id": human.index, "annotator": k, "rating": human + d})
                       for k, d in (("x", -0.5), ("y", 0.5))])
     a = correlate.correlate(scores, long, n_resamples=0)
     b = correlate.correlate(scores, human, n_resamples=0)
@@ -115,8 +115,10 @@ def test_misaligned_and_bad_inputs(rated):
     scores, human, groups = rated
     with pytest.raises(ValueError, match="share no index labels"):
         correlate.correlate(scores, human.set_axis([f"x{i}" for i in range(len(human))]))
-    with pytest.warns(EvalkitWarning, match="79 items by index; 1 score item"):
+    with pytest.warns(EvalkitWarning, match=r"matched 79 item\(s\) by id; 1 of `scores`'s 80 ids match nothing in "
+                                            r"`human` \(e.g. \['it0'\]\)") as caught:
         correlate.correlate(scores, human.iloc[1:], n_resamples=0)
+    assert caught[0].filename == __file__
     with pytest.raises(TypeError, match="aligned by position"):
         correlate.correlate(scores, human.to_numpy())
     with pytest.raises(ValueError, match="unique index"):
@@ -129,7 +131,7 @@ def test_misaligned_and_bad_inputs(rated):
         correlate.correlate(scores, human, method="spearmans")
     with pytest.raises(ValueError, match="is empty"):
         correlate.correlate(scores.iloc[:0], human)
-    with pytest.raises(KeyError, match=r"needs columns \['item_id', 'score'\]"):
+    with pytest.raises(KeyError, match=r"needs columns \['item_id', 'rating'\]"):
         correlate.correlate(scores, pd.DataFrame({"id": [1]}))
 
 

@@ -121,8 +121,9 @@ def test_score_is_a_sweep_column_and_monotone_in_temperature(random_verdicts):
     table, items = random_verdicts
     temps = np.linspace(0.1, 1.0, 10)
     swept = tcva.sweep(table, temps, items=items)
+    assert swept.columns.tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # not 0.30000000000000004
     for T in temps[::3]:
-        pd.testing.assert_series_equal(tcva.score(table, T, items=items), swept[T])
+        pd.testing.assert_series_equal(tcva.score(table, T, items=items), swept[round(T, 10)])
     # Without the penalty the power mean is non-decreasing in p, hence in T.
     plain = tcva.sweep(table, temps, items=items, none_penalty=False).to_numpy()
     assert (np.diff(plain, axis=1) >= -1e-12).all()
@@ -267,3 +268,17 @@ def test_eps_must_be_positive(call):
     table = pd.DataFrame({"item_id": ["a", "a"], "verdict": ["fully", "none"]})
     with pytest.raises(ValueError, match=r"`eps` must be in \(0, 1\].*got 0.0"):
         call(table)
+
+
+def test_a_failed_run_is_nan_with_a_warning_never_a_score():
+    """An items table with an ``error`` column (a failed run) scores NaN there, with a warning; a correlation then
+    leaves it out instead of counting a 0.0."""
+    table = pd.DataFrame({"item_id": ["a", "a", "b", "c"], "verdict": ["fully", "mostly", "partial", "fully"]})
+    items = pd.DataFrame({"human": [0.9, 0.5, 0.8, 0.1], "error": [None, None, None, "timeout"]},
+                         index=pd.Index(["a", "b", "c", "d"], name="item_id"))
+    with pytest.warns(EvalkitWarning, match=r"1 of the 4 items have an `error` \(a failed run\), e.g. \['d'\]") as caught:
+        scores = tcva.sweep(table, [0.3, 0.7], items=items)
+    assert caught[0].filename == __file__
+    assert scores.loc["d"].isna().all() and scores.loc[["a", "b", "c"]].notna().all().all()
+    quiet = tcva.sweep(table, [0.3], items=items.drop(columns="error"))  # no error column: an empty item is 0.0
+    assert quiet.loc["d", 0.3] == 0.0

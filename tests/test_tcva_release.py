@@ -118,3 +118,14 @@ def test_standard_tests_disagree_with_the_papers_significance_claim(release):
     assert williams.loc[0, "p_val"] == pytest.approx(0.43, abs=0.01)  # Williams with the Bonett-Wright variance for Spearman
     assert 0.3 < boot.loc[0, "p_val"] < 0.5
     assert williams.loc[0, "ci_low"] < 0 < williams.loc[0, "ci_high"]
+
+
+def test_failed_runs_are_left_out_not_scored_zero(release):
+    """The SummEval release's 3 failed runs: swept with the whole items table they are NaN (with a warning), so
+    Spearman at T = 0.3 is 0.668 on 169 items, the published figure, not 0.641 on 172 with three 0.0 scores."""
+    verdicts, items, _, _ = release["summeval"]
+    with pytest.warns(EvalkitWarning, match=r"3 of the 172 items have an `error` \(a failed run\)"):
+        scores = tcva.sweep(verdicts, [0.3], items=items)
+    row = correlate.correlate(scores, items["human"], n_resamples=0).loc[0.3]
+    assert row["n"] == 169 and round(row["r"], 3) == 0.668
+    assert release["summary"]["summeval"]["TCVA (T=0.3)"]["n"] == 169

@@ -13,6 +13,7 @@ from evalkit import _stats
 from evalkit._coerce import as_pass
 from evalkit._validation import (
     EvalkitWarning,
+    align_ids,
     as_clusters,
     check_number,
     check_option,
@@ -67,11 +68,10 @@ def _align(judge: pd.Series, human: pd.Series, nan_policy: str, name: str = "hum
     check_unique_index(judge.index, "judge")  # pandas keeps the hash table it builds here for get_indexer below
     values = judge.to_numpy(dtype=float)
     positions = judge.index.get_indexer(human.index)
-    if (positions < 0).any():
-        missing = human.index[positions < 0]
-        raise ValueError(f"`{name}` has {len(missing)} case id(s) that `judge` does not score, e.g. "
-                         f"{missing[:3].tolist()}; every labelled case needs a judge score ({name}'s index must be a "
-                         "subset of judge's).")
+    if (positions < 0).any():  # a label of a case the judge did not score: counted, named and left out
+        kept = align_ids(judge.index, human.index, left_name="judge", right_name=name, warn_left=False)
+        human = human.loc[human.index.isin(kept)]
+        positions = judge.index.get_indexer(human.index)
     y = human.to_numpy(dtype=float)
     no_score = np.isnan(values)
     if no_score.any() and nan_policy == "raise":
