@@ -46,8 +46,9 @@ def read_cases(path, *, id_column: str = "case_id", format: str | None = None, e
     ------
     ValueError
         A line that is not a JSON object or not valid text in ``encoding`` (file and line number named),
-        a CSV record with the wrong number of fields (record and its first line named), a missing or
-        empty id, a repeated id (both lines named), an unknown format.
+        a CSV record with the wrong number of fields (record and its first line named), a CSV id that spans
+        lines (a stray quote that swallowed the lines after it), a missing or empty id, a repeated id (both lines
+        named), an unknown format.
 
     Examples
     --------
@@ -81,6 +82,16 @@ def read_cases(path, *, id_column: str = "case_id", format: str | None = None, e
             if column != id_column and (table[column].dtype == object or pd.api.types.is_string_dtype(table[column])):
                 table[column] = table[column].fillna("")  # an empty field is an empty text, not a missing one
         line_of = lambda pos: f"record {pos + 1} (line {starts[pos + 1]})"  # noqa: E731 - record 0 is the header
+        if len(table) != len(starts) - 1:
+            raise ValueError(f"{path}: {len(starts) - 1} records by the CSV rules but {len(table)} rows read; a quote "
+                             "that is not closed where its field ends?")
+        if id_column in table.columns:
+            broken = table[id_column].astype(str).str.contains("[\r\n]", regex=True).to_numpy()
+            if broken.any():
+                pos = int(np.flatnonzero(broken)[0])
+                raise ValueError(f"{path}: {line_of(pos)} does not parse as the header says: its {id_column} spans "
+                                 f"lines {starts[pos + 1]} to {starts[pos + 1] + table[id_column].iloc[pos].count(chr(10))} "
+                                 f"({table[id_column].iloc[pos][:60]!r}...): a stray quote opens a field there.")
     else:
         table = pd.read_parquet(path)
         line_of = lambda pos: f"row {pos}"  # noqa: E731

@@ -146,3 +146,18 @@ def test_run_checks_from_cases_table_and_bad_input():
         checks.run_checks(pd.DataFrame({"case_id": ["a"]}), [checks.valid_json()])
     with pytest.raises(ValueError, match="unit"):
         checks.max_length(3, unit="tokens")
+
+
+@pytest.mark.parametrize("text, message", [
+    # the stray quote opens a field that swallows the rest of the line: one field where the header has three
+    ('case_id,input,output\n"case-001,What is the warranty?,Two years\ncase-002,Hi,Hello\n',
+     r"record 1 \(line 2\) has 1 fields; the header has 3"),
+    # ... or the next line too, where the field count happens to match: the id spans two lines
+    ('case_id,input,output\n"case-001,What is the warranty?,Two years\ncase-002,Hi",Hello,there\ncase-003,a,b\n',
+     r"record 1 \(line 2\) does not parse as the header says: its case_id spans lines 2 to 3"),
+])
+def test_read_csv_refuses_a_stray_quote_naming_the_line(tmp_path, text, message):
+    path = tmp_path / "cases.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        cases.read_cases(path)
