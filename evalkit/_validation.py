@@ -158,27 +158,6 @@ def check_level(value, name: str = "confidence_level") -> float:
     return check_number(value, name, low=0.0, high=1.0, closed="neither")
 
 
-def renamed(old: str, new: str, since: str):
-    """Decorator: the keyword ``old`` still works for one release, with a FutureWarning naming ``new``."""
-    import functools
-    import warnings
-
-    def wrap(func):
-        @functools.wraps(func)
-        def inner(*args, **kwargs):
-            if old in kwargs:
-                if new in kwargs:
-                    raise TypeError(f"{func.__name__}() got both `{old}` and `{new}`; `{old}` is the old name of `{new}`.")
-                warnings.warn(f"{func.__name__}(): `{old}=` is renamed `{new}=` (since evalkit {since}); the old name "
-                              "will be removed in the next release.", FutureWarning, stacklevel=2)
-                kwargs[new] = kwargs.pop(old)
-            return func(*args, **kwargs)
-
-        return inner
-
-    return wrap
-
-
 def as_groups(by, table=None, *, name: str = "cluster", key: str | None = None, length: int | None = None,
               table_name: str = "the table", columns: bool = True) -> pd.Series:
     """The one reading of a ``cluster=`` (or ``by=``) argument as a Series of ids.

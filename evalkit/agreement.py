@@ -15,8 +15,7 @@ Which numbers come from where:
   tested against ``statsmodels.stats.inter_rater.fleiss_kappa``.
 - Cohen's kappa, unweighted or weighted, between two annotators: :func:`cohen_kappa`.
 - Correlations (the human ceiling) are :func:`evalkit.correlate.correlate`.
-- The pairwise-judge diagnostics (position, length and self-preference bias) moved to :mod:`evalkit.pairwise`;
-  the old names here are deprecated aliases for one release.
+- The pairwise-judge diagnostics (position, length and self-preference bias) are in :mod:`evalkit.pairwise`.
 """
 
 from __future__ import annotations
@@ -49,7 +48,6 @@ from evalkit._validation import (
     check_number,
     check_option,
     check_rng,
-    renamed,
     show,
 )
 from evalkit.labels import latest_labels, read_labels
@@ -64,10 +62,6 @@ __all__ = [
     "human_ceiling",
     "AltTestResult",
     "alternative_annotator_test",
-    "position_consistency",
-    "first_slot_preference",
-    "length_bias",
-    "self_preference",
 ]
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -302,7 +296,6 @@ def _warn_undefined(what: str, n_items: int, values, name: str = "ratings") -> b
     return False
 
 
-@renamed("ci_method", "interval", since="0.2.0")
 def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 1000, confidence_level: float = 0.95,
                        interval: str = "studentized", rng=None) -> pd.DataFrame:
     """Krippendorff's alpha with a bootstrap interval over items.
@@ -465,7 +458,6 @@ def _icc_of_sums(k: int):
     return of_sums
 
 
-@renamed("ci_method", "interval", since="0.2.0")
 def icc(ratings, *, confidence_level: float = 0.95, interval: str = "auto", n_resamples: int = 1000,
         rng=None) -> pd.DataFrame:
     """The six intraclass correlations of Shrout & Fleiss (1979) with intervals that hold on rating scales.
@@ -633,7 +625,6 @@ def _icc_coarse_notes(out: pd.DataFrame, x: np.ndarray) -> None:
                                          "for ICC3k)")
 
 
-@renamed("ci_method", "interval", since="0.2.0")
 def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 0.95, interval: str = "studentized",
                  rng=None) -> pd.DataFrame:
     """Fleiss' kappa for items that each have the same number of ratings (annotators may differ by item).
@@ -1114,30 +1105,3 @@ def _alignment(pred: np.ndarray, others: np.ndarray, scoring: str) -> np.ndarray
         return (present & (others == pred[:, None])).sum(axis=1) / present.sum(axis=1)
     squared = np.where(present, (others - pred[:, None]) ** 2, 0.0)
     return -np.sqrt(squared.sum(axis=1) / present.sum(axis=1))
-
-
-# --------------------------------------------------------------------------------------------------
-# deprecated: the pairwise-judge diagnostics live in evalkit.pairwise
-# --------------------------------------------------------------------------------------------------
-def _moved(name: str):
-    """A deprecated alias of ``evalkit.pairwise.<name>``: it imports evalkit.pairwise when first called, so that this
-    module does not depend on it."""
-
-    def alias(*args, **kwargs):
-        from evalkit import pairwise  # only the deprecated names reach it
-
-        warnings.warn(f"evalkit.agreement.{name} moved to evalkit.pairwise.{name}; the old name will be removed in "
-                      "the next release.", DeprecationWarning, stacklevel=2)
-        return getattr(pairwise, name)(*args, **kwargs)
-
-    alias.__name__ = alias.__qualname__ = name
-    alias.__doc__ = (f"Deprecated alias of :func:`evalkit.pairwise.{name}` (removed in the next release); it warns "
-                     "with a DeprecationWarning and returns what the new function returns.")
-    alias.__module__ = __name__
-    return alias
-
-
-position_consistency = _moved("position_consistency")
-first_slot_preference = _moved("first_slot_preference")
-length_bias = _moved("length_bias")
-self_preference = _moved("self_preference")

@@ -41,7 +41,6 @@ from evalkit.labels import latest_labels
 __all__ = [
     "CalibrationReport",
     "calibrate",
-    "cohen_kappa",
     "disagreements",
     "corrected_pass_rate",
     "agreement_drift",
@@ -71,17 +70,6 @@ def _pairs(judge, human, pass_levels=None, name: str = "judge", human_name: str 
     if pairs.empty:
         raise ValueError(f"no case has both a judge verdict (in `{name}`) and a label (in `{human_name}`).")
     return pairs, excluded
-
-
-def cohen_kappa(a, b, *, weights: str | None = None) -> float:
-    """Deprecated: :func:`evalkit.agreement.cohen_kappa` is Cohen's kappa (on a ratings table); this name, for two
-    label sequences, will be removed in the next release.
-
-    ``kappa = (p_o - p_e) / (1 - p_e)``, unweighted or with ``weights`` ("linear" or "quadratic", numeric labels).
-    """
-    warnings.warn("evalkit.calibrate.cohen_kappa is deprecated: use evalkit.agreement.cohen_kappa (a ratings table "
-                  "in, a table out); this name will be removed in the next release.", FutureWarning, stacklevel=2)
-    return _stats.cohen_kappa(a, b, weights=weights)
 
 
 @dataclass(frozen=True)

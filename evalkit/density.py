@@ -31,7 +31,6 @@ from evalkit._validation import (
     check_option,
     check_rng,
     check_unique_column,
-    renamed,
     show,
 )
 
@@ -526,7 +525,6 @@ _TIES_NOTE = ("{share:.0%} of the documents share one {side} value: the Bonett-W
               "holds there")
 
 
-@renamed("ci_method", "interval", since="0.2.0")
 def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: str = "spearman",
                 confidence_level: float = 0.95, interval: str = "studentized", n_resamples: int = 1000,
                 rng=None) -> pd.DataFrame:

@@ -757,11 +757,6 @@ NOT_GENERATED = {
     **dict.fromkeys(["logs.read_inspect", "logs.read_promptfoo", "logs.read_lm_eval", "logs.read_openai_evals",
                      "datasets.load_arena"], "reads a tool's log or a data set's files: its bad input is a bad file, tested "
                                              "with files"),
-    **dict.fromkeys(["agreement.position_consistency", "agreement.first_slot_preference", "agreement.length_bias",
-                     "agreement.self_preference"], "a deprecated alias of the pairwise function of the same name, "
-                                                   "which is generated here"),
-    "logs.pass_rate": "a deprecated alias of judge.pass_rate, which is generated here on the tables logs give",
-    "calibrate.cohen_kappa": "a deprecated alias of the kernel under agreement.cohen_kappa, which is generated here",
     **dict.fromkeys(["report.find_notebooks", "report.parse_params", "report.float_format", "report.run_notebook",
                      "report.build_report"], "runs notebooks (the 'report' extra)"),
     "report.use_formatted": "sets how the running IPython session shows tables (no table in)",

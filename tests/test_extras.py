@@ -137,16 +137,14 @@ def _without(modules: list[str], code: str) -> str:
 
 
 def test_length_bias_without_statsmodels_names_the_extra():
-    """Run where statsmodels cannot be imported: the error names the 'stats' extra, not a bare module (the old
-    name in agreement, a deprecated alias, says the same)."""
+    """Run where statsmodels cannot be imported: the error names the 'stats' extra, not a bare module."""
     out = _without(["statsmodels", "statsmodels.api"], (
-        "import warnings; warnings.simplefilter('ignore', DeprecationWarning)\n"
-        "import pandas as pd\nfrom evalkit import agreement, pairwise\n"
+        "import pandas as pd\nfrom evalkit import pairwise\n"
         "d = pd.DataFrame({'case_id': [1, 1], 'order': ['original', 'swapped'], 'winner': ['1', '2'], 'label': ['1', '1'],"
         " 'length_1': [10, 20], 'length_2': [20, 10]})\n"
-        "for f in (pairwise.length_bias, agreement.length_bias):\n"
+        "for f in (pairwise.length_bias,):\n"
         "    try:\n        f(d)\n    except ImportError as exc:\n        print(exc)\n"))
-    assert out.count('pairwise.length_bias needs statsmodels, from the \'stats\' extra: pip install "llm-evalkit[stats]"') == 2
+    assert out.count('pairwise.length_bias needs statsmodels, from the \'stats\' extra: pip install "llm-evalkit[stats]"') == 1
 
 
 def test_an_eval_log_without_zstandard_names_the_extra():

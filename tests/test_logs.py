@@ -274,24 +274,28 @@ def test_calibrate_and_compare_two_inspect_runs():
     human = graded1.merge(labels, on=["sample_id", "epoch"]).set_index("case_id")["label"]
     assert len(human) == 19  # every answer but the errored one
     # the epochs of a question are one cluster, found from the table: 10 questions, too few for kappa's interval
-    with pytest.warns(EvalkitWarning, match=r"fewer than 50 clusters for \['kappa'\]"):
-        report = calibrate.calibrate(graded1, human)
+    with pytest.warns(EvalkitWarning, match=r"fewer than 50 clusters for \['kappa'\]"), \
+            pytest.warns(EvalkitWarning, match=r"1 labelled case\(s\) have no judge verdict .*\['q09_epoch_1'\]"):
+        report = calibrate.calibrate(graded1, human)  # v1 could not grade the empty answer: said, and left out
     assert report.cluster == "sample_id" and report.table.loc["agreement", "n_clusters"] == 10
     assert report.table.loc["agreement", "interval"] == "cluster-betting"
     # labels: 9 PASS (6 correct, 3 verbose), 10 FAIL (3 hedged, 3 extra, 3 wrong, 1 empty); v1 cannot grade the
     # empty answer, passes the 3 answers with a false extra claim and fails nothing a reader passes
     assert (report.n, report.n_excluded, report.human_fails, report.caught) == (18, 1, 9, 6)
     assert report.false_flag_rate == 0.0
-    rows = calibrate.calibrate(graded1.drop(columns="sample_id"), human)  # every row taken as its own case
+    with pytest.warns(EvalkitWarning, match="have no judge verdict"):
+        rows = calibrate.calibrate(graded1.drop(columns="sample_id"), human)  # every row taken as its own case
     assert rows.cluster is None and rows.table.loc["agreement", "interval"] == "clopper-pearson"
     with pytest.warns(EvalkitWarning, match="fewer than 50 clusters"):
         report2 = calibrate.calibrate(graded2, human)  # v2 catches every FAIL but also fails the 3 verbose answers
     assert (report2.n, report2.caught, report2.human_fails) == (19, 10, 10)
     assert report2.false_flag_rate == pytest.approx(3 / 9)
-    flips = calibrate.disagreements(graded1, human)
+    with pytest.warns(EvalkitWarning, match="have no judge verdict"):
+        flips = calibrate.disagreements(graded1, human)
     assert set(flips["case_id"]) == {"q03_epoch_1", "q07_epoch_2", "q10_epoch_1"}
     assert (flips["judge"] == "C").all() and (flips["human"] == "FAIL").all()
-    result = compare.paired(graded1, graded2)
+    with pytest.warns(EvalkitWarning, match=r"2 of the 20 common cases have no verdict in one run"):
+        result = compare.paired(graded1, graded2)
     # 9 verdicts change (3 verbose and 3 extra C -> I, 3 hedged P -> I); 6 of them from a pass to a fail, in 5
     # questions (q06 in both epochs): the test is per question, the epochs of one found from the tables
     assert result.n == 18 and len(result.flips) == 9 and result.rate_a == pytest.approx(12 / 18)
@@ -299,7 +303,8 @@ def test_calibrate_and_compare_two_inspect_runs():
     assert result.p_value == pytest.approx(0.0625)  # 5 questions changed, all one way: 2 * 0.5 ** 5
     assert result.test == "exact sign-flip over clusters" and result.method == "cluster-betting"
     assert result.ci_low <= result.difference <= result.ci_high
-    rows = compare.paired(graded1.drop(columns="sample_id"), graded2.drop(columns="sample_id"))
+    with pytest.warns(EvalkitWarning, match="have no verdict in one run"):
+        rows = compare.paired(graded1.drop(columns="sample_id"), graded2.drop(columns="sample_id"))
     assert rows.p_value == pytest.approx(0.03125) and rows.cluster is None  # rows as independent: 2 * 0.5 ** 6
     estimate = infer.pass_rate(graded1, human.iloc[:10], method="classical")
     assert estimate["n_labelled"].iloc[0] == 10 and estimate["n_error"].iloc[0] == 2  # the errored and the ungraded
@@ -320,16 +325,6 @@ def test_log_tables_round_trip_and_feed_the_labeller(tmp_path):
     labeller.buttons["FAIL"].click()
     assert labeller.labels().to_dict() == {"q01_epoch_1": "FAIL"}
     labeller.close()
-
-
-@pytest.mark.parametrize("interval", ["clopper-pearson", "wilson"])
-def test_the_deprecated_pass_rate_of_logs_is_judges(interval):
-    table = logs.read_promptfoo(DEMO / "promptfoo_v1.json")
-    first = table[table["repeat"] == 1]  # one epoch: no clusters
-    with pytest.warns(FutureWarning, match="evalkit.judge.pass_rate reads a log's epochs as clusters"):
-        ours = logs.pass_rate(first, interval=interval)
-    pd.testing.assert_frame_equal(ours, judge.pass_rate(first, interval=interval, unparseable_alert=1.0))
-    assert ours["interval"].eq(interval).all() and "n_clusters" not in ours.columns
 
 
 def test_pass_rate_with_epochs_is_clopper_pearson_on_the_case_means_when_asked():

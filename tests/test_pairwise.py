@@ -760,18 +760,9 @@ def test_self_preference_counts_by_hand():
     assert out.loc["m2", ["n", "own_rate", "gold_rate"]].tolist() == pytest.approx([2, 0.5, 0.5])
 
 
-def test_the_old_names_in_agreement_warn_and_answer_the_same(rng):
-    d = paired_decisions(rng, 60, p_flip_first=0.2, p_flip_second=0.1)
-    for name in ("position_consistency", "first_slot_preference"):
-        with pytest.warns(DeprecationWarning, match=f"agreement.{name} moved to evalkit.pairwise.{name}"):
-            old = getattr(agreement, name)(d)
-        pd.testing.assert_frame_equal(old, getattr(pairwise, name)(d))
-    mine = pd.DataFrame({"judge": "m1", "model_1": ["m1", "m2"] * 5, "model_2": ["m2", "m1"] * 5,
-                         "winner": ["1", "2"] * 5, "label": ["1", "1"] * 5})
-    with pytest.warns(DeprecationWarning, match="agreement.self_preference moved"):
-        pd.testing.assert_frame_equal(agreement.self_preference(mine), pairwise.self_preference(mine))
-    with pytest.warns(DeprecationWarning, match="agreement.length_bias moved"), pytest.raises(KeyError):
-        agreement.length_bias(d)  # the same function underneath: the same error for a table without lengths
+def test_the_pairwise_diagnostics_have_one_home():
+    for name in ("position_consistency", "first_slot_preference", "length_bias", "self_preference"):
+        assert callable(getattr(pairwise, name)) and not hasattr(agreement, name)
 
 
 @pytest.mark.slow
