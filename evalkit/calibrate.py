@@ -329,27 +329,30 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
                         n_resamples: int = 4000, rng=None, pass_levels=None) -> pd.DataFrame:
     """The pass rate corrected for the judge's measured error rates (Rogan-Gladen), with a Clopper-Pearson fiducial CI.
 
-    With ``sensitivity = P(judge PASS | human PASS)`` and ``specificity = P(judge FAIL | human FAIL)``
-    from the calibration set, the corrected rate is ``(observed + specificity - 1) / (sensitivity +
-    specificity - 1)``. It rests on three binomial rates: the run's observed pass rate and the judge's two
-    rates on the calibration labels, which must be other cases than the run's (a run corrected with a
-    calibration on its own cases gives back the human rate there, by algebra).
+    The judge's error rates are named as in :func:`calibrate`, FAIL the positive class: ``fail_recall = P(judge FAIL |
+    human FAIL)`` and ``false_flag_rate = P(judge FAIL | human PASS)`` on the calibration set. The judge passes a
+    share ``observed = p (1 - false_flag_rate) + (1 - p) (1 - fail_recall)`` of a run whose human pass rate is p, so
+    the corrected rate is ``(observed + fail_recall - 1) / (fail_recall - false_flag_rate)`` (Rogan-Gladen, whose
+    sensitivity and specificity for the pass class are ``1 - false_flag_rate`` and ``fail_recall``). It rests on three
+    binomial rates: the run's observed pass rate and the judge's two rates on the calibration labels, which must be
+    other cases than the run's (a run corrected with a calibration on its own cases gives back the human rate
+    there, by algebra).
 
     The interval carries the uncertainty of all three. The corrected rate increases in the observed rate
-    and the specificity and decreases in the sensitivity (while it lies in [0, 1]), so its lower end is the
-    alpha/2 quantile of the formula over draws of the observed rate and the specificity from the beta
-    distributions whose quantiles are their lower Clopper-Pearson limits and of the sensitivity from its
-    upper one, and the upper end likewise. A percentile bootstrap of the same three rates covered 0.90-0.93
-    at 20-100 calibration labels (the coverage harness); this interval held at every design measured. Where
-    the calibration labels cannot rule out a judge no better than chance (more than alpha/2 of the draws
-    have sensitivity + specificity <= 1) no finite interval can hold: the interval is NaN, with a warning
-    and a note. Draws with sensitivity + specificity <= 1 count as -inf (lower end) and +inf (upper end).
+    and the fail recall and in the false-flag rate (while it lies in [0, 1]), so its lower end is the alpha/2
+    quantile of the formula over draws of the observed rate and the fail recall from the beta distributions whose
+    quantiles are their lower Clopper-Pearson limits and of the false-flag rate from its lower one too, and the
+    upper end likewise. A percentile bootstrap of the same three rates covered 0.90-0.93 at 20-100 calibration
+    labels (the coverage harness); this interval held at every design measured. Where the calibration labels
+    cannot rule out a judge no better than chance (more than alpha/2 of the draws have fail_recall <=
+    false_flag_rate) no finite interval can hold: the interval is NaN, with a warning and a note. Such draws count
+    as -inf (lower end) and +inf (upper end).
 
     The estimate is not clipped: one outside [0, 1] means the calibration's error rates do not fit this run
     (other data, or too few labels), and an :class:`evalkit.EvalkitWarning` says so. The interval is reported both
     ways: ``ci_low, ci_high`` clipped to [0, 1], the values a rate can take (clipping commutes with
     quantiles, so it loses nothing), and ``ci_low_unclipped, ci_high_unclipped`` as the draws give them. A
-    judge no better than chance on the calibration set (sensitivity + specificity <= 1) cannot be corrected
+    judge no better than chance on the calibration set (fail_recall <= false_flag_rate) cannot be corrected
     for: a warning, and NaN estimate and interval.
 
     Parameters
@@ -370,7 +373,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     -------
     DataFrame
         One row: ``n_run, observed, corrected, ci_low, ci_high, ci_low_unclipped, ci_high_unclipped, interval,
-        note, sensitivity, specificity, n_calibration``; ``interval`` names the method (``cp-fiducial``), ``note``
+        note, fail_recall, false_flag_rate, n_calibration``; ``interval`` names the method (``cp-fiducial``), ``note``
         says why an interval is missing.
 
     Examples
@@ -399,7 +402,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     cells = np.array([(h & j).sum(), (h & ~j).sum(), (~h & ~j).sum(), (~h & j).sum()])  # PP, PF, FF, FP
     if cells[:2].sum() == 0 or cells[2:].sum() == 0:
         raise ValueError("the calibration set needs both human PASS and human FAIL labels to estimate the judge's "
-                         "sensitivity and specificity.")
+                         "fail_recall and false_flag_rate.")
 
     def correct(obs, se, sp):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -409,30 +412,28 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     corrected = float(correct(observed, se, sp))
     row = {"n_run": n_run, "observed": observed, "corrected": np.nan, "ci_low": np.nan, "ci_high": np.nan,
            "ci_low_unclipped": np.nan, "ci_high_unclipped": np.nan, "interval": "cp-fiducial", "note": "",
-           "sensitivity": float(se), "specificity": float(sp), "n_calibration": int(cells.sum())}
+           "fail_recall": float(sp), "false_flag_rate": float(1 - se), "n_calibration": int(cells.sum())}
     if se + sp - 1 <= 0:
-        warnings.warn(f"the judge is no better than chance on the calibration set (sensitivity {se:.2f} + "
-                      f"specificity {sp:.2f} <= 1); its pass rate cannot be corrected (NaN).", EvalkitWarning,
-                      stacklevel=2)
+        warn(f"the judge is no better than chance on the calibration set (fail_recall {sp:.2f} <= false_flag_rate "
+             f"{1 - se:.2f}); its pass rate cannot be corrected (NaN).")
         row["note"] = "judge no better than chance on the calibration set"
         return pd.DataFrame([row])
     if not 0.0 <= corrected <= 1.0:
-        warnings.warn(f"the corrected pass rate {corrected:.3f} is outside [0, 1]: the judge's error rates on the "
-                      f"calibration set (sensitivity {se:.2f}, specificity {sp:.2f}, n = {int(cells.sum())}) do not "
-                      f"fit this run (observed {observed:.3f}); reported unclipped. Label more cases like this run's.",
-                      EvalkitWarning, stacklevel=2)
+        warn(f"the corrected pass rate {corrected:.3f} is outside [0, 1]: the judge's error rates on the "
+             f"calibration set (fail_recall {sp:.2f}, false_flag_rate {1 - se:.2f}, n = {int(cells.sum())}) do not "
+             f"fit this run (observed {observed:.3f}); reported unclipped. Label more cases like this run's.")
     low, high, undefined_low, undefined_high = _stats.cp_fiducial_interval(
         correct, [(int(run.sum()), n_run), (int(cells[0]), int(cells[:2].sum())), (int(cells[2]), int(cells[2:].sum()))],
         [+1, -1, +1], confidence_level, n_draws=n_resamples, rng=None if rng is None else check_rng(rng))
     row["corrected"] = corrected
     if not (np.isfinite(low) and np.isfinite(high)):
         share = max(undefined_low, undefined_high)
-        row["note"] = (f"{share:.0%} of the draws have sensitivity + specificity <= 1: the calibration labels cannot "
+        row["note"] = (f"{share:.0%} of the draws have fail_recall <= false_flag_rate: the calibration labels cannot "
                        "rule out a judge no better than chance, so no interval can hold")
-        warnings.warn(f"the calibration set ({int(cells[:2].sum())} human PASS, {int(cells[2:].sum())} human FAIL) cannot "
-                      f"rule out a judge no better than chance at {confidence_level:.0%} ({share:.0%} of the draws of "
-                      "its sensitivity and specificity sum to 1 or less): no interval for the corrected rate can hold "
-                      "(NaN). Label more cases, failing ones in particular.", EvalkitWarning, stacklevel=2)
+        warn(f"the calibration set ({int(cells[:2].sum())} human PASS, {int(cells[2:].sum())} human FAIL) cannot "
+             f"rule out a judge no better than chance at {confidence_level:.0%} ({share:.0%} of the draws have its "
+             "fail_recall at or below its false_flag_rate): no interval for the corrected rate can hold "
+             "(NaN). Label more cases, failing ones in particular.")
         return pd.DataFrame([row])
     row.update(ci_low=float(np.clip(low, 0, 1)), ci_high=float(np.clip(high, 0, 1)), ci_low_unclipped=float(low),
                ci_high_unclipped=float(high))

@@ -156,7 +156,8 @@ def test_corrected_pass_rate_warns_on_a_chance_judge():
     with pytest.warns(EvalkitWarning, match="no better than chance"):
         row = calibrate.corrected_pass_rate(pd.Series(["PASS"]), calibrate.calibrate(judge, human)).iloc[0]
     assert np.isnan(row["corrected"]) and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
-    assert (row["sensitivity"], row["specificity"]) == (0.5, 0.5)
+    assert (row["fail_recall"], row["false_flag_rate"]) == (0.5, 0.5)
+    assert "sensitivity" not in row.index  # one name per quantity: calibrate's, FAIL the positive class
     with pytest.raises(TypeError, match="CalibrationReport"):
         calibrate.corrected_pass_rate(pd.Series(["PASS"]), {"agreement": 1})
 
@@ -213,7 +214,7 @@ def test_demo_judge_end_to_end():
 
 
 def test_corrected_pass_rate_outside_unit_interval_is_not_clipped():
-    # The case: an all-PASS run of 20, a judge with sensitivity 8/15 and specificity 3/5 on 20 labels. Those 20
+    # An all-PASS run of 20, a judge that passes 8 of 15 human PASS and fails 3 of 5 human FAIL on 20 labels. Those 20
     # labels cannot rule out a judge no better than chance, so no interval can hold: NaN, with a warning and a note.
     human = pd.Series(["PASS"] * 15 + ["FAIL"] * 5, index=range(20))
     judge = pd.Series(["PASS"] * 8 + ["FAIL"] * 7 + ["FAIL"] * 3 + ["PASS"] * 2, index=range(20))
@@ -222,7 +223,8 @@ def test_corrected_pass_rate_outside_unit_interval_is_not_clipped():
         row = calibrate.corrected_pass_rate(pd.Series(["PASS"] * 20), report).iloc[0]
     messages = " ".join(str(w.message) for w in caught)
     assert "outside [0, 1]" in messages and "reported unclipped" in messages and "no interval" in messages
-    assert row["sensitivity"] == pytest.approx(8 / 15) and row["specificity"] == pytest.approx(3 / 5)
+    assert row["false_flag_rate"] == pytest.approx(7 / 15) and row["fail_recall"] == pytest.approx(3 / 5)
+    assert (row["fail_recall"], row["false_flag_rate"]) == pytest.approx((report.fail_recall, report.false_flag_rate))
     assert row["corrected"] == pytest.approx((1 + 3 / 5 - 1) / (8 / 15 + 3 / 5 - 1))  # 4.5, not 1.0
     assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"]) and "no better than chance" in row["note"]
     # 200 labels pin the judge's rates down: an estimate above 1 (an all-PASS run) still gets its interval
