@@ -94,7 +94,7 @@ class CalibrationReport:
     base_rate_agreement : float
         Agreement an always-PASS judge would reach (the share of human PASS).
     table : DataFrame
-        Every rate with ``value, ci_low, ci_high, numerator, denominator, interval, note`` (Clopper-Pearson by
+        Every rate with ``estimate, ci_low, ci_high, numerator, denominator, interval, note`` (Clopper-Pearson by
         default, or Wilson; kappa's is the Clopper-Pearson fiducial interval; with clusters, the betting interval
         over whole clusters, or the cluster-robust t); ``interval`` names the method, ``note`` says why an interval is missing (and ``n_clusters`` with
         clusters).
@@ -144,7 +144,7 @@ class CalibrationReport:
 
     def _rows(self) -> tuple[str, list[dict]]:
         excluded = f", {self.n_excluded} excluded" if self.n_excluded else ""
-        rows = [{"quantity": str(metric), "estimate": _display.number(row["value"]),
+        rows = [{"quantity": str(metric), "estimate": _display.number(row["estimate"]),
                  "interval": _display.interval(row["ci_low"], row["ci_high"], level=self.confidence_level),
                  "method": row.get("interval", ""), "note": row.get("note", "")}
                 for metric, row in self.table.iterrows()]
@@ -238,7 +238,7 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
                                ("false_flag_rate", ~h_fail & j_fail, ~h_fail), ("precision", h_fail & j_fail, j_fail),
                                ("base_rate_agreement", ~h_fail, np.ones(n, bool))):
         k, d = int(hit.sum()), int(among.sum())
-        row = {"value": k / d if d else np.nan, "numerator": k, "denominator": d}
+        row = {"estimate": k / d if d else np.nan, "numerator": k, "denominator": d}
         if groups is None:
             found = _stats.rate_interval(k, d, method=method, confidence_level=confidence_level)
             del found["n_clusters"]
@@ -248,7 +248,7 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
             few += [metric] if found["note"] else []
         row.update(found)
         rows[metric] = row
-    row = {"value": kappa, "numerator": pd.NA, "denominator": n, "note": ""}
+    row = {"estimate": kappa, "numerator": pd.NA, "denominator": n, "note": ""}
     if groups is None:
         row.update(_stats.kappa_interval(tp, fn, fp, tn, confidence_level))
     else:
@@ -258,16 +258,16 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
     if few:
         warnings.warn(f"fewer than {_stats.MIN_CLUSTERS} clusters for {few}: a cluster-robust interval is not backed there (NaN, "
                       "with a note).", EvalkitWarning, stacklevel=2)
-    columns = ["value", "ci_low", "ci_high", "numerator", "denominator", "interval", "note"]
+    columns = ["estimate", "ci_low", "ci_high", "numerator", "denominator", "interval", "note"]
     table = pd.DataFrame(rows).T
     table = table[columns + (["n_clusters"] if groups is not None else [])]
     table.index.name = "metric"
-    table = table.astype({"value": float, "ci_low": float, "ci_high": float, "numerator": "Int64", "denominator": "Int64"})
+    table = table.astype({"estimate": float, "ci_low": float, "ci_high": float, "numerator": "Int64", "denominator": "Int64"})
     if groups is not None:
         table["n_clusters"] = table["n_clusters"].astype("Int64")
     return CalibrationReport(
-        n=n, agreement=(tp + tn) / n, fail_recall=rows["fail_recall"]["value"], false_flag_rate=rows["false_flag_rate"]["value"],
-        precision=rows["precision"]["value"], kappa=kappa, caught=tp, human_fails=tp + fn, judge_fails=tp + fp,
+        n=n, agreement=(tp + tn) / n, fail_recall=rows["fail_recall"]["estimate"], false_flag_rate=rows["false_flag_rate"]["estimate"],
+        precision=rows["precision"]["estimate"], kappa=kappa, caught=tp, human_fails=tp + fn, judge_fails=tp + fp,
         base_rate_agreement=(fp + tn) / n, confidence_level=confidence_level, table=table, pairs=pairs,
         n_excluded=excluded, cluster=None if cluster is None else cluster if isinstance(cluster, str) else "given",
     )
@@ -372,9 +372,9 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     Returns
     -------
     DataFrame
-        One row: ``n_run, observed, corrected, ci_low, ci_high, ci_low_unclipped, ci_high_unclipped, interval,
-        note, fail_recall, false_flag_rate, n_calibration``; ``interval`` names the method (``cp-fiducial``), ``note``
-        says why an interval is missing.
+        One row: ``n_run, observed, estimate, ci_low, ci_high, ci_low_unclipped, ci_high_unclipped, interval, note,
+        fail_recall, false_flag_rate, n_calibration``; ``estimate`` is the corrected rate, ``interval`` names the
+        method (``cp-fiducial``), ``note`` says why an interval is missing.
 
     Examples
     --------
@@ -384,7 +384,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     >>> judge = pd.Series(["PASS"] * 70 + ["FAIL"] * 10 + ["FAIL"] * 30 + ["PASS"] * 10, index=range(120))
     >>> run = pd.Series(["PASS"] * 60 + ["FAIL"] * 40)
     >>> row = corrected_pass_rate(run, calibrate(judge, human)).iloc[0]
-    >>> float(row["observed"]), round(float(row["corrected"]), 3)  # (0.6 + 0.75 - 1) / (0.875 + 0.75 - 1)
+    >>> float(row["observed"]), round(float(row["estimate"]), 3)  # (0.6 + 0.75 - 1) / (0.875 + 0.75 - 1)
     (0.6, 0.56)
     >>> round(float(row["ci_low"]), 3), round(float(row["ci_high"]), 3), row["interval"]
     (0.31, 0.764, 'cp-fiducial')
@@ -410,7 +410,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
 
     se, sp = cells[0] / cells[:2].sum(), cells[2] / cells[2:].sum()
     corrected = float(correct(observed, se, sp))
-    row = {"n_run": n_run, "observed": observed, "corrected": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+    row = {"n_run": n_run, "observed": observed, "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
            "ci_low_unclipped": np.nan, "ci_high_unclipped": np.nan, "interval": "cp-fiducial", "note": "",
            "fail_recall": float(sp), "false_flag_rate": float(1 - se), "n_calibration": int(cells.sum())}
     if se + sp - 1 <= 0:
@@ -425,7 +425,7 @@ def corrected_pass_rate(results, report: CalibrationReport, *, confidence_level:
     low, high, undefined_low, undefined_high = _stats.cp_fiducial_interval(
         correct, [(int(run.sum()), n_run), (int(cells[0]), int(cells[:2].sum())), (int(cells[2]), int(cells[2:].sum()))],
         [+1, -1, +1], confidence_level, n_draws=n_resamples, rng=None if rng is None else check_rng(rng))
-    row["corrected"] = corrected
+    row["estimate"] = corrected
     if not (np.isfinite(low) and np.isfinite(high)):
         share = max(undefined_low, undefined_high)
         row["note"] = (f"{share:.0%} of the draws have fail_recall <= false_flag_rate: the calibration labels cannot "

@@ -223,11 +223,11 @@ def calibration_rates(report, *, ax=None, **kwargs):
     ['agreement', 'fail_recall']
     """
     _check_report(report)
-    table = report.table.dropna(subset=["value"])
+    table = report.table.dropna(subset=["estimate"])
     if ax is None:
         ax = plt.gca()
     y = np.arange(len(table))[::-1]
-    values = table["value"].to_numpy(float)
+    values = table["estimate"].to_numpy(float)
     err = np.vstack([values - table["ci_low"].to_numpy(float), table["ci_high"].to_numpy(float) - values])
     pct = int(round(report.confidence_level * 100))
     methods = list(dict.fromkeys(table["interval"].dropna().astype(str))) if "interval" in table.columns else []

@@ -143,8 +143,8 @@ def test_corrected_pass_rate_rogan_gladen(labelled, rng):
     se = 1 - report.false_flag_rate
     sp = report.fail_recall
     observed = (run == "PASS").mean()
-    assert row["corrected"] == pytest.approx((observed + sp - 1) / (se + sp - 1))
-    assert row["ci_low"] < row["corrected"] < row["ci_high"]
+    assert row["estimate"] == pytest.approx((observed + sp - 1) / (se + sp - 1))
+    assert row["ci_low"] < row["estimate"] < row["ci_high"]
     # Calibration uncertainty widens the interval beyond the run's own binomial interval.
     low, high = wilson(int((run == "PASS").sum()), 500)
     assert row["ci_high"] - row["ci_low"] > high - low
@@ -155,7 +155,7 @@ def test_corrected_pass_rate_warns_on_a_chance_judge():
     judge = pd.Series(["PASS", "FAIL", "PASS", "FAIL"])
     with pytest.warns(EvalkitWarning, match="no better than chance"):
         row = calibrate.corrected_pass_rate(pd.Series(["PASS"]), calibrate.calibrate(judge, human)).iloc[0]
-    assert np.isnan(row["corrected"]) and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
+    assert np.isnan(row["estimate"]) and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
     assert (row["fail_recall"], row["false_flag_rate"]) == (0.5, 0.5)
     assert "sensitivity" not in row.index  # one name per quantity: calibrate's, FAIL the positive class
     with pytest.raises(TypeError, match="CalibrationReport"):
@@ -225,15 +225,15 @@ def test_corrected_pass_rate_outside_unit_interval_is_not_clipped():
     assert "outside [0, 1]" in messages and "reported unclipped" in messages and "no interval" in messages
     assert row["false_flag_rate"] == pytest.approx(7 / 15) and row["fail_recall"] == pytest.approx(3 / 5)
     assert (row["fail_recall"], row["false_flag_rate"]) == pytest.approx((report.fail_recall, report.false_flag_rate))
-    assert row["corrected"] == pytest.approx((1 + 3 / 5 - 1) / (8 / 15 + 3 / 5 - 1))  # 4.5, not 1.0
+    assert row["estimate"] == pytest.approx((1 + 3 / 5 - 1) / (8 / 15 + 3 / 5 - 1))  # 4.5, not 1.0
     assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"]) and "no better than chance" in row["note"]
     # 200 labels pin the judge's rates down: an estimate above 1 (an all-PASS run) still gets its interval
     human = pd.Series(["PASS"] * 150 + ["FAIL"] * 50, index=range(200))
     judge = pd.Series(["PASS"] * 135 + ["FAIL"] * 15 + ["FAIL"] * 40 + ["PASS"] * 10, index=range(200))
     with pytest.warns(EvalkitWarning, match="outside \\[0, 1\\].*reported unclipped"):
         row = calibrate.corrected_pass_rate(pd.Series(["PASS"] * 60), calibrate.calibrate(judge, human)).iloc[0]
-    assert row["corrected"] == pytest.approx((1 + 0.8 - 1) / (0.9 + 0.8 - 1))
-    assert row["ci_low_unclipped"] < row["corrected"] < row["ci_high_unclipped"]  # no zero-width interval
+    assert row["estimate"] == pytest.approx((1 + 0.8 - 1) / (0.9 + 0.8 - 1))
+    assert row["ci_low_unclipped"] < row["estimate"] < row["ci_high_unclipped"]  # no zero-width interval
     # the interval a rate can take: the unclipped one clipped to [0, 1]
     assert (row["ci_low"], row["ci_high"]) == (min(max(row["ci_low_unclipped"], 0), 1), min(max(row["ci_high_unclipped"], 0), 1))
     assert 0 <= row["ci_low"] <= row["ci_high"] <= 1 and row["interval"] == "cp-fiducial"
@@ -355,7 +355,7 @@ def test_clustered_rates_default_to_the_betting_interval_over_whole_clusters():
     with pytest.warns(EvalkitWarning, match=r"fewer than 50 clusters for \['kappa'\]"):  # kappa's is large-sample
         few = calibrate.calibrate(judge, human, cluster=pd.Series(np.arange(200) // 17, index=human.index)).table
     row = few.loc["agreement"]
-    assert row["n_clusters"] == 12 and row["ci_low"] < row["value"] < row["ci_high"] and row["note"] == ""
+    assert row["n_clusters"] == 12 and row["ci_low"] < row["estimate"] < row["ci_high"] and row["note"] == ""
     with pytest.warns(EvalkitWarning, match="kappa"):
         reordered = calibrate.calibrate(judge.iloc[::-1], human.iloc[::-1],
                                         cluster=pd.Series(np.arange(200) // 17, index=human.index)).table

@@ -140,7 +140,7 @@ def test_every_result_prints_a_table_with_its_estimate_interval_and_method(rando
     assert re.search(rf"difference b - a\s+{_display.number(paired.difference, sign=True)}", text)
     cal = repr(results["CalibrationReport"])
     row = results["CalibrationReport"].table.loc["fail_recall"]
-    assert re.search(rf"fail_recall\s+{row['value']:.3f}\s+95% CI \[{row['ci_low']:.3f}, {row['ci_high']:.3f}\]\s+"
+    assert re.search(rf"fail_recall\s+{row['estimate']:.3f}\s+95% CI \[{row['ci_low']:.3f}, {row['ci_high']:.3f}\]\s+"
                      rf"{row['interval']}", cal)
     alt = results["AltTestResult"]
     assert re.search(rf"winning rate\s+{alt.winning_rate:.3f}\s+alt-test", repr(alt)) and "Benjamini-Yekutieli" in repr(alt)

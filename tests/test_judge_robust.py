@@ -260,7 +260,7 @@ def test_three_level_rubric_end_to_end(tmp_path):
     assert np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])  # 8 labels cannot back any interval here
     se, sp = 3 / 4, 2 / 4  # judge pass among human pass (c0 c1 c5 c7), judge fail among human fail (c2 c3 c4 c6)
     assert (row["false_flag_rate"], row["fail_recall"]) == (1 - se, sp)
-    assert row["observed"] == 5 / 8 and row["corrected"] == pytest.approx((5 / 8 + sp - 1) / (se + sp - 1))
+    assert row["observed"] == 5 / 8 and row["estimate"] == pytest.approx((5 / 8 + sp - 1) / (se + sp - 1))
     other = res.assign(verdict=pd.Categorical(["BAD", "OK", "BAD", "GOOD", "BAD", "OK", "OK", "BAD"],
                                               categories=LEVELS3.levels))
     other.attrs = res.attrs

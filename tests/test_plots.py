@@ -70,7 +70,7 @@ def test_confusion_and_calibration_rates():
     labels = [t.get_text() for t in ax2.get_yticklabels()]
     assert labels == list(report.table.index)
     line = ax2.lines[0]
-    np.testing.assert_allclose(line.get_xdata(), report.table["value"])
+    np.testing.assert_allclose(line.get_xdata(), report.table["estimate"])
 
 
 def test_density_plots():

@@ -103,7 +103,7 @@ def _calibrate_metric(metric: str, interval="auto"):
         sample["truth"] = sample["truths"][metric]
         report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level, interval=interval)
         row = report.table.loc[metric]
-        return row["ci_low"], row["ci_high"], row["value"]
+        return row["ci_low"], row["ci_high"], row["estimate"]
 
     return run
 
@@ -166,7 +166,7 @@ def _corrected_pass_rate(sample, level):
         row = calibrate.corrected_pass_rate(sample["run"], report, confidence_level=level).iloc[0]
     except ValueError:  # a calibration set without both labels: refused
         return np.nan, np.nan, np.nan
-    return row["ci_low"], row["ci_high"], row["corrected"]
+    return row["ci_low"], row["ci_high"], row["estimate"]
 
 
 def _bootstrap_corrected(sample, level):
@@ -228,7 +228,7 @@ def _calibrate_clustered(metric: str, interval: str = "auto"):
         report = calibrate.calibrate(sample["judge"], sample["human"], confidence_level=level, cluster=sample["cluster"],
                                      interval=interval)
         row = report.table.loc[metric]
-        return row["ci_low"], row["ci_high"], row["value"]
+        return row["ci_low"], row["ci_high"], row["estimate"]
 
     return run
 
