@@ -478,7 +478,7 @@ def icc(ratings, *, confidence_level: float = 0.95, interval: str = "auto", n_re
         ratings piled at the top of the scale the F intervals of ICC1 and ICC3 cover 0.87-0.92 where 0.95 is
         claimed, at 20 to 200 items, the studentized ones 0.92-0.98; with annotators drawn at random the
         bootstrap interval of ICC2 covers 0.77 at 200 items, the F one 0.93. No interval measured holds for
-        ICC2 on coarse ratings: there the ICC2 rows carry a ``ci_note`` and an EvalkitWarning.
+        ICC2 on coarse ratings: there the ICC2 rows carry a ``note`` and an EvalkitWarning.
     n_resamples : int, default 1000
         For the bootstrap intervals.
     rng : None, int or numpy.random.Generator
@@ -488,8 +488,8 @@ def icc(ratings, *, confidence_level: float = 0.95, interval: str = "auto", n_re
     DataFrame
         Indexed by ``ICC1, ICC2, ICC3, ICC1k, ICC2k, ICC3k`` (one-way random, two-way random absolute
         agreement, two-way mixed consistency; single rater and mean of k raters), columns
-        ``icc, ci_low, ci_high, interval, ci_note, F, df1, df2, p_val, n_items, n_annotators``. ``p_val`` is
-        the F test of no item effect (ICC = 0); ``ci_note`` is empty unless the interval's method is known not
+        ``icc, ci_low, ci_high, interval, note, F, df1, df2, p_val, n_items, n_annotators``. ``p_val`` is
+        the F test of no item effect (ICC = 0); ``note`` is empty unless the interval's method is known not
         to hold, or was measured short of its level, on ratings like these (the F intervals of ICC2 on coarse
         ratings; the bootstrap on coarse ratings, 0.89-0.94 at 95% on some 1-5 scales). Where a mean square is zero (constant ratings, annotators who agree exactly,
         items rated alike) the quantities that divide by it are undefined: NaN (an infinite ``F`` where there
@@ -561,7 +561,7 @@ def _icc_f_table(x: np.ndarray, confidence_level: float) -> pd.DataFrame:
         }
     out = pd.DataFrame.from_dict(rows, orient="index", columns=["icc", "ci_low", "ci_high", "F", "df1", "df2"])
     out.insert(3, "interval", "F distribution (Shrout & Fleiss 1979)")
-    out.insert(4, "ci_note", "")
+    out.insert(4, "note", "")
     out["p_val"] = stats.f.sf(out["F"], out["df1"], out["df2"])
     estimates = ["icc", "ci_low", "ci_high"]
     finite = np.isfinite(out[estimates].to_numpy(dtype=float))
@@ -611,15 +611,15 @@ def _icc_coarse_notes(out: pd.DataFrame, x: np.ndarray) -> None:
         return
     f_rows = [form for form in ("ICC2", "ICC2k") if out.loc[form, "interval"].startswith("F ")]
     if f_rows:
-        out.loc[f_rows, "ci_note"] = ("F interval on coarse ratings: covers less than claimed (0.87 for 95% at 50 items "
+        out.loc[f_rows, "note"] = ("F interval on coarse ratings: covers less than claimed (0.87 for 95% at 50 items "
                                       "of 1-5 ratings piled at the top, in the coverage harness)")
         warnings.warn(f"the ratings take {len(np.unique(x))} distinct values: the F intervals of {' and '.join(f_rows)} "
                       "assume normal ratings and cover less than claimed on a coarse scale; no interval measured "
                       "holds there (see icc's interval). The bootstrap intervals of ICC1 and ICC3 come closer but run "
-                      "a little short on some coarse scales too (see their ci_note).", EvalkitWarning, stacklevel=3)
+                      "a little short on some coarse scales too (see their note).", EvalkitWarning, stacklevel=3)
     boot_rows = [form for form in ICC_FORMS if out.loc[form, "interval"] == CI_METHODS["studentized"]]
     if boot_rows:
-        out.loc[boot_rows, "ci_note"] = ("studentized bootstrap on coarse ratings: covered 0.89-0.94 for 95% at 50 items "
+        out.loc[boot_rows, "note"] = ("studentized bootstrap on coarse ratings: covered 0.89-0.94 for 95% at 50 items "
                                          "on some 1-5 scales in the coverage harness (USR Overall: 0.936 for ICC1 over "
                                          "3,500 draws, 0.89 for ICC1k over 200; 1-5 ratings piled at the top: 0.92-0.93 "
                                          "for ICC3k)")

@@ -257,6 +257,10 @@ def _human_series(human) -> pd.Series:
                 f"`human` as a table needs columns ['item_id', 'rating'] (and usually 'annotator'); missing "
                 f"{missing}; it has {list(human.columns)}."
             )
+        if "dimension" in human.columns and human["dimension"].nunique() > 1:
+            raise ValueError(f"`human` holds ratings of {human['dimension'].nunique()} dimensions (e.g. "
+                             f"{human['dimension'].unique()[:3].tolist()}); select one, e.g. "
+                             "human[human['dimension'] == 'Overall'], so that one item's ratings are averaged.")
         return human.groupby("item_id", sort=False)["rating"].mean().rename("human")
     if not isinstance(human, pd.Series):
         raise TypeError(

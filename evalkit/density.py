@@ -556,7 +556,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         studentized 0.93-0.96, everywhere within Monte Carlo error of 0.95; Spearman Fisher 0.94-0.97
         without ties, down to 0.92 with 15% of ``fd_raw = 0``; Pearson studentized down to 0.91 on log-normal
         lengths and Pearson Fisher 0.90-0.92 on the demo corpus (0.98-1.00 on log-normal lengths: too wide).
-        An interval known not to hold says so in ``ci_note``, with an :class:`~evalkit.EvalkitWarning`:
+        An interval known not to hold says so in ``note``, with an :class:`~evalkit.EvalkitWarning`:
         every Pearson interval, and a Spearman Fisher interval where 10% or more of the documents share one
         length or one density.
     n_resamples : int, default 1000
@@ -566,10 +566,10 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
     Returns
     -------
     DataFrame
-        Indexed by measure: ``n, r, ci_low, ci_high, interval, ci_note, p_val, method`` over the documents
+        Indexed by measure: ``n, r, ci_low, ci_high, interval, note, p_val, method`` over the documents
         with both values: ``r`` is the coefficient ``method`` names, ``p_val`` its two-sided p-value of no
         correlation from scipy (Spearman: the t approximation, whose size measured 0.04-0.07 at 0.05 on the
-        designs above, ties included; Pearson's reached 0.076 at 50 log-normal lengths), ``ci_note`` empty unless the interval is known not to hold. A
+        designs above, ties included; Pearson's reached 0.076 at 50 log-normal lengths), ``note`` empty unless the interval is known not to hold. A
         corrected FD* should show no significant length correlation. With fewer than 3 such documents, or a
         constant side, the row is NaN with an :class:`~evalkit.EvalkitWarning`.
 
@@ -603,7 +603,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         both = ~np.isnan(length) & ~np.isnan(density)  # documents without one of the two are left out
         x, y = length[both], density[both]
         row = {"n": int(both.sum()), "r": np.nan, "ci_low": np.nan, "ci_high": np.nan, "interval": "none",
-               "ci_note": "", "p_val": np.nan, "method": method}
+               "note": "", "p_val": np.nan, "method": method}
         if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
             undefined.append(f"{column!r} ({len(x)} documents" + (")" if len(x) < 3 else ", one side constant)"))
             rows[column] = row
@@ -619,7 +619,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
             lost.append(repr(column))
         if note:
             notes.setdefault(note, []).append(repr(column))
-        row.update(r=r, ci_low=low, ci_high=high, interval=name, ci_note=note, p_val=float(res.pvalue))
+        row.update(r=r, ci_low=low, ci_high=high, interval=name, note=note, p_val=float(res.pvalue))
         rows[column] = row
     if undefined:
         warnings.warn(f"the length correlation is undefined (NaN) for {', '.join(undefined)}: it needs 3 or more "
@@ -632,9 +632,9 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
                       "has a constant side (too few documents, or lengths or densities that rarely vary); "
                       "interval='fisher' gives the normal-theory interval.", EvalkitWarning, stacklevel=2)
     for note, named in notes.items():
-        warnings.warn(f"the length-bias interval of {', '.join(named)} may cover less than claimed (ci_note): {note}.",
+        warnings.warn(f"the length-bias interval of {', '.join(named)} may cover less than claimed (note): {note}.",
                       EvalkitWarning, stacklevel=2)
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=["n", "r", "ci_low", "ci_high", "interval", "ci_note",
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=["n", "r", "ci_low", "ci_high", "interval", "note",
                                                                  "p_val", "method"])
     out = out.astype({"n": "int64", "r": float, "ci_low": float, "ci_high": float, "p_val": float})
     out.index.name = "measure"

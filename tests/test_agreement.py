@@ -290,7 +290,7 @@ def test_icc_matches_pingouin_on_shrout_fleiss():
     pingouin = pytest.importorskip("pingouin", reason="reference values need the 'test' extra")
     ratings = long_from_coders(np.asarray(SHROUT_FLEISS).T)
     ours = agreement.icc(ratings, interval="F")  # the F intervals are pingouin's
-    assert (ours["interval"] == "F distribution (Shrout & Fleiss 1979)").all() and (ours["ci_note"] == "").all()
+    assert (ours["interval"] == "F distribution (Shrout & Fleiss 1979)").all() and (ours["note"] == "").all()
     ref = pingouin.intraclass_corr(ratings, targets="item_id", raters="annotator", ratings="rating").set_index("Type")
     names = {"ICC1": "ICC(1,1)", "ICC2": "ICC(A,1)", "ICC3": "ICC(C,1)", "ICC1k": "ICC(1,k)", "ICC2k": "ICC(A,k)",
              "ICC3k": "ICC(C,k)"}
@@ -318,10 +318,10 @@ def test_icc_auto_bootstraps_icc1_and_icc3_and_warns_for_icc2_on_coarse_ratings(
                                   boot.loc[bootstrapped, ["ci_low", "ci_high", "interval"]])
     pd.testing.assert_frame_equal(auto.loc[kept, ["ci_low", "ci_high", "interval"]],
                                   f_based.loc[kept, ["ci_low", "ci_high", "interval"]])
-    assert (auto.loc[kept, "ci_note"].str.startswith("F interval on coarse ratings")).all()
+    assert (auto.loc[kept, "note"].str.startswith("F interval on coarse ratings")).all()
     # the bootstrap ran a little short on some coarse scales in the coverage harness: its rows say so
     for table, rows in ((auto, bootstrapped), (boot, bootstrapped + kept)):
-        assert table.loc[rows, "ci_note"].str.startswith("studentized bootstrap on coarse ratings: covered 0.89-0.94").all()
+        assert table.loc[rows, "note"].str.startswith("studentized bootstrap on coarse ratings: covered 0.89-0.94").all()
     smooth = long_from_coders(rng.normal(size=(1, 40)).repeat(3, axis=0) + rng.normal(size=(3, 40)))
     with warnings.catch_warnings():
         warnings.simplefilter("error", EvalkitWarning)  # continuous ratings: no warning

@@ -47,8 +47,8 @@ def test_length_bias_removed_on_demo(corpus):
         ref = stats.spearmanr(table["n_tokens"], table[column])
         assert bias.loc[column, "r"] == pytest.approx(ref.statistic, abs=1e-12)
         assert bias.loc[column, "p_val"] == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
-    assert (bias["method"] == "spearman").all() and (bias["ci_note"] == "").all()
-    assert list(bias.columns) == ["n", "r", "ci_low", "ci_high", "interval", "ci_note", "p_val", "method"]
+    assert (bias["method"] == "spearman").all() and (bias["note"] == "").all()
+    assert list(bias.columns) == ["n", "r", "ci_low", "ci_high", "interval", "note", "p_val", "method"]
 
 
 def _skewed_table(rng, n=25):
@@ -82,7 +82,7 @@ def test_length_bias_pearson_intervals_equal_scipy_and_a_brute_force_bootstrap_t
     ref = stats.pearsonr(table["n_tokens"], table["fd_raw"])
     ci = ref.confidence_interval(0.95)
     assert fisher["ci_low"] == pytest.approx(ci.low, abs=1e-12) and fisher["ci_high"] == pytest.approx(ci.high, abs=1e-12)
-    assert fisher["interval"] == "Fisher z (normal theory)" and "Pearson's r" in fisher["ci_note"]
+    assert fisher["interval"] == "Fisher z (normal theory)" and "Pearson's r" in fisher["note"]
     assert fisher["r"] == pytest.approx(ref.statistic, abs=1e-12) and fisher["p_val"] == pytest.approx(ref.pvalue, rel=1e-9)
     with pytest.warns(EvalkitWarning, match="may cover less than claimed"):
         out = density.length_bias(table, columns=("fd_raw",), method="pearson", n_resamples=80, rng=6).loc["fd_raw"]
@@ -108,7 +108,7 @@ def test_length_bias_spearman_intervals_by_hand_and_a_brute_force_bootstrap_t(rn
     half = stats.norm.ppf(0.95) * np.sqrt((1 + rho**2 / 2) / (n - 3))
     assert fisher["ci_low"] == pytest.approx(np.tanh(np.arctanh(rho) - half), abs=1e-12)
     assert fisher["ci_high"] == pytest.approx(np.tanh(np.arctanh(rho) + half), abs=1e-12)
-    assert fisher["interval"] == "Fisher z, Bonett-Wright variance" and fisher["ci_note"] == ""
+    assert fisher["interval"] == "Fisher z, Bonett-Wright variance" and fisher["note"] == ""
     assert fisher["r"] == pytest.approx(rho, abs=1e-12) and fisher["p_val"] == pytest.approx(ref.pvalue, rel=1e-9)
     # the studentized interval is the bootstrap-t of Pearson's r of the sample's mid-ranks
     low, high = _brute_force_bootstrap_t(stats.rankdata(x), stats.rankdata(y), 80, 6)
@@ -121,10 +121,10 @@ def test_length_bias_fisher_interval_notes_many_ties(rng):
     table.loc[table.index[:8], "fd_raw"] = 0.0  # 20% of the documents without a claim
     with pytest.warns(EvalkitWarning, match="'fd_raw' may cover less than claimed.*20% of the documents share one density"):
         fisher = density.length_bias(table, columns=("fd_raw",), interval="fisher").loc["fd_raw"]
-    assert "interval='studentized' holds there" in fisher["ci_note"] and np.isfinite(fisher["ci_low"])
+    assert "interval='studentized' holds there" in fisher["note"] and np.isfinite(fisher["ci_low"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert density.length_bias(table, columns=("fd_raw",), rng=0).loc["fd_raw", "ci_note"] == ""
+        assert density.length_bias(table, columns=("fd_raw",), rng=0).loc["fd_raw", "note"] == ""
 
 
 def test_tier_spread_survives_on_demo(corpus):

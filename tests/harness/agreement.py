@@ -406,17 +406,17 @@ ENTRIES = [
             + (_random_raters_design(form),), default=True, slow=form != "ICC3") for form in ("ICC1", "ICC3", "ICC1k", "ICC3k")],
     # ... which runs a little short on coarse scales: ICC1 on USR Overall 0.917, 0.935, 0.950 and 0.950 over 1,000,
     # 1,000, 1,000 and 500 draws at 50 items (0.936 pooled); ICC3k on 1-5 ratings piled at the top 0.922-0.934. On
-    # coarse ratings (at most 7 values) the rows say so in ci_note; those designs are measured here beside the default.
-    *[Entry("agreement.icc", f"{form}, studentized bootstrap over items (default) on coarse ratings (ci_note says so)",
+    # coarse ratings (at most 7 values) the rows say so in note; those designs are measured here beside the default.
+    *[Entry("agreement.icc", f"{form}, studentized bootstrap over items (default) on coarse ratings (note says so)",
             "interval", functools.partial(_icc, form=form),
             tuple(d for d in _icc_designs(form) if d.name != "normal-3-raters"),
-            notes="0.89-0.94 at 50 items on some 1-5 scales; the rows carry a ci_note on coarse ratings")
+            notes="0.89-0.94 at 50 items on some 1-5 scales; the rows carry a note on coarse ratings")
       for form in ("ICC1", "ICC3", "ICC1k", "ICC3k")],
     # ... and the F interval for ICC2 and ICC2k, which holds on normal ratings and says it does not on coarse ones.
     *[Entry("agreement.icc", f"{form}, F interval (default)", "interval", functools.partial(_icc, form=form),
             tuple(d for d in _icc_designs(form) if d.name in ("normal-3-raters", "usr-overall-complete"))
             + (_random_raters_design(form),), default=True, slow=form != "ICC2") for form in ("ICC2", "ICC2k")],
-    *[Entry("agreement.icc", f"{form}, F interval on coarse ratings (ci_note and a warning say so)", "interval",
+    *[Entry("agreement.icc", f"{form}, F interval on coarse ratings (note and a warning say so)", "interval",
             functools.partial(_icc, form=form), tuple(d for d in _icc_designs(form) if d.name == "ordinal-3-raters"),
             default=True, slow=True, invalid="F intervals assume normal ratings; no interval measured holds for ICC2 on "
             "a 1-5 scale piled at the top") for form in ("ICC2", "ICC2k")],
