@@ -31,6 +31,7 @@ from evalkit._validation import (
     check_level,
     check_number,
     check_unique_column,
+    warn,
 )
 from evalkit._version import __version__
 
@@ -44,6 +45,7 @@ __all__ = [
     "pass_rate",
     "save_results",
     "load_results",
+    "results_from_verdicts",
 ]
 
 PARSER_VERSION = "first-line-exact/1"
@@ -304,7 +306,12 @@ def run_judge(
         when the cases came from :func:`evalkit.cases.read_cases`.
     rubric : Rubric
     model : callable
-        ``prompt -> str`` or ``prompt -> Reply`` (see :mod:`evalkit.models`).
+        ``prompt -> str`` or ``prompt -> Reply`` (see :mod:`evalkit.models`). A judge of your own is a plain
+        function: one with a parameter named ``case`` is called ``model(prompt, case=case)``, the case's row as a
+        dict (``case_id`` and every column), so it reads ``case["output"]`` and ``case["source"]`` instead of
+        parsing them back out of the prompt (cases whose prompts are identical get the first of them: the cache
+        keeps one answer per prompt). Verdicts made elsewhere become a results table with
+        :func:`results_from_verdicts`.
     model_id : str, optional
         Default: ``model.model_id``; required with a cache when the model has none.
     cache : CallCache, optional
@@ -338,6 +345,8 @@ def run_judge(
     """
     cases, prompts = _prompts(cases, rubric)
     mid, params = _models.model_identity(model, model_id=model_id, cache=cache)
+    if _takes_case(model):  # a judge of one's own that reads the case's fields, not the prompt
+        model = _WithCase(model, cases, prompts)
     calls = _models.call_many(prompts, model, model_id=mid, cache=cache, concurrency=concurrency,
                               max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
                               max_unreachable=max_unreachable, progress=progress, description=f"judge {rubric.name}")
@@ -656,3 +665,160 @@ def load_results(path) -> pd.DataFrame:
     if levels and "verdict" in table.columns:
         table["verdict"] = pd.Categorical(table["verdict"], categories=levels)
     return table
+
+
+def _takes_case(model) -> bool:
+    """Whether a plain callable judge takes the case too: it has a parameter named ``case`` (an adapter with
+    ``acall`` never does)."""
+    import inspect
+
+    if hasattr(model, "acall"):
+        return False
+    try:
+        return "case" in inspect.signature(model).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
+
+
+class _WithCase:
+    """A judge called ``model(prompt, case=...)``: each prompt's case found by the prompt (the first of identical
+    ones). Every other attribute is the judge's own."""
+
+    def __init__(self, model, cases: pd.DataFrame, prompts: pd.Series):
+        self._model = model
+        self._cases = {}
+        for prompt, case in zip(prompts.to_numpy(), cases.to_dict("records"), strict=True):
+            self._cases.setdefault(prompt, case)
+
+    def __call__(self, prompt):
+        return self._model(prompt, case=dict(self._cases[prompt]))
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+
+#: What :func:`results_from_verdicts` writes in the bookkeeping columns a user's table does not have.
+FILLED = {"rubric_version": "the rubric's version (its content hash), or 'unversioned' for a rubric named by a string",
+          "parsed": "True where a verdict is given", "raw": "the verdict as text where no raw answer is given",
+          "reason": "missing", "error": "'no verdict given' where the verdict is missing, else missing",
+          "latency_s": "NaN", "cached": "False", "created_at": "the time of the conversion (UTC)"}
+
+
+def results_from_verdicts(table: pd.DataFrame, *, rubric, model: str, levels=None, pass_levels=None) -> pd.DataFrame:
+    """A results table from verdicts made elsewhere: your own judge, a spreadsheet, another tool.
+
+    Every function that takes a results table (:func:`pass_rate`, :func:`evalkit.calibrate.calibrate`,
+    :func:`evalkit.compare.paired`, :func:`evalkit.infer.pass_rate`) then takes your verdicts as it takes a run
+    of :func:`run_judge`.
+
+    Parameters
+    ----------
+    table : DataFrame
+        ``case_id, verdict`` and optionally ``score`` (a number the judge gave beside its verdict), ``raw`` (its
+        full answer), ``reason`` and ``error`` (why a case has no verdict). One row per case; a missing verdict is
+        a failed run: an error row (``error`` "no verdict given" unless given), counted and never a verdict, with an
+        :class:`~evalkit.EvalkitWarning` naming the first few.
+    rubric : Rubric or str
+        The rubric the verdicts answer: a :class:`Rubric` gives its name, version, levels and pass levels; a
+        string names it (version ``"unversioned"``).
+    model : str
+        The judge's id (the ``model`` column): runs of different judges are not pooled.
+    levels : sequence of str, optional
+        The verdict levels, with a string ``rubric`` (default: ``("PASS", "FAIL")``; a Rubric's own otherwise).
+    pass_levels : sequence of str, optional
+        The levels that count as a pass, with a string ``rubric`` (default: every level but the last).
+
+    Returns
+    -------
+    DataFrame
+        The results table: ``case_id, rubric, rubric_version, model, verdict, parsed, raw, reason, error,
+        latency_s, cached, created_at`` (and ``score`` when given), ``verdict`` a categorical over the levels.
+        The columns the table did not have are filled as ``attrs["filled"]`` says (``parsed`` True where a
+        verdict is given; ``raw`` the verdict as text; ``latency_s`` NaN; ``cached`` False; ``created_at`` the
+        time of the conversion), and ``attrs["rubric"]`` carries the levels and pass levels as :func:`run_judge`'s
+        does.
+
+    Raises
+    ------
+    ValueError
+        A verdict that is not one of the levels (named with its case), a repeated case id, an empty table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import judge
+    >>> mine = pd.DataFrame({"case_id": ["c1", "c2", "c3"], "verdict": ["PASS", "FAIL", "PASS"], "score": [0.9, 0.2, 0.7]})
+    >>> results = judge.results_from_verdicts(mine, rubric="faithful", model="my-judge")
+    >>> results[["case_id", "rubric", "rubric_version", "model", "verdict", "parsed", "score"]]
+      case_id    rubric rubric_version     model verdict  parsed  score
+    0      c1  faithful    unversioned  my-judge    PASS    True    0.9
+    1      c2  faithful    unversioned  my-judge    FAIL    True    0.2
+    2      c3  faithful    unversioned  my-judge    PASS    True    0.7
+    >>> sorted(results.attrs["filled"])
+    ['cached', 'created_at', 'error', 'latency_s', 'parsed', 'raw', 'reason', 'rubric_version']
+    >>> judge.pass_rate(results)[["n", "n_pass", "n_error"]]
+       n  n_pass  n_error
+    0  3       2        0
+    """
+    table = check_dataframe(table, "table")
+    check_columns(table, ["case_id", "verdict"], "table")
+    if table.empty:
+        raise ValueError("`table` holds no verdict.")
+    check_unique_column(table, "case_id", "table")
+    if not isinstance(model, str) or not model:
+        raise TypeError(f"`model` must be the judge's id, a non-empty string; got {model!r}.")
+    if isinstance(rubric, Rubric):
+        if levels is not None or pass_levels is not None:
+            raise TypeError("`levels` and `pass_levels` come from the Rubric; give them only with a rubric named by "
+                            "a string.")
+        name, version, levels, passing = rubric.name, rubric.version, list(rubric.levels), list(rubric.pass_levels)
+        meta = {"name": name, "version": version, "criterion": rubric.criterion, "template": rubric.template,
+                "levels": levels, "fail_level": rubric.fail_level, "pass_levels": passing, "parser": PARSER_VERSION}
+    elif isinstance(rubric, str) and rubric:
+        levels = ["PASS", "FAIL"] if levels is None else [str(v) for v in levels]
+        if len(levels) < 2 or len(set(levels)) != len(levels):
+            raise ValueError(f"`levels` must be two or more distinct verdicts; got {levels!r}.")
+        passing = levels[:-1] if pass_levels is None else [str(v) for v in pass_levels]
+        unknown = [v for v in passing if v not in levels]
+        if unknown or not passing or set(passing) == set(levels):
+            raise ValueError(f"`pass_levels` must be some but not all of {levels}; got {passing!r}.")
+        name, version = rubric, "unversioned"
+        meta = {"name": name, "version": version, "levels": levels, "fail_level": levels[-1], "pass_levels": passing}
+    else:
+        raise TypeError(f"`rubric` must be a Rubric or its name (a non-empty string); got {rubric!r}.")
+    given = table["verdict"].astype(object)
+    missing = given.map(_is_missing).to_numpy(dtype=bool)
+    text = given.where(~missing, None).map(lambda v: v if v is None else str(v))
+    known = missing | text.isin(levels).to_numpy()
+    if not known.all():
+        first = int(np.flatnonzero(~known)[0])
+        raise ValueError(f"`table` has verdict {text.iloc[first]!r} for case {table['case_id'].iloc[first]!r}; the "
+                         f"verdicts are {levels}.")
+    n = len(table)
+    error = (table["error"].astype(object) if "error" in table.columns else pd.Series([None] * n, index=table.index))
+    error = error.where(~(missing & error.map(_is_missing)), "no verdict given")
+    raw = table["raw"].astype(object) if "raw" in table.columns else text
+    out = pd.DataFrame({
+        "case_id": table["case_id"].astype(str).to_numpy(),
+        "rubric": name,
+        "rubric_version": version,
+        "model": model,
+        "verdict": pd.Categorical(text.to_numpy(), categories=levels),
+        "parsed": ~missing,
+        "raw": raw.to_numpy(),
+        "reason": (table["reason"] if "reason" in table.columns else pd.Series([None] * n)).to_numpy(),
+        "error": error.to_numpy(),
+        "latency_s": np.full(n, np.nan),
+        "cached": np.zeros(n, dtype=bool),
+        "created_at": pd.Timestamp.now(tz="UTC"),
+    })
+    for column in ("reason", "error"):
+        out[column] = out[column].astype("string")
+    if "score" in table.columns:
+        out["score"] = pd.to_numeric(table["score"], errors="raise").to_numpy(dtype=float)
+    out.attrs.update({"evalkit_version": __version__, "rubric": meta, "model": {"id": model, "params": {}},
+                      "filled": {k: v for k, v in FILLED.items() if k not in table.columns}})
+    if missing.any():
+        warn(f"{int(missing.sum())} of the {n} cases have no verdict, e.g. "
+             f"{table['case_id'].to_numpy()[missing][:3].tolist()}: error rows (a failed run), never a verdict.")
+    return out

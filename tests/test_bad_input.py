@@ -458,6 +458,11 @@ GENERATED = {
     "judge.parse_verdict": lambda g: partial(judge.parse_verdict, g.text()),
     "judge.render_prompts": lambda g: partial(judge.render_prompts, g.cases_table(), RUBRIC),
     "judge.plan": lambda g: partial(judge.plan, g.cases_table(), RUBRIC, model_id="m"),
+    "judge.results_from_verdicts": lambda g: partial(
+        judge.results_from_verdicts,
+        g.table({"case_id": st.sampled_from(IDS) if g.draw(st.booleans()) else st.text("abc", min_size=1, max_size=2),
+                 "verdict": g.labels(["PASS", "FAIL"]), "score": g.numbers(0, 1)[1]}),
+        rubric=g.option(g.pick(["faithful", judge.UNSUPPORTED_CLAIMS])), model=g.option("my-judge")),
     "judge.pass_rate": lambda g: partial(judge.pass_rate, _log_table(g), unparseable_alert=g.option(1.0),
                                          confidence_level=g.option(0.95),
                                          interval=g.option(g.pick(["auto", "clopper-pearson", "wilson", "betting", "t"])),
@@ -934,6 +939,7 @@ NAN_BY_DESIGN = {
     "logs.from_deepeval": lambda call: {"latency_s", "score", "threshold"},  # what deepeval did not record
     "logs.from_ragas": lambda call: {"latency_s", "score"},  # no latency recorded; no score: an error row
     "judge.pass_rate": lambda call: {"mean_score"},  # a table without scores
+    "judge.results_from_verdicts": lambda call: {"latency_s", "score"},  # no latency recorded; a score not given
     "models.usage_summary": lambda call: {"cost_usd", "n_attempts"},  # no prices or usage; no attempts column
 }
 

@@ -266,3 +266,54 @@ def test_pass_rate_with_clusters_bets_over_whole_clusters_and_t_equals_statsmode
         judge.pass_rate(results, cluster="item", interval="wilson")
     with pytest.raises(ValueError, match="`interval='t'` is an interval over whole clusters and needs clusters"):
         judge.pass_rate(results, interval="t")
+
+
+def test_results_from_verdicts_feeds_every_consumer_of_a_results_table():
+    """A user's case_id, verdict[, score, raw] table becomes a results table: the bookkeeping columns filled and
+    said in attrs, a missing verdict an error row (warned), an unknown verdict refused naming its case."""
+    import numpy as np
+
+    from evalkit import calibrate, compare, infer
+
+    ids = [f"c{i:02d}" for i in range(40)]
+    mine = pd.DataFrame({"case_id": ids, "verdict": ["PASS", "FAIL", "PASS", "PASS"] * 10,
+                         "score": np.linspace(0, 1, 40), "raw": ["my judge's answer"] * 40})
+    mine.loc[5, "verdict"] = None
+    with pytest.warns(EvalkitWarning, match=r"1 of the 40 cases have no verdict, e.g. \['c05'\]") as caught:
+        results = judge.results_from_verdicts(mine, rubric="faithful", model="my-judge")
+    assert caught[0].filename == __file__
+    assert list(results.columns) == [*RESULT_COLUMNS, "score"]
+    assert results.loc[5, "error"] == "no verdict given" and not results.loc[5, "parsed"]
+    assert set(results.attrs["filled"]) == {"rubric_version", "parsed", "reason", "error", "latency_s", "cached",
+                                            "created_at"}
+    rate = judge.pass_rate(results)
+    assert (rate["n"].iloc[0], rate["n_pass"].iloc[0], rate["n_error"].iloc[0]) == (40, 30, 1)  # case c05 (a FAIL) has no verdict
+    human = pd.Series(["PASS", "FAIL"] * 10, index=ids[:20])
+    with pytest.warns(EvalkitWarning, match="have no judge verdict"):
+        assert calibrate.calibrate(results, human).n == 19
+    with pytest.warns(EvalkitWarning, match="no verdict in one run"):
+        assert compare.paired(results, results).n == 39
+    estimate = infer.pass_rate(results, human)
+    assert estimate["estimate"].notna().all() and estimate["n_error"].iloc[0] == 1
+    with pytest.raises(ValueError, match=r"verdict 'GOOD' for case 'c00'"):
+        judge.results_from_verdicts(mine.assign(verdict="GOOD"), rubric="faithful", model="my-judge")
+    levels3 = judge.Rubric("quality", "Is it good?", "{criterion}\n{output}\n{levels}", levels=("GOOD", "OK", "BAD"),
+                          fail_level="BAD")
+    three = judge.results_from_verdicts(mine.assign(verdict="GOOD").drop(columns=["score", "raw"]), rubric=levels3,
+                                        model="my-judge")
+    assert three["rubric_version"].iloc[0] == levels3.version and three.attrs["rubric"]["pass_levels"] == ["GOOD", "OK"]
+
+
+def test_a_judge_of_ones_own_may_take_the_case():
+    """A callable with a parameter named ``case`` gets the case's row (every column), not only the prompt."""
+    cases = pd.DataFrame({"case_id": ["c1", "c2"], "output": ["Paris", "Lyon"], "source": ["capital: Paris"] * 2})
+    rubric = judge.Rubric("capital", "Names the capital of France.", "{criterion}\n{output}\n{levels}?")
+    seen = []
+
+    def mine(prompt, case):
+        seen.append((prompt.splitlines()[1], case["case_id"], case["source"]))
+        return "PASS" if case["output"] in case["source"] else "FAIL"
+
+    res = judge.run_judge(cases, rubric, mine, model_id="mine", progress=False)
+    assert res["verdict"].tolist() == ["PASS", "FAIL"]
+    assert sorted(seen) == [("Lyon", "c2", "capital: Paris"), ("Paris", "c1", "capital: Paris")]

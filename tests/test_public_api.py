@@ -76,6 +76,7 @@ ELSEWHERE = {
     "judge.pass_rate": "test_models_judge.py::test_pass_rate_counts_unparseable_checks_and_errors",
     "judge.save_results": "test_public_api.py::test_results_files_bad_input",
     "judge.load_results": "test_public_api.py::test_results_files_bad_input",
+    "judge.results_from_verdicts": "test_models_judge.py::test_results_from_verdicts_feeds_every_consumer_of_a_results_table",
     "models.Reply": "test_public_api.py::test_small_constructors_validate",
     "models.TransientError": "test_public_api.py::test_transient_error_is_retried_and_others_are_not",
     "models.OpenAIChat": "test_models_judge.py::test_key_comes_from_the_environment_only",
