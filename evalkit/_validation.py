@@ -98,6 +98,16 @@ def id_order(ids, seed: int = ORDER_SEED) -> np.ndarray:
     return by_text[np.argsort(hashed[by_text], kind="stable")]
 
 
+def sorted_ids(index) -> pd.Index:
+    """``index`` in ascending order of its ids (as text where they are of mixed types): the order in which a resampling
+    method (the bootstrap over items) takes the ids, so that its draws do not depend on the order of the rows."""
+    index = pd.Index(index)
+    try:
+        return index[np.argsort(index.to_numpy(), kind="stable")]
+    except TypeError:  # ids of mixed types
+        return index[np.argsort(index.astype(str).to_numpy(), kind="stable")]
+
+
 def show(value) -> str:
     """repr() of a value as the user wrote it (numpy scalars shown as plain Python numbers)."""
     return repr(value.item() if isinstance(value, np.generic) else value)

@@ -40,6 +40,7 @@ from evalkit._stats import (
     studentized_over_items,
 )
 from evalkit._validation import (
+    sorted_ids,
     EvalkitWarning,
     as_groups,
     check_columns,
@@ -362,7 +363,7 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
     else:
         numeric = _numeric(table["rating"], f"at level={level!r}")
         values, value_codes = np.unique(numeric, return_inverse=True)
-    item_codes, items = pd.factorize(table["item_id"], sort=False)
+    item_codes, items = pd.factorize(table["item_id"], sort=True)
     value_codes = np.asarray(value_codes, dtype=np.intp)
     k, n = len(values), len(items)
     if _warn_undefined("Krippendorff's alpha", n, pd.unique(table["rating"])):
@@ -664,7 +665,7 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
     check_option(interval, tuple(CI_METHODS), "interval")
     rng = check_rng(rng)
     table = _drop_single(_ratings(ratings), "ratings")
-    item_codes, _ = pd.factorize(table["item_id"], sort=False)
+    item_codes, _ = pd.factorize(table["item_id"], sort=True)
     value_codes, values = pd.factorize(table["rating"], sort=False)
     n_items, k = item_codes.max() + 1, len(values)
     counts = np.bincount(item_codes * k + value_codes, minlength=n_items * k).reshape(n_items, k).astype(float)
@@ -742,7 +743,7 @@ def cohen_kappa(ratings, *, annotators=None, weights: str | None = None) -> pd.D
     """
     check_option(weights, (None, "linear", "quadratic"), "weights")
     table = _ratings(ratings)
-    present = list(pd.unique(table["annotator"]))
+    present = list(sorted_ids(pd.unique(table["annotator"])))  # in sorted order, whatever the rows' order
     if annotators is None:
         if len(present) != 2:
             raise ValueError(f"`ratings` has {len(present)} annotators; name the two to compare with `annotators`, "

@@ -29,6 +29,7 @@ from evalkit._validation import (
     check_option,
     check_rng,
     check_unique_index,
+    sorted_ids,
 )
 
 __all__ = [
@@ -280,8 +281,9 @@ def _check_numeric(values: pd.Series, name: str) -> None:
                         "Map rating labels to numbers first (e.g. with Series.map or pandas.to_numeric).")
 
 
-def _align(scores, human, *, by=None, warn=True, by_name="by") -> tuple[pd.DataFrame, pd.Series, pd.Series | None]:
-    """Align scores (DataFrame), human (Series) and by (Series or None) on their common index."""
+def _align(scores, human, *, by=None, warn=True, by_name="by", sort=True) -> tuple[pd.DataFrame, pd.Series, pd.Series | None]:
+    """Align scores (DataFrame), human (Series) and by (Series or None) on their common index, in sorted id order (the
+    order the bootstrap draws items in; ``sort=False`` keeps the scores' order, for the TCVA paper's own bootstrap)."""
     frame = as_frame(scores, "scores")
     human = _human_series(human)
     _check_numeric(human, "human")
@@ -300,6 +302,8 @@ def _align(scores, human, *, by=None, warn=True, by_name="by") -> tuple[pd.DataF
         )
     common = align_ids(frame.index, human.index, left_name="scores", right_name="human", what="item",
                        warn_left=warn, warn_right=warn)
+    if sort:
+        common = sorted_ids(common)  # the bootstrap draws items by position: sorted ids, whatever the rows' order
     if groups is not None:
         common = common.intersection(groups.index, sort=False)
         if len(common) == 0:
@@ -693,7 +697,7 @@ COMPARE_METHODS = {
 }
 
 
-def _three(a, b, human, *, same_items: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _three(a, b, human, *, same_items: bool = True, sort: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not isinstance(a, pd.Series) or not isinstance(b, pd.Series):
         raise TypeError("`a` and `b` must be Series of scores indexed by item id.")
     check_unique_index(a.index, "a")
@@ -712,7 +716,7 @@ def _three(a, b, human, *, same_items: bool = True) -> tuple[np.ndarray, np.ndar
     # Documented: the items scored by both (not NaN) and rated take part; `n` in the result says how many.
     if not same_items and not len(a.index.intersection(b.index)):
         raise ValueError(f"`a` and `b` share no item; first ids: a {a.index[:3].tolist()}, b {b.index[:3].tolist()}.")
-    frame, h, _ = _align(pd.concat({"a": a, "b": b}, axis=1, join="inner", sort=False), human, warn=False)
+    frame, h, _ = _align(pd.concat({"a": a, "b": b}, axis=1, join="inner", sort=False), human, warn=False, sort=sort)
     keep = frame.notna().all(axis=1) & h.notna()
     if keep.sum() < 4:
         raise ValueError(f"comparing two metrics needs at least 4 items scored by both `a` and `b` and rated in `human`; "
@@ -898,7 +902,7 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
     (True, True)
     """
     n_resamples = check_number(n_resamples, "n_resamples", low=1, integer=True)
-    x, y, h = _three(a, b, human, same_items=False)
+    x, y, h = _three(a, b, human, same_items=False, sort=False)  # the paper's draws, on its file order
     n = len(h)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.ConstantInputWarning)  # said below, once, as an EvalkitWarning

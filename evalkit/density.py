@@ -23,6 +23,7 @@ from scipy import stats
 from evalkit import _dask
 from evalkit._stats import studentized_over_items, z_value, z_variance_factor
 from evalkit._validation import (
+    sorted_ids,
     EvalkitWarning,
     check_columns,
     check_dataframe,
@@ -596,6 +597,7 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
     confidence_level = check_level(confidence_level)
     n_resamples = check_number(n_resamples, "n_resamples", low=0, integer=True)
     rng = check_rng(rng)
+    table = table.loc[sorted_ids(table.index)] if table.index.is_unique else table  # the bootstrap's order: sorted ids
     length = _finite(table["n_tokens"], "`table` column 'n_tokens'", allow_nan=True)
     rows, undefined, lost, notes = {}, [], [], {}
     for column in columns:

@@ -14,7 +14,7 @@ SCIPY = {"spearman": stats.spearmanr, "kendall": stats.kendalltau, "pearson": st
 @pytest.fixture
 def rated(rng):
     n = 80
-    human = pd.Series(rng.integers(1, 6, n) + rng.normal(0, 0.3, n), index=[f"it{i}" for i in range(n)], name="human")
+    human = pd.Series(rng.integers(1, 6, n) + rng.normal(0, 0.3, n), index=[f"it{i:03d}" for i in range(n)], name="human")
     scores = pd.DataFrame({t: human + rng.normal(0, 1.0 + 2 * t, n) for t in (0.1, 0.5, 0.9)}, index=human.index)
     scores.columns.name = "temperature"
     groups = pd.Series([f"doc{i % 8}" for i in range(n)], index=human.index, name="document")
@@ -116,7 +116,7 @@ def test_misaligned_and_bad_inputs(rated):
     with pytest.raises(ValueError, match="share no index labels"):
         correlate.correlate(scores, human.set_axis([f"x{i}" for i in range(len(human))]))
     with pytest.warns(EvalkitWarning, match=r"matched 79 item\(s\) by id; 1 of `scores`'s 80 ids match nothing in "
-                                            r"`human` \(e.g. \['it0'\]\)") as caught:
+                                            r"`human` \(e.g. \['it000'\]\)") as caught:
         correlate.correlate(scores, human.iloc[1:], n_resamples=0)
     assert caught[0].filename == __file__
     with pytest.raises(TypeError, match="aligned by position"):
@@ -359,7 +359,7 @@ def scipy_ci(stat, n, k, *, n_resamples, method, rng):
 def tied(rng):
     """Scores and ratings with many ties (as rounded metric scores and Likert ratings have)."""
     n = 150
-    human = pd.Series(rng.integers(1, 6, n).astype(float), index=[f"t{i}" for i in range(n)])
+    human = pd.Series(rng.integers(1, 6, n).astype(float), index=[f"t{i:03d}" for i in range(n)])
     scores = pd.DataFrame({t: np.round(human * t + rng.normal(0, 1, n), 1) for t in (0.2, 0.5, 0.8, 1.0)}, index=human.index)
     return scores, human
 
@@ -404,7 +404,7 @@ def test_dataset_cis_identical_with_nan_columns(tied):
 
 def test_summary_level_identical_to_a_per_group_loop(rng):
     n = 300
-    groups = pd.Series(rng.integers(0, 40, n), index=[f"s{i}" for i in range(n)]).map(lambda g: f"g{g}")
+    groups = pd.Series(rng.integers(0, 40, n), index=[f"s{i:03d}" for i in range(n)]).map(lambda g: f"g{g}")
     human = pd.Series(rng.integers(1, 6, n).astype(float), index=groups.index)
     scores = pd.DataFrame({t: np.round(human * t + rng.normal(0, 1, n), 1) for t in (0.3, 0.9)}, index=groups.index)
     scores.iloc[::17, 0] = np.nan
@@ -463,7 +463,7 @@ def test_compare_metrics_bootstrap_identical_to_rankdata(tied):
 
 def test_resamples_with_constant_ratings_are_left_out_of_the_interval_with_a_warning():
     """Ratings piled at the top: some resamples have one rating only; they are left out, said in a warning and interval."""
-    human = pd.Series([5.0] * 17 + [4.0, 3.0, 1.0], index=[f"i{k}" for k in range(20)])
+    human = pd.Series([5.0] * 17 + [4.0, 3.0, 1.0], index=[f"i{k:02d}" for k in range(20)])
     score = pd.Series(np.linspace(0, 1, 20)[::-1] + np.random.default_rng(0).normal(0, 0.3, 20), index=human.index, name="m")
     with pytest.warns(EvalkitWarning, match="constant scores or ratings.*left out of the interval \\('m': \\d+ of 1000\\)"):
         row = correlate.correlate(score, human, rng=4).iloc[0]
@@ -486,7 +486,7 @@ def test_resamples_with_constant_ratings_are_left_out_of_the_interval_with_a_war
 def test_cluster_bootstrap_equals_scipy_bootstrap_of_the_repeated_items(method):
     gen = np.random.default_rng(1)
     effect = np.repeat(gen.normal(size=16), 3)
-    index = [f"i{k}" for k in range(48)]
+    index = [f"i{k:02d}" for k in range(48)]
     human = pd.Series(np.round(effect + gen.normal(size=48)), index=index)
     score = pd.Series(effect + gen.normal(size=48), index=index, name="m")
     cluster = pd.Series(np.repeat(np.arange(16), 3), index=index)
