@@ -66,6 +66,9 @@ def pytest_cmdline_main(config):
 def pytest_configure(config):
     global _RUN_SLOW
     _RUN_SLOW = bool(config.getoption("--run-slow"))
+    if not config.pluginmanager.hasplugin("xdist"):  # `pip install -e . pytest`: the marker tests carry still exists
+        config.addinivalue_line("markers", "xdist_group(name): tests that share a server, a port or a folder run on "
+                                           "one pytest-xdist worker (nothing without pytest-xdist)")
     config._evalkit_slow_deselected = 0
 
 

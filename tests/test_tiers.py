@@ -62,3 +62,14 @@ def test_a_fast_tier_file_over_its_limit_fails_the_run(project, monkeypatch):
     assert project.runpytest_subprocess("-n", "0", "-p", "no:cacheprovider", "--run-slow").ret == pytest.ExitCode.OK
     monkeypatch.setenv("EVALKIT_FAST_FILE_SECONDS", "30")
     assert project.runpytest_subprocess("-n", "0", "-p", "no:cacheprovider").ret == pytest.ExitCode.OK
+
+
+def test_the_suite_runs_without_pytest_xdist(project):
+    """With a plain `pip install -e . pytest` (no pytest-xdist), a test carrying an `xdist_group` marker runs: the
+    marker is registered, so --strict-markers does not stop the run with INTERNALERROR."""
+    project.makepyfile(test_grouped=(
+        "import pytest\n\n@pytest.mark.xdist_group('notebooks')\ndef test_grouped():\n    pass\n"))
+    result = project.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider", "--strict-markers",
+                                          "test_grouped.py")
+    result.assert_outcomes(passed=1)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
