@@ -21,7 +21,6 @@ Which numbers come from where:
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -40,8 +39,6 @@ from evalkit._stats import (
     studentized_over_items,
 )
 from evalkit._validation import (
-    sorted_ids,
-    EvalkitWarning,
     as_groups,
     check_columns,
     check_dataframe,
@@ -50,6 +47,8 @@ from evalkit._validation import (
     check_option,
     check_rng,
     show,
+    sorted_ids,
+    warn,
 )
 from evalkit.labels import latest_labels, read_labels
 
@@ -102,8 +101,8 @@ def _drop_single(table: pd.DataFrame, name: str, *, min_ratings: int = 2) -> pd.
     short = size < min_ratings
     if short.any():
         items = table.loc[short, "item_id"].unique()
-        warnings.warn(f"{len(items)} item(s) of `{name}` have fewer than {min_ratings} ratings and were left out "
-                      f"(e.g. {show(items[0])}).", EvalkitWarning, stacklevel=3)
+        warn(f"{len(items)} item(s) of `{name}` have fewer than {min_ratings} ratings and were left out "
+             f"(e.g. {show(items[0])}).")
         table = table[~short]
     if table["item_id"].nunique() == 0:
         raise ValueError(f"`{name}` has no item rated by {min_ratings} or more annotators.")
@@ -286,13 +285,12 @@ def _item_interval(interval, of_sums, per_item, n_resamples, confidence_level, r
 def _warn_undefined(what: str, n_items: int, values, name: str = "ratings") -> bool:
     """Warn (and return True) when an agreement coefficient is undefined: one item, or one value in all."""
     if n_items < 2:
-        warnings.warn(f"{what} needs at least 2 items rated by 2 or more annotators; `{name}` has {n_items}, so it is "
-                      "undefined (NaN): on a single item the disagreement observed is all the disagreement expected.",
-                      EvalkitWarning, stacklevel=3)
+        warn(f"{what} needs at least 2 items rated by 2 or more annotators; `{name}` has {n_items}, so it is "
+             "undefined (NaN): on a single item the disagreement observed is all the disagreement expected.")
         return True
     if len(values) < 2:
-        warnings.warn(f"{what} is undefined (NaN) when the ratings show no variation: every pairable rating in `{name}` "
-                      f"is {show(values[0])}, so agreement cannot be told from chance.", EvalkitWarning, stacklevel=3)
+        warn(f"{what} is undefined (NaN) when the ratings show no variation: every pairable rating in `{name}` "
+             f"is {show(values[0])}, so agreement cannot be told from chance.")
         return True
     return False
 
@@ -408,9 +406,8 @@ def krippendorff_alpha(ratings, *, level: str = "nominal", n_resamples: int = 10
             else:
                 low, high = _item_interval(interval, of_sums, per_item, n_resamples, confidence_level, rng)
         if np.isnan(low) or np.isnan(high):
-            warnings.warn(f"some bootstrap resamples of the {n} items have no variation to agree on (alpha is undefined "
-                          "there), so the interval is NaN: too few items, or ratings that (nearly) never vary.",
-                          EvalkitWarning, stacklevel=2)
+            warn(f"some bootstrap resamples of the {n} items have no variation to agree on (alpha is undefined "
+                 "there), so the interval is NaN: too few items, or ratings that (nearly) never vary.")
     return pd.DataFrame([{"alpha": alpha, "ci_low": low, "ci_high": high,
                           "interval": CI_METHODS[interval] if n_resamples else "none", "n_items": len(items),
                           "n_annotators": int(table["annotator"].nunique()), "level": level}])
@@ -424,9 +421,8 @@ def _complete_matrix(table: pd.DataFrame, name: str) -> pd.DataFrame:
     wide = table.pivot(index="item_id", columns="annotator", values="rating")
     complete = wide.notna().all(axis=1)
     if not complete.all():
-        warnings.warn(f"{int((~complete).sum())} item(s) of `{name}` are not rated by every annotator and were "
-                      f"left out (e.g. {show(wide.index[~complete][0])}); ICC needs complete items.",
-                      EvalkitWarning, stacklevel=3)
+        warn(f"{int((~complete).sum())} item(s) of `{name}` are not rated by every annotator and were "
+             f"left out (e.g. {show(wide.index[~complete][0])}); ICC needs complete items.")
         wide = wide[complete]
     if len(wide) < 2:
         raise ValueError(f"`{name}` needs at least 2 items rated by every annotator; got {len(wide)}.")
@@ -569,10 +565,9 @@ def _icc_f_table(x: np.ndarray, confidence_level: float) -> pd.DataFrame:
     if not finite.all() or not np.isfinite(out[["F", "p_val"]].to_numpy(dtype=float)).all():
         out[estimates] = out[estimates].where(finite)  # an ICC or an interval end of +-inf is as undefined as 0/0
         undefined = ", ".join(out.index[~finite.all(axis=1)])
-        warnings.warn(f"icc: a mean square is zero (every rating the same, annotators who agree exactly, or items rated "
-                      f"alike), so the quantities that divide by it are undefined: NaN in {undefined or 'no ICC'}"
-                      f"{'; F is infinite where there is no error variance' if np.isinf(out['F']).any() else ''}.",
-                      EvalkitWarning, stacklevel=3)
+        warn(f"icc: a mean square is zero (every rating the same, annotators who agree exactly, or items rated "
+             f"alike), so the quantities that divide by it are undefined: NaN in {undefined or 'no ICC'}"
+             f"{'; F is infinite where there is no error variance' if np.isinf(out['F']).any() else ''}.")
     return out
 
 
@@ -601,9 +596,9 @@ def _icc_bootstrap(out: pd.DataFrame, x: np.ndarray, boot, method: str, n_resamp
     lost = [form for form in boot if np.isfinite(out.loc[form, "icc"])
             and not np.isfinite(out.loc[form, ["ci_low", "ci_high"]].to_numpy(dtype=float)).all()]
     if lost:
-        warnings.warn(f"icc: the bootstrap interval of {', '.join(lost)} is NaN: some resample of the {n} items has "
-                      "no variation to compare (too few items, or items rated alike); interval='F' gives the "
-                      "normal-theory interval.", EvalkitWarning, stacklevel=3)
+        warn(f"icc: the bootstrap interval of {', '.join(lost)} is NaN: some resample of the {n} items has "
+             "no variation to compare (too few items, or items rated alike); interval='F' gives the "
+             "normal-theory interval.")
 
 
 def _icc_coarse_notes(out: pd.DataFrame, x: np.ndarray) -> None:
@@ -614,10 +609,10 @@ def _icc_coarse_notes(out: pd.DataFrame, x: np.ndarray) -> None:
     if f_rows:
         out.loc[f_rows, "note"] = ("F interval on coarse ratings: covers less than claimed (0.87 for 95% at 50 items "
                                       "of 1-5 ratings piled at the top, in the coverage harness)")
-        warnings.warn(f"the ratings take {len(np.unique(x))} distinct values: the F intervals of {' and '.join(f_rows)} "
-                      "assume normal ratings and cover less than claimed on a coarse scale; no interval measured "
-                      "holds there (see icc's interval). The bootstrap intervals of ICC1 and ICC3 come closer but run "
-                      "a little short on some coarse scales too (see their note).", EvalkitWarning, stacklevel=3)
+        warn(f"the ratings take {len(np.unique(x))} distinct values: the F intervals of {' and '.join(f_rows)} "
+             "assume normal ratings and cover less than claimed on a coarse scale; no interval measured "
+             "holds there (see icc's interval). The bootstrap intervals of ICC1 and ICC3 come closer but run "
+             "a little short on some coarse scales too (see their note).")
     boot_rows = [form for form in ICC_FORMS if out.loc[form, "interval"] == CI_METHODS["studentized"]]
     if boot_rows:
         out.loc[boot_rows, "note"] = ("studentized bootstrap on coarse ratings: covered 0.89-0.94 for 95% at 50 items "
@@ -699,9 +694,8 @@ def fleiss_kappa(ratings, *, n_resamples: int = 1000, confidence_level: float = 
         with np.errstate(invalid="ignore", divide="ignore"):
             low, high = _item_interval(interval, of_sums, rows, n_resamples, confidence_level, rng)
         if np.isnan(low) or np.isnan(high):
-            warnings.warn(f"some bootstrap resamples of the {n_items} items use a single category (kappa is undefined "
-                          "there), so the interval is NaN: too few items, or one category (nearly) always.",
-                          EvalkitWarning, stacklevel=2)
+            warn(f"some bootstrap resamples of the {n_items} items use a single category (kappa is undefined "
+                 "there), so the interval is NaN: too few items, or one category (nearly) always.")
     return pd.DataFrame([{"kappa": kappa, "ci_low": low, "ci_high": high,
                           "interval": CI_METHODS[interval] if n_resamples else "none",
                           "p_val": float(2 * stats.norm.sf(abs(kappa / se))) if se > 0 else np.nan,
@@ -753,8 +747,8 @@ def cohen_kappa(ratings, *, annotators=None, weights: str | None = None) -> pd.D
         raise ValueError(f"`annotators` must name two annotators of `ratings` ({present}); got {annotators!r}.")
     out = _pair_row(table, *annotators, weights)
     if out["n"].iloc[0] == 0:
-        warnings.warn(f"cohen_kappa: {annotators[0]!r} and {annotators[1]!r} rated no item in common: their agreement "
-                      "and kappa are NaN.", EvalkitWarning, stacklevel=2)
+        warn(f"cohen_kappa: {annotators[0]!r} and {annotators[1]!r} rated no item in common: their agreement "
+             "and kappa are NaN.")
     return out
 
 
@@ -808,9 +802,8 @@ def pairwise_agreement(ratings, *, weights: str | None = None) -> pd.DataFrame:
     apart = out[out["n"] == 0]
     if len(apart):
         pairs = ", ".join(f"{a!r} and {b!r}" for a, b in zip(apart["annotator_a"][:3], apart["annotator_b"][:3], strict=True))
-        warnings.warn(f"pairwise_agreement: {len(apart)} pair(s) of annotators rated no item in common ({pairs}"
-                      f"{', ...' if len(apart) > 3 else ''}): their agreement and kappa are NaN.", EvalkitWarning,
-                      stacklevel=2)
+        warn(f"pairwise_agreement: {len(apart)} pair(s) of annotators rated no item in common ({pairs}"
+             f"{', ...' if len(apart) > 3 else ''}): their agreement and kappa are NaN.")
     return out
 
 
@@ -1077,16 +1070,16 @@ def alternative_annotator_test(judge, ratings, *, scoring: str = "accuracy", eps
     out = pd.DataFrame(rows)
     tested = out["tested"].to_numpy()
     if not tested.all():
-        warnings.warn(f"annotator(s) {out.loc[~tested, 'annotator'].tolist()} have fewer than min_items={min_items} "
-                      "items and were not tested.", EvalkitWarning, stacklevel=2)
+        warn(f"annotator(s) {out.loc[~tested, 'annotator'].tolist()} have fewer than min_items={min_items} "
+             "items and were not tested.")
     if not tested.any():
         raise ValueError(f"no annotator has min_items={min_items} items scored by the judge and another annotator.")
     undefined = tested & out["p_val"].isna().to_numpy()
     if undefined.any():
-        warnings.warn(f"annotator(s) {out.loc[undefined, 'annotator'].tolist()} tie with the judge on every item "
-                      "(W_h - W_f = 0 throughout): at epsilon=0 the t-test is undefined (p_val NaN), so the judge does "
-                      "not win against them; they count in the winning rate and the advantage probability, as in the "
-                      "authors' procedure.", EvalkitWarning, stacklevel=2)
+        warn(f"annotator(s) {out.loc[undefined, 'annotator'].tolist()} tie with the judge on every item "
+             "(W_h - W_f = 0 throughout): at epsilon=0 the t-test is undefined (p_val NaN), so the judge does "
+             "not win against them; they count in the winning rate and the advantage probability, as in the "
+             "authors' procedure.")
     out["p_adjusted"] = np.nan
     # Benjamini-Yekutieli adjusted p-values over every tested annotator: rejecting where they are <= fdr_level is
     # the step-up procedure. An undefined p-value enters as 1, the last rank, which the step-up never rejects.

@@ -14,7 +14,6 @@ other levels). Human labels may use the same levels, PASS/FAIL or booleans.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +24,6 @@ from evalkit import _display, _stats
 from evalkit._coerce import as_pass, judge_verdicts, verdict_levels
 from evalkit._tables import epoch_column
 from evalkit._validation import (
-    EvalkitWarning,
     align_ids,
     as_clusters,
     check_columns,
@@ -229,8 +227,7 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
     fp = int((~h_fail & j_fail).sum())
     tn = n - tp - fn - fp
     if tp + fn == 0:
-        warnings.warn("the human labels contain no FAIL: fail_recall is undefined (NaN). Label failing cases too.",
-                      EvalkitWarning, stacklevel=2)
+        warn("the human labels contain no FAIL: fail_recall is undefined (NaN). Label failing cases too.")
     kappa = _stats.cohen_kappa(pairs["human"].to_numpy(), pairs["judge"].to_numpy())
     agree = h_fail == j_fail
     rows, few = {}, []
@@ -256,8 +253,8 @@ def calibrate(judge, human: pd.Series, *, confidence_level: float = 0.95, interv
         few += ["kappa"] if row["note"] else []
     rows["kappa"] = row
     if few:
-        warnings.warn(f"fewer than {_stats.MIN_CLUSTERS} clusters for {few}: a cluster-robust interval is not backed there (NaN, "
-                      "with a note).", EvalkitWarning, stacklevel=2)
+        warn(f"fewer than {_stats.MIN_CLUSTERS} clusters for {few}: a cluster-robust interval is not backed there (NaN, "
+             "with a note).")
     columns = ["estimate", "ci_low", "ci_high", "numerator", "denominator", "interval", "note"]
     table = pd.DataFrame(rows).T
     table = table[columns + (["n_clusters"] if groups is not None else [])]

@@ -11,7 +11,6 @@ x segments) against one baseline in one table, with adjusted p-values.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +34,6 @@ from evalkit._stats import (
 from evalkit._stats import adjust_p_values as _adjust
 from evalkit._tables import epoch_column
 from evalkit._validation import (
-    EvalkitWarning,
     align_ids,
     as_clusters,
     check_columns,
@@ -200,8 +198,8 @@ def _score_bounds(bounds, values: np.ndarray, name: str = "bounds") -> tuple[flo
         low, high = float(np.min(values)), float(np.max(values))
         if high > low:
             return low, high
-        warnings.warn(f"every score is {show(low)}, so the data show no range; the betting interval assumes "
-                      f"[{low:g}, {low + 1:g}]: give `{name}=` (the scale's range).", EvalkitWarning, stacklevel=4)
+        warn(f"every score is {show(low)}, so the data show no range; the betting interval assumes "
+             f"[{low:g}, {low + 1:g}]: give `{name}=` (the scale's range).")
         return low, low + 1.0
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise TypeError(f"`{name}` must be a pair (low, high), e.g. (1, 5) for 1-5 ratings; got {bounds!r}.")
@@ -404,8 +402,8 @@ def _paired_scores(both: pd.DataFrame, method, confidence_level, bounds, rng, gr
     flips = pd.DataFrame({"case_id": changed.index.to_numpy(), "a": changed["a"].to_numpy(dtype=float),
                           "b": changed["b"].to_numpy(dtype=float)})
     if np.isnan(result["ci_low"]):
-        warnings.warn(f"no {_METHOD_NAMES[method]} interval for these {len(d)} differences (fewer than two, or all "
-                      "equal); the betting interval (the default) gives one.", EvalkitWarning, stacklevel=3)
+        warn(f"no {_METHOD_NAMES[method]} interval for these {len(d)} differences (fewer than two, or all "
+             "equal); the betting interval (the default) gives one.")
     else:
         _warn_few_changes(method, int(np.count_nonzero(d)), stacklevel=4)
     return PairedComparison(
@@ -424,9 +422,9 @@ _FEW_CHANGES = 25
 
 def _warn_few_changes(method: str, changed: int, stacklevel: int) -> None:
     if method in ("t", "bootstrap") and changed < _FEW_CHANGES:
-        warnings.warn(f"only {changed} cases changed their score: the {_METHOD_NAMES[method]} interval under-covers "
-                      f"there (0.88-0.92 at 95% in the coverage harness with 5-15 changed cases); the default "
-                      "betting interval holds.", EvalkitWarning, stacklevel=stacklevel)
+        warn(f"only {changed} cases changed their score: the {_METHOD_NAMES[method]} interval under-covers "
+             f"there (0.88-0.92 at 95% in the coverage harness with 5-15 changed cases); the default "
+             "betting interval holds.")
 
 
 # ----------------------------------------------------------------------------------------- planning
@@ -496,9 +494,8 @@ def detectable_difference(n, *, discordant, power: float = 0.8, alpha: float = 0
     rows = []
     for size in _as_list(n, "n", integer=True):
         if mcnemar_power(size, discordant, discordant, alpha) < power:
-            warnings.warn(f"with {size} cases and {discordant:.3g} of them flipping, no change reaches power {power:g}: "
-                          "even every flip in one direction is not detected reliably; plan more cases.",
-                          EvalkitWarning, stacklevel=2)
+            warn(f"with {size} cases and {discordant:.3g} of them flipping, no change reaches power {power:g}: "
+                 "even every flip in one direction is not detected reliably; plan more cases.")
             found = np.nan
         else:
             found = optimize.brentq(lambda d, s=size: mcnemar_power(s, d, discordant, alpha) - power, 0.0, discordant,
@@ -552,8 +549,7 @@ def cases_needed(difference, *, discordant, power: float = 0.8, alpha: float = 0
         while not reaches(high) and high < _MAX_CASES:
             high = min(2 * high, _MAX_CASES)
         if not reaches(high):
-            warnings.warn(f"a change of {change:g} with {discordant:g} flipping needs more than {_MAX_CASES:,} cases.",
-                          EvalkitWarning, stacklevel=2)
+            warn(f"a change of {change:g} with {discordant:g} flipping needs more than {_MAX_CASES:,} cases.")
             rows.append({"difference": change, "discordant": discordant, "alpha": alpha, "power": power, "n": np.nan,
                          "power_at_n": np.nan})
             continue
@@ -723,8 +719,8 @@ def _baseline_row(labels, other, baseline, x_a, x_b, *, by, scores, method, conf
     """One comparison with the baseline: its marginal interval and test, and its joint (Bonferroni) interval."""
     row = {**labels, "run": other, "baseline": baseline}
     if len(x_a) == 0:
-        warnings.warn(f"run {show(other)} shares no case with the baseline" + (f" in group {labels}" if by else "")
-                      + "; its row is NaN.", EvalkitWarning, stacklevel=3)
+        warn(f"run {show(other)} shares no case with the baseline" + (f" in group {labels}" if by else "")
+             + "; its row is NaN.")
         return {**row, "n": 0}
     if scores:
         marginal = _score_comparison(x_a, x_b, method, confidence_level, bounds, rng)
@@ -830,8 +826,8 @@ def adjust_p_values(table: pd.DataFrame, *, method: str = "holm", column: str = 
         raise ValueError(f"`table` column {column!r} must hold p-values in [0, 1] (or NaN); got {example!r}.")
     missing = int(values.isna().sum())
     if missing:
-        warnings.warn(f"{missing} of the {len(values)} p-values in column {column!r} are NaN: they stay NaN and are not "
-                      f"counted in the family of {len(values) - missing} tests.", EvalkitWarning, stacklevel=2)
+        warn(f"{missing} of the {len(values)} p-values in column {column!r} are NaN: they stay NaN and are not "
+             f"counted in the family of {len(values) - missing} tests.")
     out = table.copy()
     out["p_adjusted"] = _adjust(values.to_numpy(dtype=float), method)
     out["adjust"] = method

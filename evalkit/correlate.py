@@ -20,7 +20,6 @@ from evalkit import _display, _stats
 from evalkit import tcva as _tcva
 from evalkit._stats import ADJUSTMENTS, adjust_p_values, z_value, z_variance_factor
 from evalkit._validation import (
-    EvalkitWarning,
     align_ids,
     as_frame,
     as_groups,
@@ -30,6 +29,7 @@ from evalkit._validation import (
     check_rng,
     check_unique_index,
     sorted_ids,
+    warn,
 )
 
 __all__ = [
@@ -202,8 +202,7 @@ def _why_undefined(x: np.ndarray, y: np.ndarray) -> str:
 def _warn_undefined(reasons: dict, stacklevel: int = 4) -> None:
     if reasons:
         listed = "; ".join(f"{col!r}: {why}" for col, why in reasons.items())
-        warnings.warn(f"a correlation is undefined, so r and p_val are NaN for {listed}.", EvalkitWarning,
-                      stacklevel=stacklevel)
+        warn(f"a correlation is undefined, so r and p_val are NaN for {listed}.")
 
 
 def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, interval, rng, k: int):
@@ -241,9 +240,8 @@ def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, interval, rng,
 def _warn_undefined_resamples(columns, undefined, n_resamples: int, stacklevel: int = 5) -> None:
     if undefined is not None and undefined.any():
         listed = "; ".join(f"{col!r}: {int(u)} of {n_resamples}" for col, u in zip(columns, undefined, strict=True) if u)
-        warnings.warn(f"some bootstrap resamples have constant scores or ratings, so their correlation is undefined; "
-                      f"they were left out of the interval ({listed}). Many such resamples mean too few items that vary.",
-                      EvalkitWarning, stacklevel=stacklevel)
+        warn(f"some bootstrap resamples have constant scores or ratings, so their correlation is undefined; "
+             f"they were left out of the interval ({listed}). Many such resamples mean too few items that vary.")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -532,9 +530,9 @@ def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resampl
             left_out[cols] = info[1]
     names = _ci_names(frame.columns, interval, n_resamples, left_out, r, unit)
     if few.any():
-        warnings.warn(f"only {int(few[few > 0].min())} cluster(s): a cluster bootstrap needs at least {MIN_CLUSTERS} to cover "
-                      "as claimed, so the interval is NaN (with 9 clusters of 6 items the 95% interval covered 0.87, with 17 "
-                      "0.94, in the coverage harness).", EvalkitWarning, stacklevel=4)
+        warn(f"only {int(few[few > 0].min())} cluster(s): a cluster bootstrap needs at least {MIN_CLUSTERS} to cover "
+             "as claimed, so the interval is NaN (with 9 clusters of 6 items the 95% interval covered 0.87, with 17 "
+             "0.94, in the coverage harness).")
         names = [f"none: {u} clusters, fewer than {MIN_CLUSTERS}" if u else name for u, name in zip(few, names, strict=True)]
     return _result_frame(frame, n, r, low, high, p, method, "dataset", interval=names)
 
@@ -567,9 +565,8 @@ def _ci_names(columns, interval: str, n_resamples: int, left_out: np.ndarray, r:
     if interval == "BCa":
         if partial.any():
             listed = ", ".join(repr(c) for c, x in zip(columns, partial, strict=True) if x)
-            warnings.warn(f"some bootstrap resamples have constant scores or ratings and BCa needs every one, so the "
-                          f"interval is NaN for {listed}; interval='percentile' leaves them out.", EvalkitWarning,
-                          stacklevel=5)
+            warn(f"some bootstrap resamples have constant scores or ratings and BCa needs every one, so the "
+                 f"interval is NaN for {listed}; interval='percentile' leaves them out.")
         partial[:] = False
     _warn_undefined_resamples([c for c, x in zip(columns, partial, strict=True) if x], left_out[partial], n_resamples)
     base = f"{interval} bootstrap over {unit}"
@@ -910,14 +907,14 @@ def paired_bootstrap_tcva_paper(a: pd.Series, b: pd.Series, human, *, n_resample
         rho_b = stats.spearmanr(y, h).statistic
     delta = rho_a - rho_b
     if np.isnan(delta):  # the paper's loop would count NaN >= NaN as False and report p = 0
-        warnings.warn(f"paired_bootstrap_tcva_paper: a correlation is undefined ({_why_undefined(x if np.isnan(rho_a) else y, h)}), "
-                      "so delta and p_val are NaN.", EvalkitWarning, stacklevel=2)
+        warn(f"paired_bootstrap_tcva_paper: a correlation is undefined ({_why_undefined(x if np.isnan(rho_a) else y, h)}), "
+             "so delta and p_val are NaN.")
         return pd.DataFrame([{"n": n, "rho_a": rho_a, "rho_b": rho_b, "delta": delta, "p_val": np.nan}])
     state = np.random.RandomState(seed)  # legacy generator on purpose: it is what the paper used
     idx = np.stack([state.choice(n, size=n, replace=True) for _ in range(n_resamples)])
     r = _corr_lastaxis(np.stack([x[idx], y[idx]]), h[idx], "spearman")
     p = float(np.mean(r[1] - r[0] >= delta))
-    warnings.warn(PAPER_NOTE, EvalkitWarning, stacklevel=2)
+    warn(PAPER_NOTE)
     return pd.DataFrame([{"n": n, "rho_a": rho_a, "rho_b": rho_b, "delta": delta, "p_val": p, "note": PAPER_NOTE}])
 
 
@@ -1054,13 +1051,12 @@ def select_temperature(
     if best is None:
         undefined.insert(0, f"all {len(hv)} rated items")
     if undefined:
-        warnings.warn(f"the correlation is undefined at every temperature on {', '.join(undefined)} (the human ratings "
-                      "or the scores are constant there), so no temperature can be chosen there: NaN.", EvalkitWarning,
-                      stacklevel=2)
+        warn(f"the correlation is undefined at every temperature on {', '.join(undefined)} (the human ratings "
+             "or the scores are constant there), so no temperature can be chosen there: NaN.")
     held_out = [str(row["fold"]) for row in rows if not np.isnan(row["temperature"]) and np.isnan(row["r_test"])]
     if held_out:
-        warnings.warn(f"the correlation on the held-out items of fold(s) {', '.join(held_out)} is undefined (fewer than 3 "
-                      "items, or constant ratings or scores there): their r_test is NaN.", EvalkitWarning, stacklevel=2)
+        warn(f"the correlation on the held-out items of fold(s) {', '.join(held_out)} is undefined (fewer than 3 "
+             "items, or constant ratings or scores there): their r_test is NaN.")
     r_oof = np.nan if np.isnan(pooled).any() else _scipy_corr(pooled, hv, method, p_value=False)[0]
     return TemperatureSelection(
         temperature=np.nan if best is None else float(temps[best]), r_in_sample=np.nan if best is None else float(r_all[best]),

@@ -23,7 +23,6 @@ from scipy import stats
 from evalkit import _dask
 from evalkit._stats import studentized_over_items, z_value, z_variance_factor
 from evalkit._validation import (
-    sorted_ids,
     EvalkitWarning,
     check_columns,
     check_dataframe,
@@ -33,6 +32,8 @@ from evalkit._validation import (
     check_rng,
     check_unique_column,
     show,
+    sorted_ids,
+    warn,
 )
 
 __all__ = [
@@ -366,15 +367,14 @@ def rescore(table: pd.DataFrame, *, bins: int = 3, edges=None, labels=None,
     degenerate = (size < 2) | ~(std > 0)
     if degenerate.any():
         names = sorted(pd.unique(out["length_bin"].astype(str).to_numpy()[degenerate]))
-        warnings.warn(f"length bin(s) {names} hold a single document or no spread in fd_raw; their z is set to 0.",
-                      EvalkitWarning, stacklevel=2)
+        warn(f"length bin(s) {names} hold a single document or no spread in fd_raw; their z is set to 0.")
     out["z"] = np.where(degenerate, 0.0, (out["fd_raw"].to_numpy(dtype=float) - mean) / np.where(degenerate, 1.0, std))
     weights = _authority(authority)
     codes, tiers = pd.factorize(out["source"])
     if authority is not None:
         unnamed = sorted(str(t) for t in tiers if t not in weights)
         if unnamed:
-            warnings.warn(f"`authority` names no weight for source(s) {unnamed}; they get 1.0.", EvalkitWarning, stacklevel=2)
+            warn(f"`authority` names no weight for source(s) {unnamed}; they get 1.0.")
     tier_weight = np.array([float(weights.get(t, 1.0)) for t in tiers] + [1.0])  # code -1 (missing source) -> 1.0
     out["authority"] = tier_weight[codes]
     out["fd_star"] = out["z"] * out["authority"]
@@ -435,12 +435,12 @@ def _bin_stats(parts: list[pd.DataFrame], sources, authority) -> pd.DataFrame:
     stats = pd.concat(parts).groupby("length_bin", observed=True)["fd_raw"].agg(["mean", "std", "size"])
     degenerate = (stats["size"] < 2) | ~(stats["std"] > 0)
     if degenerate.any():
-        warnings.warn(f"length bin(s) {sorted(map(str, stats.index[degenerate]))} hold a single document or no spread "
-                      "in fd_raw; their z is set to 0.", EvalkitWarning, stacklevel=2)
+        warn(f"length bin(s) {sorted(map(str, stats.index[degenerate]))} hold a single document or no spread "
+             "in fd_raw; their z is set to 0.")
     if authority is not None:
         unnamed = sorted(str(t) for t in pd.unique(np.concatenate(sources)) if t not in authority)
         if unnamed:
-            warnings.warn(f"`authority` names no weight for source(s) {unnamed}; they get 1.0.", EvalkitWarning, stacklevel=2)
+            warn(f"`authority` names no weight for source(s) {unnamed}; they get 1.0.")
     return stats.assign(degenerate=degenerate)
 
 
@@ -624,18 +624,16 @@ def length_bias(table: pd.DataFrame, *, columns=("fd_raw", "fd_star"), method: s
         row.update(r=r, ci_low=low, ci_high=high, interval=name, note=note, p_val=float(res.pvalue))
         rows[column] = row
     if undefined:
-        warnings.warn(f"the length correlation is undefined (NaN) for {', '.join(undefined)}: it needs 3 or more "
-                      "documents whose lengths and densities both vary.", EvalkitWarning, stacklevel=2)
+        warn(f"the length correlation is undefined (NaN) for {', '.join(undefined)}: it needs 3 or more "
+             "documents whose lengths and densities both vary.")
     if lost and interval == "fisher":
-        warnings.warn(f"the Fisher-z interval is NaN for {', '.join(lost)}: it needs 4 or more documents.", EvalkitWarning,
-                      stacklevel=2)
+        warn(f"the Fisher-z interval is NaN for {', '.join(lost)}: it needs 4 or more documents.")
     elif lost:
-        warnings.warn(f"the studentized bootstrap interval is NaN for {', '.join(lost)}: some resample of the documents "
-                      "has a constant side (too few documents, or lengths or densities that rarely vary); "
-                      "interval='fisher' gives the normal-theory interval.", EvalkitWarning, stacklevel=2)
+        warn(f"the studentized bootstrap interval is NaN for {', '.join(lost)}: some resample of the documents "
+             "has a constant side (too few documents, or lengths or densities that rarely vary); "
+             "interval='fisher' gives the normal-theory interval.")
     for note, named in notes.items():
-        warnings.warn(f"the length-bias interval of {', '.join(named)} may cover less than claimed (note): {note}.",
-                      EvalkitWarning, stacklevel=2)
+        warn(f"the length-bias interval of {', '.join(named)} may cover less than claimed (note): {note}.")
     out = pd.DataFrame.from_dict(rows, orient="index", columns=["n", "r", "ci_low", "ci_high", "interval", "note",
                                                                  "p_val", "method"])
     out = out.astype({"n": "int64", "r": float, "ci_low": float, "ci_high": float, "p_val": float})
@@ -695,8 +693,7 @@ def tier_means(table: pd.DataFrame, *, by: str = "source", column: str = "fd_sta
         raise ValueError(f"`table` has no document with both a {by!r} and a {column!r} value.")
     single = out.index[out["n"] < 2]
     if len(single):
-        warnings.warn(f"tier(s) {list(map(str, single))[:5]} hold a single document: their std is undefined (NaN).",
-                      EvalkitWarning, stacklevel=2)
+        warn(f"tier(s) {list(map(str, single))[:5]} hold a single document: their std is undefined (NaN).")
     return out
 
 

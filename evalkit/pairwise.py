@@ -40,7 +40,6 @@ from evalkit import _stats
 from evalkit._optional import require
 from evalkit._stats import z_value
 from evalkit._validation import (
-    EvalkitWarning,
     as_clusters,
     check_columns,
     check_dataframe,
@@ -50,6 +49,7 @@ from evalkit._validation import (
     check_rng,
     check_unique_index,
     show,
+    warn,
 )
 from evalkit.labels import latest_labels, read_labels
 
@@ -475,7 +475,7 @@ def _warn_pooled_votes(table: pd.DataFrame, groups: np.ndarray | None) -> None:
                             "cluster='comparison_id' (or a column that holds each comparison in one cluster, such as "
                             "the question) to count a comparison's votes together")
     if problems:
-        warnings.warn("bradley_terry: " + "; and ".join(problems) + ".", EvalkitWarning, stacklevel=5)
+        warn("bradley_terry: " + "; and ".join(problems) + ".")
 
 
 def _connected(cells: _Cells, ties: str, counts: np.ndarray | None = None) -> bool:
@@ -652,15 +652,15 @@ def _bt(comparisons, *, ties, position, covariates, anchor, interval, cluster, c
     result = {"systems": systems, "names": names, "counts": counts, "anchor_index": anchor_index,
               "theta": nan, "low": nan, "high": nan, "se": nan, "df": df}
     if not _connected(cells, ties):
-        warnings.warn("bradley_terry: the comparisons split the systems into groups where one group won (or tied) "
-                      "every comparison with the other, so no finite rating separates them; ratings are NaN. "
-                      "Add comparisons across the groups.", EvalkitWarning, stacklevel=3)
+        warn("bradley_terry: the comparisons split the systems into groups where one group won (or tied) "
+             "every comparison with the other, so no finite rating separates them; ratings are NaN. "
+             "Add comparisons across the groups.")
         return result
     theta, converged = _fit(cells, cells.counts[None], ties, free)
     theta = theta[0]
     if not converged[0]:
-        warnings.warn("bradley_terry: the fit did not converge to a finite maximum (a covariate or the position "
-                      "separates the outcomes); ratings are NaN.", EvalkitWarning, stacklevel=3)
+        warn("bradley_terry: the fit did not converge to a finite maximum (a covariate or the position "
+             "separates the outcomes); ratings are NaN.")
         return result
     # linear map from the parameters to the reported quantities: centred (or anchored) ratings, then terms
     transform = np.zeros((k + p, k + p))
@@ -679,9 +679,8 @@ def _bt(comparisons, *, ties, position, covariates, anchor, interval, cluster, c
         reported = draws @ transform.T
         reported[:, :k] += CENTRE
         if failed:
-            warnings.warn(f"bradley_terry: {failed} of {n_resamples} bootstrap resamples have no finite maximum (a "
-                          "system won or lost every comparison in them); intervals that reach them are NaN.",
-                          EvalkitWarning, stacklevel=3)
+            warn(f"bradley_terry: {failed} of {n_resamples} bootstrap resamples have no finite maximum (a "
+                 "system won or lost every comparison in them); intervals that reach them are NaN.")
         low, high = _percentiles(reported, failed, confidence_level)
         se = np.nanstd(reported, axis=0, ddof=1)
     result.update(theta=point, low=low, high=high, se=se)
@@ -1173,14 +1172,12 @@ def _rank_table(systems, estimate, cov, needed, confidence_level, sets, method) 
     known, rankable = needed > 0, needed >= MIN_RANK_VOTES
     low, high = np.ones(k, dtype=int), np.full(k, k)
     if not known.all():
-        warnings.warn(f"rank_sets: system(s) {list(map(str, systems[~known]))[:5]} have no comparison in the sample "
-                      f"method={method!r} needs; their estimate is NaN and their rank-set every rank.",
-                      EvalkitWarning, stacklevel=3)
+        warn(f"rank_sets: system(s) {list(map(str, systems[~known]))[:5]} have no comparison in the sample "
+             f"method={method!r} needs; their estimate is NaN and their rank-set every rank.")
     if (known & ~rankable).any():
-        warnings.warn(f"rank_sets: system(s) {list(map(str, systems[known & ~rankable]))[:5]} have fewer than "
-                      f"{MIN_RANK_VOTES} comparisons in the sample method={method!r} needs, too few to estimate their "
-                      "variance (a few votes that agree give 0); their rank-set is every rank.", EvalkitWarning,
-                      stacklevel=3)
+        warn(f"rank_sets: system(s) {list(map(str, systems[known & ~rankable]))[:5]} have fewer than "
+             f"{MIN_RANK_VOTES} comparisons in the sample method={method!r} needs, too few to estimate their "
+             "variance (a few votes that agree give 0); their rank-set is every rank.")
     critical = []
     if rankable.sum() >= 2:
         lo, hi, critical = _sets(estimate[rankable], cov[np.ix_(rankable, rankable)], confidence_level, sets)
@@ -1214,7 +1211,7 @@ def _per_group(table: pd.DataFrame, keys: list, func, empty: dict, *, name: str,
     (``given``: the rows of ``decisions`` when ``table`` holds only those that count)."""
     if table.empty:
         found = f"none of its {given} rows is a {what}" if given else "the decisions table is empty"
-        warnings.warn(f"{name}: {found}: nothing to measure (NaN row).", EvalkitWarning, stacklevel=3)
+        warn(f"{name}: {found}: nothing to measure (NaN row).")
         return pd.DataFrame([{**{key: np.nan for key in keys}, **empty}])
     if not keys:
         rows = [func(table)]
@@ -1224,8 +1221,7 @@ def _per_group(table: pd.DataFrame, keys: list, func, empty: dict, *, name: str,
     nothing = [row for row in rows if row["n"] == 0]
     if nothing:
         group = f" (e.g. {', '.join(f'{key}={nothing[0][key]!r}' for key in keys)})" if keys else ""
-        warnings.warn(f"{name}: {len(nothing)} of {len(rows)} group(s) have no {what}{group}: their row is NaN.",
-                      EvalkitWarning, stacklevel=3)
+        warn(f"{name}: {len(nothing)} of {len(rows)} group(s) have no {what}{group}: their row is NaN.")
     return pd.DataFrame(rows)
 
 
@@ -1440,8 +1436,8 @@ def length_bias(decisions, *, by=None, cluster="case_id", confidence_level: floa
                 fit = model.fit(disp=0) if groups is None else model.fit(disp=0, cov_type="cluster",
                                                                           cov_kwds={"groups": groups})
         except Exception as exc:  # noqa: BLE001 - statsmodels raises several kinds for a degenerate fit
-            warnings.warn(f"length_bias: the logistic fit failed for {len(parsed)} decisions ({type(exc).__name__}: "
-                          f"{exc}); reported as NaN.", EvalkitWarning, stacklevel=3)
+            warn(f"length_bias: the logistic fit failed for {len(parsed)} decisions ({type(exc).__name__}: "
+                 f"{exc}); reported as NaN.")
             return row
         low, high = fit.conf_int(alpha=1 - confidence_level)[3]
         return {**row, "coef": float(fit.params[3]), "ci_low": float(low), "ci_high": float(high),

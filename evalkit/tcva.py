@@ -19,14 +19,13 @@ counts once and then scores every temperature with one (items x 5) @ (5 x temper
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from evalkit import _dask
 from evalkit import verdicts as _verdicts
-from evalkit._validation import EvalkitWarning, check_number, check_option, warn
+from evalkit._validation import check_number, check_option, warn
 
 __all__ = ["power_mean", "temperature_to_p", "p_to_temperature", "score", "sweep"]
 
@@ -127,8 +126,8 @@ def power_mean(x, p, *, axis=-1, weights=None, nan_policy="propagate"):
             out = np.where(total > 0, out, np.nan)
     undefined = int(np.isnan(out).sum())
     if undefined:
-        warnings.warn(f"{undefined} of {np.size(out)} power mean(s) are NaN: their slice holds NaN "
-                      f"(nan_policy={nan_policy!r}) or no value with a positive weight.", EvalkitWarning, stacklevel=2)
+        warn(f"{undefined} of {np.size(out)} power mean(s) are NaN: their slice holds NaN "
+             f"(nan_policy={nan_policy!r}) or no value with a positive weight.")
     return out[()] if isinstance(out, np.ndarray) else out
 
 

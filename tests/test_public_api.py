@@ -500,3 +500,34 @@ def test_no_public_name_is_an_alias_of_another():
             if module_name != "infer":  # infer's options are settled on their own
                 doc = inspect.getdoc(obj) or ""
                 assert not re.search(r"\bdeprecated\b|since evalkit", doc, re.IGNORECASE), f"{module_name}.{name}: {doc[:80]}"
+
+
+def test_warnings_point_at_the_callers_line():
+    """A warning names the line that called evalkit (warning.filename is this file), not a line inside evalkit nor
+    `sys:1`, however deep the function that raised it."""
+    import warnings
+
+    import numpy as np
+
+    from evalkit import EvalkitWarning, agreement
+
+    ids = [f"i{k}" for k in range(10)]
+    calls = {
+        "compare.adjust_p_values": lambda: compare.adjust_p_values(pd.DataFrame({"p_val": [0.01, np.nan]})),
+        "calibrate.calibrate": lambda: calibrate.calibrate(pd.Series(["PASS", "FAIL"]), pd.Series(["PASS", "PASS"])),
+        "correlate.correlate": lambda: correlate.correlate(pd.Series(1.0, index=ids), pd.Series(np.arange(10.0), index=ids),
+                                                           n_resamples=0),
+        "compare.paired": lambda: compare.paired(pd.Series([1.0, 2.0, 3.0], index=list("abc")),
+                                                 pd.Series([1.0, 2.0], index=list("ab"))),
+        "agreement.cohen_kappa": lambda: agreement.cohen_kappa(pd.DataFrame({"item_id": ["a", "b"], "annotator": ["x", "y"],
+                                                                            "rating": [1, 2]})),
+        "tcva.sweep": lambda: tcva.sweep(pd.DataFrame({"item_id": ["a"], "verdict": ["fully"]}), [0.5],
+                                         items=pd.DataFrame({"error": [None, "timeout"]}, index=["a", "b"])),
+    }
+    for name, call in calls.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        ours = [w for w in caught if issubclass(w.category, EvalkitWarning)]
+        assert ours, f"{name} did not warn"
+        assert all(w.filename == __file__ for w in ours), (name, [(w.filename, w.lineno) for w in ours])
