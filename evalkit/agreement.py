@@ -39,6 +39,7 @@ from evalkit._stats import (
     studentized_over_items,
 )
 from evalkit._validation import (
+    align_ids,
     as_groups,
     check_columns,
     check_dataframe,
@@ -1000,7 +1001,8 @@ def alternative_annotator_test(judge, ratings, *, scoring: str = "accuracy", eps
     Parameters
     ----------
     judge : Series
-        The judge's annotation per item, indexed by item id; items without one are left out.
+        The judge's annotation per item, indexed by item id; rated items without one are left out, with an
+        :class:`~evalkit.EvalkitWarning` that counts them and names the first few.
     ratings : DataFrame
         Long table ``item_id, annotator, rating`` with at least 3 annotators; items with fewer than 2
         ratings are left out.
@@ -1039,6 +1041,9 @@ def alternative_annotator_test(judge, ratings, *, scoring: str = "accuracy", eps
         raise TypeError(f"`judge` must be a Series of annotations indexed by item id; got {type(judge).__name__}.")
     table = _ratings(ratings, min_annotators=3)
     judge = judge.dropna()
+    rated = pd.Index(pd.unique(table["item_id"]))
+    if rated.isin(judge.index).any():  # rated items the judge did not annotate are counted, named and left out
+        align_ids(judge.index, rated, left_name="judge", right_name="ratings", what="item", warn_left=False)
     table = table[table["item_id"].isin(judge.index)]
     table = table[table.groupby("item_id")["rating"].transform("size") >= 2]
     if table.empty:

@@ -685,7 +685,8 @@ def test_alternative_annotator_test_matches_the_loop(rng, scoring, quality):
     judge = {int(i): int(truth[i] if rng.random() < quality else rng.integers(1, 5)) for i in range(n) if i != 3}
     ratings = pd.DataFrame([(i, h, v) for h, anns in humans.items() for i, v in anns.items()],
                            columns=["item_id", "annotator", "rating"])
-    res = agreement.alternative_annotator_test(pd.Series(judge), ratings, scoring=scoring, epsilon=0.15)
+    with pytest.warns(EvalkitWarning, match=r"1 of `ratings`'s 120 ids match nothing in `judge` \(e.g. \[3\]\)"):
+        res = agreement.alternative_annotator_test(pd.Series(judge), ratings, scoring=scoring, epsilon=0.15)
     winning_rate, rho, p_values = alt_test_by_loop(judge, humans, scoring, 0.15)
     assert res.winning_rate == pytest.approx(winning_rate, abs=1e-12)
     assert res.advantage_probability == pytest.approx(rho, abs=1e-12)
