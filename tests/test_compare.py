@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalkit import EvalkitWarning, compare
+from evalkit import EvalkitWarning, compare, datasets
 from evalkit._stats import (
     betting_interval,
     mcnemar_exact_p,
@@ -432,3 +432,23 @@ def test_paired_says_how_many_cases_matched():
         assert compare.paired(a, failed, bounds=(1, 5)).n == 19
     with pytest.raises(ValueError, match="share no case id"):
         compare.paired(a, b.set_axis([f"x{i}" for i in range(20)]), bounds=(1, 5))
+
+
+@pytest.mark.slow
+def test_paired_on_summeval_gives_one_interval_in_file_sorted_and_shuffled_order():
+    """The measured case: two SummEval systems' relevance ratings on the same 100 documents, compared with the betting
+    interval: file order, sorted by document and shuffled gave three intervals; now one, and `rng` picks another."""
+    from tests.conftest import shared_dataset
+
+    table = datasets.load_summeval(shared_dataset("summeval"))
+    first, second = sorted(table["system"].unique())[:2]
+    a = table[table["system"] == first].set_index("doc_id")["relevance"]
+    b = table[table["system"] == second].set_index("doc_id")["relevance"]
+    assert len(a) == len(b) == 100
+    found = set()
+    for order in (a.index, a.index.sort_values(), a.index[np.random.default_rng(0).permutation(100)]):
+        res = compare.paired(a.loc[order], b.loc[order], bounds=(1, 5))
+        found.add((res.ci_low, res.ci_high))
+    assert len(found) == 1
+    other = compare.paired(a, b, bounds=(1, 5), rng=1)
+    assert (other.ci_low, other.ci_high) not in found
