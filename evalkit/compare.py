@@ -622,7 +622,8 @@ def against_baseline(runs: pd.DataFrame, *, baseline, run: str = "run", case: st
         ``smallest_change``, by what the cases can say about a change of that size. ``attrs`` name the
         adjustment, the level, the family size and the interval methods. A run that shares no case with the
         baseline (in its group) gets ``n`` 0, NaN numbers, the conclusion "no shared cases" and an
-        :class:`~evalkit.EvalkitWarning`; the t and bootstrap intervals warn, as in :func:`paired`, where few
+        :class:`~evalkit.EvalkitWarning`; cases in one of the two runs only (or without a verdict in one) are left
+        out with a warning that counts them and names the first few, as in :func:`paired`; the t and bootstrap intervals warn, as in :func:`paired`, where few
         cases changed.
 
     Examples
@@ -710,6 +711,9 @@ def _baseline_pairs(frame: pd.DataFrame, by: list, run: str, case: str, baseline
         for other in [name for name in names if name != baseline and name in wide.columns]:
             values = wide[other].to_numpy()
             keep = ~(np.isnan(base) | np.isnan(values))
+            if keep.any() and (np.isnan(base) != np.isnan(values)).any():  # a case in one run only: said, as paired
+                align_ids(wide.index[~np.isnan(base)], wide.index[~np.isnan(values)], left_name=f"{baseline} (baseline)",
+                          right_name=str(other), what="case")
             pairs.append((dict(zip(by, key, strict=True)), other, base[keep], values[keep]))
     return pairs
 

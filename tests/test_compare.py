@@ -452,3 +452,12 @@ def test_paired_on_summeval_gives_one_interval_in_file_sorted_and_shuffled_order
     assert len(found) == 1
     other = compare.paired(a, b, bounds=(1, 5), rng=1)
     assert (other.ci_low, other.ci_high) not in found
+
+
+def test_against_baseline_says_which_cases_one_run_lacks():
+    runs = pd.DataFrame({"case_id": list("abcdef") + list("abcd"), "run": ["v1"] * 6 + ["v2"] * 4,
+                         "verdict": ["PASS", "FAIL"] * 5})
+    with pytest.warns(EvalkitWarning, match=r"matched 4 case\(s\) by id; 2 of `v1 \(baseline\)`'s 6 ids match nothing "
+                                            r"in `v2` \(e.g. \['e', 'f'\]\)") as caught:
+        table = compare.against_baseline(runs, baseline="v1")
+    assert table.loc[0, "n"] == 4 and caught[0].filename == __file__
