@@ -45,6 +45,7 @@ from evalkit._validation import (
     id_order,
     order_seed,
     show,
+    sorted_ids,
     warn,
 )
 
@@ -712,8 +713,8 @@ def _baseline_pairs(frame: pd.DataFrame, by: list, run: str, case: str, baseline
             values = wide[other].to_numpy()
             keep = ~(np.isnan(base) | np.isnan(values))
             if keep.any() and (np.isnan(base) != np.isnan(values)).any():  # a case in one run only: said, as paired
-                align_ids(wide.index[~np.isnan(base)], wide.index[~np.isnan(values)], left_name=f"{baseline} (baseline)",
-                          right_name=str(other), what="case")
+                align_ids(sorted_ids(wide.index[~np.isnan(base)]), sorted_ids(wide.index[~np.isnan(values)]),
+                          left_name=f"{baseline} (baseline)", right_name=str(other), what="case")
             pairs.append((dict(zip(by, key, strict=True)), other, base[keep], values[keep]))
     return pairs
 
