@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import contextvars
 import email.utils
 import inspect
@@ -505,6 +506,8 @@ def run(coroutine):
         raise RuntimeError("a blocking model call from a coroutine on evalkit's call loop; await `acall` instead.")
     future = asyncio.run_coroutine_threadsafe(coroutine, loop)
     try:
+        while not future.done():  # short waits: a signal handler (Ctrl-C) runs between them, whichever thread got it
+            concurrent.futures.wait([future], timeout=0.1)
         return future.result()
     except BaseException:
         future.cancel()  # the request in flight is aborted on the loop: the caller does not wait for its deadline
@@ -661,9 +664,12 @@ class Wire:
 
 
 def _described(exc: BaseException) -> str:
-    """``Name: message`` of an aiohttp error, with the message of the error it wraps (its parser's)."""
-    text = f"{type(exc).__name__}: {exc}"
+    """``Name: message`` of an aiohttp error on one line, with the error it wraps (its parser's) when that says more."""
+    import aiohttp
+
+    parsed = isinstance(exc, aiohttp.ClientResponseError)  # its message is the parser's
+    text = f"{type(exc).__name__}: " + (f"{exc.status}, {exc.message}" if parsed else str(exc))
     cause = exc.__cause__ or exc.__context__
-    if cause is not None and str(cause) and str(cause) not in text:
+    if not parsed and cause is not None and str(cause) and " ".join(str(cause).split()) not in " ".join(text.split()):
         text += f" ({type(cause).__name__}: {cause})"
-    return text
+    return " ".join(text.split())

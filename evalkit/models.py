@@ -784,7 +784,12 @@ def _in_threads(items: list, work: Callable, n_threads: int, stop: threading.Eve
 def _received(done: queue.SimpleQueue, n: int):
     """``(item, result)`` of the ``n`` items as the workers put them on ``done``; a worker's exception is raised here."""
     for _ in range(n):
-        item, result, exc = done.get()
+        while True:  # short waits: a signal handler (Ctrl-C) runs between them
+            try:
+                item, result, exc = done.get(timeout=0.1)
+                break
+            except queue.Empty:
+                pass
         if exc is not None:
             raise exc
         yield item, result
