@@ -32,7 +32,7 @@ import os
 import re
 import ssl
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from http import HTTPStatus
 from urllib.parse import quote, quote_plus, unquote, urlsplit
@@ -59,8 +59,8 @@ class Reply:
     text: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    finish_reason: str | None = field(default=None, kw_only=True)
-    logprobs: tuple | None = field(default=None, kw_only=True)
+    finish_reason: str | None = None
+    logprobs: tuple | None = None
 
     def __post_init__(self):
         if not isinstance(self.text, str):
@@ -477,7 +477,7 @@ MAX_HEADERS = 1024
 #: and the wire appends one entry per request it sends, so a request sent again counts as the attempt it is.
 SENT: contextvars.ContextVar = contextvars.ContextVar("evalkit_requests_sent", default=None)
 
-_loops: dict = {}  # the process's call loop, by process id
+_loops: dict = {}  # the process's call loop and its thread, by process id
 _starting = threading.Lock()
 _left_behind: list = []  # a forked process's copies of the parent's loop and sessions: kept, never closed from here
 
@@ -488,20 +488,26 @@ def call_loop() -> asyncio.AbstractEventLoop:
     notebook's running loop is never in the way."""
     pid = os.getpid()
     with _starting:
-        loop = _loops.get(pid)
-        if loop is None:
+        if pid not in _loops:
             _left_behind.extend(_loops.values())  # a forked process: the parent's loop (its epoll is the parent's too)
             _loops.clear()
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="evalkit-calls", daemon=True).start()
-            _loops[pid] = loop
-        return loop
+            thread = threading.Thread(target=loop.run_forever, name="evalkit-calls", daemon=True)
+            thread.start()
+            _loops[pid] = loop, thread
+        return _loops[pid][0]
+
+
+def _on_call_loop() -> bool:
+    """Whether this thread is the call loop's (where a blocking wait for the loop would never end)."""
+    entry = _loops.get(os.getpid())
+    return entry is not None and entry[1] is threading.current_thread()
 
 
 def run(coroutine):
     """Run ``coroutine`` on :func:`call_loop` and wait for it; Ctrl-C (or any exception while waiting) cancels it."""
     loop = call_loop()
-    if getattr(loop, "_thread_id", None) == threading.get_ident():
+    if _on_call_loop():
         coroutine.close()
         raise RuntimeError("a blocking model call from a coroutine on evalkit's call loop; await `acall` instead.")
     future = asyncio.run_coroutine_threadsafe(coroutine, loop)
@@ -652,11 +658,11 @@ class Wire:
         session, self._session = self._session, None
         if session is None or self._pid != os.getpid() or session.closed:
             return
-        loop = _loops.get(os.getpid())
+        loop, _ = _loops.get(os.getpid(), (None, None))
         if loop is None or not loop.is_running():
             return
         future = asyncio.run_coroutine_threadsafe(session.close(), loop)
-        if getattr(loop, "_thread_id", None) != threading.get_ident():
+        if not _on_call_loop():
             try:
                 future.result(timeout=2)
             except Exception:  # noqa: BLE001 - closing is best effort; the connections expire anyway

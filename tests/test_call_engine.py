@@ -1,5 +1,6 @@
-"""The call engine part by part (retry policy, unreachable detector, cache writer, table builder) and the lean
-HTTP path of OpenAIChat: deadlines that cover the whole request, kept-alive connections, status errors, proxies,
+"""The call engine part by part (retry policy, unreachable detector, cache writer, table builder) and the wire of
+OpenAIChat (aiohttp under evalkit's policies): deadlines that cover the whole request, kept-alive connections, status
+errors, proxies,
 the cache keys of earlier versions, and answers on disk while other calls stall (kill -9).
 
 Everything runs against the real chat-completions server on 127.0.0.1 (evalkit._testing), no mocks; none of
@@ -211,7 +212,7 @@ def test_checked_reply_is_the_one_check_of_a_models_return_value():
         checked_reply({"content": "PASS"})
 
 
-# ------------------------------------------------------------------ the lean HTTP path
+# ------------------------------------------------------------------ the wire
 def test_a_server_trickling_its_headers_is_cut_off_at_the_deadline():
     # 5,000 header bytes at one per 10 ms: about 50 s before the body would even begin.
     with ChatServer(lambda prompt, attempt: Trickle("PASS", interval=0.01, headers=True, padding=5000)) as server:
@@ -532,8 +533,11 @@ def test_https_keeps_its_connections_and_a_stalled_handshake_meets_the_deadline(
             pass
 
     threading.Thread(target=trickle, daemon=True).start()
+    untrusted = models.OpenAIChat("m", base_url=f"https://127.0.0.1:{server.server_address[1]}/v1")
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))  # trusted the way a private CA is
     try:
+        with pytest.raises(APIConnectionError, match="certificate verify failed"):  # TLS is verified
+            untrusted("x")
         model = models.OpenAIChat("m", base_url=f"https://127.0.0.1:{server.server_address[1]}/v1")
         assert [model(p).text for p in ("a", "b", "c")] == ["PASS over TLS"] * 3
         assert server.connections == 1  # one connection (one handshake), kept alive
@@ -623,7 +627,7 @@ def test_a_key_no_header_can_carry_is_refused_in_one_line_without_it(form, monke
 
 @pytest.mark.parametrize("form", STRIPPED_KEYS, ids=[repr(f) for f in STRIPPED_KEYS])
 def test_no_form_of_the_key_reaches_any_output(form, monkeypatch, tmp_path):
-    """Every way a key reaches text: a server echoing it in a 401 (escaped, as http.client shows a header), in a 500
+    """Every way a key reaches text: a server echoing it in a 401 (escaped, as a client's error shows a header), in a 500
     body, as the answer; then the exception, the error column, results.jsonl/.csv/.parquet and the printed tables."""
     import traceback
 
