@@ -661,7 +661,9 @@ def _attempts(prompt: str, *, policy: _RetryPolicy, unreachable: _Unreachable, s
               redact: Callable, gave_up: str):
     """One prompt's attempts until an answer, a failure not worth retrying, or the run stopping, as steps for a
     driver (:func:`_call` in a thread, :func:`_acall` on an event loop): each ``None`` it yields asks for one call
-    of the model (send back what it returned, or the exception it raised), each number a wait of that many seconds
+    of the model (send back what it returned, or the exception it raised, and how many requests it sent beyond one:
+    a model on evalkit's wire appends each request to :data:`evalkit._wire.SENT`, so ``attempts`` counts every
+    request sent), each number a wait of that many seconds
     that ends early when the run stops (send back None). Returns the prompt's row, its Reply (None on failure) and
     how many lone surrogates its text had.
     """
@@ -916,7 +918,8 @@ def call_many(
     DataFrame
         Indexed like ``prompts``: ``text`` (missing on failure), ``error`` (the last exception, or missing),
         ``latency_s`` (of the successful call; 0 when cached), ``cached`` (True when the answer came from the
-        cache or from an identical prompt earlier in the same run), ``attempts``, ``prompt_tokens``,
+        cache or from an identical prompt earlier in the same run), ``attempts`` (the requests sent: every retry,
+        and a request :class:`OpenAIChat` sent again when a kept-alive connection lost it), ``prompt_tokens``,
         ``completion_tokens``, ``created_at``. A failure is a row, never an exception: nothing a model or
         server returns stops the run or loses the answers already received. Text is valid UTF-8: lone
         surrogates are replaced by U+FFFD and counted in ``attrs["n_surrogates_replaced"]``;
