@@ -28,8 +28,14 @@ def head(body: bytes, *extra: str, status: str = "200 OK", sep: bytes = b"\r\n",
 #: What the server writes for a case of each form (``body`` is the case's chat completion), and what it does with
 #: the connection then: keep it, close it, half-close it (FIN, reading on), or answer the next request on it with a
 #: 408 sent while it was idle.
-def reply(form: str, body: bytes, attempt: int) -> tuple[bytes, str]:
+def reply(form: str, body: bytes, attempt: int, auth: str = "") -> tuple[bytes, str]:
     ok = head(body) + body
+    if form == "redirect":
+        moved = json.dumps({"error": {"message": "moved"}}).encode()
+        return head(moved, "Location: http://127.0.0.1:9/v1/chat/completions", status="307 Temporary Redirect") + moved, \
+            "keep"
+    if form == "echo-key":  # a hostile server: the key it was sent, in a header too long to read
+        return head(body, f"X-Echo: {auth} " + "c" * 200_000) + body, "keep"
     if form == "plain":
         return ok, "keep"
     if form == "continue":
@@ -46,6 +52,8 @@ def reply(form: str, body: bytes, attempt: int) -> tuple[bytes, str]:
         return head(body, *(f"X-Trace-{i}: {i}" for i in range(150))) + body, "keep"
     if form == "huge-header":
         return head(body, "X-Cookie: " + "c" * 70_000) + body, "keep"
+    if form == "giant-header":  # past evalkit's limit of 128 KiB a field
+        return head(body, "X-Cookie: " + "c" * 200_000) + body, "keep"
     if form == "bare-lf":
         return head(body, sep=b"\n") + body, "keep"
     if form == "gzip":
@@ -106,16 +114,18 @@ class RawServer:
                 line = await reader.readline()
                 if not line:
                     return
-                length = 0
+                length, auth = 0, ""
                 while (field := await reader.readline()) not in (b"\r\n", b""):
                     name, _, value = field.decode("latin-1").partition(":")
                     if name.strip().lower() == "content-length":
                         length = int(value)
+                    if name.strip().lower() == "authorization":
+                        auth = value.strip()
                 request = json.loads(await reader.readexactly(length))
                 case, form = request["messages"][-1]["content"].split()
                 self.requests += 1
                 self.attempts[case] += 1
-                data, then = reply(form, completion(case), self.attempts[case])
+                data, then = reply(form, completion(case), self.attempts[case], auth)
                 writer.write(data)
                 await writer.drain()
                 served += 1

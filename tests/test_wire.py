@@ -22,8 +22,10 @@ from tests._rawserver import RawServer
 #: (evalkit raises its limits to 1,024 fields and 128 KiB), a head whose lines end in a bare LF (its parser is lenient
 #: there), gzip, UTF-16 with its charset declared, chunked bodies with trailers, and a connection closed after a
 #: reply, announced or not, or half-closed: such a connection is never reused. It refuses ``Content-Length: 103, 103``
-#: (RFC 9110 lets a client accept a list of identical values; aiohttp's parser does not) and a body that is not the
-#: gzip it says it is; evalkit refuses a charset it has no decoder for. A truncated body is a broken connection,
+#: (RFC 9110 lets a client accept a list of identical values; aiohttp's parser does not), a header field past the
+#: 128 KiB evalkit allows, and a body that is not the gzip it says it is; evalkit refuses a charset it has no
+#: decoder for. A refused reply is a ReplyError naming what was wrong (not retried, not an unreachable server), and
+#: its connection is closed: nothing of it reaches another case. A truncated body is a broken connection,
 #: retried, and the retry gets the case's answer.
 READ = ["plain", "continue", "early-hints", "crlf-after", "idle-408", "many-headers", "huge-header", "bare-lf", "gzip",
         "unknown-encoding", "utf-16", "chunked", "close", "close-unannounced", "half-close", "truncated"]
@@ -33,6 +35,8 @@ REFUSED = {
     "false-gzip": "ReplyError: the reply from {url} could not be decoded (ClientPayloadError: 400, message: Can not "
                   "decode content-encoding: gzip)",
     "bad-charset": "ReplyError: the server's reply declares the charset 'klingon', which has no decoder here",
+    "giant-header": "ReplyError: the reply from {url} is not valid HTTP/1.1 (ClientResponseError: 400, Got more than "
+                    "131072 bytes when reading",
 }
 
 
@@ -62,6 +66,18 @@ def test_every_reply_lands_on_its_own_case_at_concurrency(per_connection):
     # at once and counted too, though that server never read it: attempts count the requests sent.
     assert calls["attempts"].sum() >= server.requests == len(prompts) + (form == "truncated").sum()
     assert not calls.attrs["stopped"]  # a reply the client refuses is not an unreachable server
+
+
+def test_a_refused_reply_that_echoes_the_key_is_redacted(monkeypatch):
+    key = "sk-echoed-0123456789abcdef"
+    monkeypatch.setenv("EVALKIT_ECHO_KEY", key)
+    with RawServer() as server:
+        model = models.OpenAIChat("m", base_url=server.url, api_key_env="EVALKIT_ECHO_KEY")
+        with pytest.raises(models.ReplyError, match="not valid HTTP/1.1") as refused:
+            model("c1 echo-key")
+        calls = models.call_many(pd.Series(["c2 echo-key"]), model, **fast())
+    shown = [str(refused.value), repr(refused.value), calls.loc[0, "error"]]
+    assert "Bearer [redacted]" in shown[0] and not [text for text in shown if key in text]
 
 
 def test_base_url_keeps_its_query_string():
@@ -198,21 +214,7 @@ def test_a_call_from_a_running_event_loop_and_from_threads():
 
 
 def test_redirects_are_not_followed():
-    from tests._rawserver import head
-
-    class Redirect(RawServer):
-        pass
-
-    body = json.dumps({"error": {"message": "moved"}}).encode()
-    import tests._rawserver as raw
-
-    original = raw.reply
-    try:
-        raw.reply = lambda form, data, attempt: (head(body, "Location: http://127.0.0.1:9/v1/chat/completions",
-                                                      status="307 Temporary Redirect") + body, "keep")
-        with Redirect() as server:
-            with pytest.raises(models.APIStatusError, match="Error code: 307 - moved") as moved:
-                models.OpenAIChat("m", base_url=server.url)("c1 plain")
-            assert moved.value.status_code == 307 and server.requests == 1
-    finally:
-        raw.reply = original
+    with RawServer() as server:
+        with pytest.raises(models.APIStatusError, match="Error code: 307 - moved") as moved:
+            models.OpenAIChat("m", base_url=server.url)("c1 redirect")
+        assert moved.value.status_code == 307 and server.requests == 1
