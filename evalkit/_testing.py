@@ -9,9 +9,10 @@ connection without answering), a :class:`Raw` (any body at all: malformed replie
 a ``finish_reason`` and log probabilities).
 
 The server is asyncio-based and runs in a background thread: waiting (latency, hangs) costs no thread, so
-it keeps up with many concurrent clients, as a production server would. The standard library has no
-asyncio HTTP server, hence the small HTTP/1.1 reader below (Content-Length bodies only, which is what the
-client sends).
+it keeps up with many concurrent clients, as a production server would. It is a test server that must
+misbehave on purpose (trickle its status line a byte at a time, drop a connection after reading a request), which
+a server library does not let a handler do, hence the small reader of requests below (Content-Length bodies only,
+which is what a client sends); the client side, evalkit's, is aiohttp's.
 
 :class:`BatchServer` adds the OpenAI Files and Batches APIs (upload, batch create / retrieve / list, file
 download), answering each line of a batch with the same script; a :class:`Raw` answer becomes that line's
