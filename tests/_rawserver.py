@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import socket
 import threading
 from collections import Counter
 

@@ -5,7 +5,6 @@ truncation; base_url's query; idle expiry; Ctrl-C; finish_reason; attempts count
 seed, logprobs and replace(); the cache keeping finish_reason and logprobs."""
 
 import asyncio
-import json
 import signal
 import threading
 import time
