@@ -71,6 +71,8 @@ def reply(form: str, body: bytes, attempt: int, auth: str = "") -> tuple[bytes, 
         chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 7]), body[i:i + 7]) for i in range(0, len(body), 7))
         return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks
                 + b"0\r\nX-Trailer: yes\r\n\r\n"), "keep"
+    if form == "until-close":  # HTTP/1.0 without a length: the body ends when the connection does
+        return b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + body, "close"
     if form == "close":
         return head(body, "Connection: close") + body, "close"
     if form == "close-unannounced":

@@ -19,15 +19,16 @@ from tests._rawserver import RawServer
 #: Forms aiohttp reads (the reply reaches its case) and forms it refuses, with what the error says. aiohttp 3.14 reads
 #: interim 100 and 103 replies (skipped, as HTTP requires), a CRLF after a body, 150 header fields and a 70 KiB one
 #: (evalkit raises its limits to 1,024 fields and 128 KiB), a head whose lines end in a bare LF (its parser is lenient
-#: there), gzip, UTF-16 with its charset declared, chunked bodies with trailers, and a connection closed after a
-#: reply, announced or not, or half-closed: such a connection is never reused. It refuses ``Content-Length: 103, 103``
+#: there), gzip, UTF-16 with its charset declared, chunked bodies with trailers, an HTTP/1.0 body that ends with its
+#: connection, and a connection closed after a reply, announced or not, or half-closed: such a connection is never
+#: reused. It refuses ``Content-Length: 103, 103``
 #: (RFC 9110 lets a client accept a list of identical values; aiohttp's parser does not), a header field past the
 #: 128 KiB evalkit allows, and a body that is not the gzip it says it is; evalkit refuses a charset it has no
 #: decoder for. A refused reply is a ReplyError naming what was wrong (not retried, not an unreachable server), and
 #: its connection is closed: nothing of it reaches another case. A truncated body is a broken connection,
 #: retried, and the retry gets the case's answer.
 READ = ["plain", "continue", "early-hints", "crlf-after", "idle-408", "many-headers", "huge-header", "bare-lf", "gzip",
-        "unknown-encoding", "utf-16", "chunked", "close", "close-unannounced", "half-close", "truncated"]
+        "unknown-encoding", "utf-16", "chunked", "until-close", "close", "close-unannounced", "half-close", "truncated"]
 REFUSED = {
     "length-twice": "ReplyError: the reply from {url} is not valid HTTP/1.1 (ClientResponseError: 400, Invalid "
                     "character in Content-Length",
