@@ -105,7 +105,7 @@ def test_back_relabel_and_undo(tmp_path):
     assert lab.labels()["c1"] == "FAIL"
     lab.undo_button.click()
     assert lab.current_case == "c1" and "c1" not in lab.labels().index
-    assert lines(path)[-1]["label"] is None and lines(path)[-1]["note"] == "undo"
+    assert lines(path)[-1]["label"] is None and lines(path)[-1]["note"] is None  # an undo: no label, not ignored
     lab.undo_button.click()  # the earlier PASS is still in this session's history
     lab.undo_button.click()
     assert "nothing to undo" in lab.status.value
@@ -390,6 +390,70 @@ def test_key_messages_from_the_browser_reach_the_labeller(tmp_path):
     assert "evalkit-keyarea" in lab.children[-1]._dom_classes and "evalkit-keyarea" not in lab.note._dom_classes
 
 
+def test_a_key_or_click_made_on_another_case_is_not_applied_and_says_why(tmp_path):
+    path = tmp_path / "l.jsonl"
+    lab = Labeller(CASES, path, labeller="ann")
+    msg = lab.keys_line._handle_custom_msg
+    assert "data-evalkit-case='c1'" in lab.case_view.value  # the page reads the case on screen from here
+    msg({"key": "1", "case": "c1", "seq": 1}, [])  # pressed while c1 was on screen: labels c1
+    msg({"key": "2", "case": "c1", "seq": 2}, [])  # a second tap before the screen showed c2: refused
+    assert lab.labels().to_dict() == {"c1": "PASS"} and lab.current_case == "c2"
+    assert "key &#x27;2&#x27; not applied</b>: it was made on <code>c1</code>, but <code>c2</code> is on screen" in lab.status.value
+    for event in ({"click": "level-1", "case": "c1"}, {"click": "skip", "case": "c1"}, {"click": "ignore", "case": "c3"},
+                  {"click": "undo", "case": "c1"}, {"click": "unsure", "case": "c1"}, {"key": "s", "case": "c1"}):
+        msg({**event, "seq": 3}, [])
+        assert "not applied" in lab.status.value and lab.current_case == "c2", event
+    assert not lab.unsure_button.value and len(lines(path)) == 1  # nothing written by a stale event
+    msg({"click": "level-1", "case": "c2", "seq": 4}, [])  # a click on the case on screen acts
+    msg({"click": "unsure", "case": "c3", "seq": 5}, [])
+    msg({"click": "ignore", "case": "c3", "seq": 6}, [])
+    assert lab.labels().to_dict() == {"c1": "PASS", "c2": "FAIL"} and lab.current_case == "c4"
+    assert lines(path)[-1]["case_id"] == "c3" and lines(path)[-1]["ignored"]
+    msg({"click": "level-0", "case": "c4", "seq": 7}, [])
+    msg({"key": "1", "case": "c4", "seq": 8}, [])  # the end summary is on screen now (case None)
+    assert "not applied" in lab.status.value and "the end summary is on screen now" in lab.status.value
+    msg({"key": "b", "case": None, "seq": 9}, [])  # made on the end summary: acts
+    assert lab.current_case == "c4"
+    msg({"click": "nonsense", "case": "c4", "seq": 10}, [])
+    assert "does nothing here" in lab.status.value
+    assert all(f"evalkit-act-level-{i}" in b._dom_classes for i, b in enumerate(lab.buttons.values()))
+
+
+def test_a_labeller_taken_over_says_so_at_once(tmp_path):
+    path = tmp_path / "l.jsonl"
+    first = Labeller(CASES, path, labeller="ann")
+    assert first.keys_line.taken == ""
+    second = Labeller(CASES, path, labeller="ann")  # the cell run again: the newer one takes the file
+    assert "took the file over" in first.keys_line.taken and "taken over" in first.status.value  # before any key
+    assert second.keys_line.taken == ""
+    first.label("PASS")
+    assert "not saved" in first.status.value and read_labels(path).empty
+    second.label("FAIL")
+    assert second.labels().to_dict() == {"c1": "FAIL"}
+    second.close()
+    third = Labeller(CASES, path, labeller="ann")  # a closed labeller is not told anything
+    assert second.keys_line.taken == "" and third.current_case == "c2"
+    third.close()
+
+
+def test_the_end_summary_names_the_labellers_variable(tmp_path):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.user_ns["cases"], shell.user_ns["path"] = CASES.iloc[:1], tmp_path / "l.jsonl"
+    shell.run_cell("from evalkit.widgets import Labeller\nmy_lab = Labeller(cases, path, labeller='ann')")
+    lab = shell.user_ns["my_lab"]
+    lab.label("PASS")
+    assert "calibrate.calibrate(results, my_lab.labels())" in lab.case_view.value
+    shell.user_ns["other_name"] = lab  # two names: neither is the one, so a neutral stand-in
+    lab.back()
+    lab.label("FAIL")
+    assert "<i>the labeller</i>.labels()" in lab.case_view.value
+    lab.close()
+    for name in ("cases", "path", "my_lab", "other_name"):
+        shell.user_ns.pop(name, None)
+
+
 def test_unsure_flag_and_notes_round_trip_through_the_labels_file(tmp_path):
     path = tmp_path / "ann.jsonl"
     lab = Labeller(CASES, path, labeller="ann")
@@ -490,7 +554,8 @@ def test_end_state_summary_next_step_and_disabled_buttons(tmp_path):
         lab.label(level)
     summary = lab.case_view.value
     assert "All 4 cases are labelled</b>: 3 PASS · 1 FAIL; 1 marked unsure, 1 with a note" in summary
-    assert "calibrate.calibrate(results, labeller.labels())" in summary and "verdict is shown now" in summary
+    assert "calibrate.calibrate(results, <i>the labeller</i>.labels())" in summary and "verdict is shown now" in summary
+    assert lab.pace_warning.layout.display == "none"  # the "too fast" box is not for the end summary
     assert all(b.disabled for b in lab.buttons.values()) and lab.unsure_button.disabled and lab.skip_button.disabled
     assert lab.note.disabled and not lab.back_button.disabled and not lab.undo_button.disabled
     lab.label("PASS")
@@ -1029,7 +1094,7 @@ EXPECTED_SESSIONS = {
 # every record each session writes: (labeller, case, label, ignored, note)
 SESSION_RECORDS = {"ann1": [("ann", c, "PASS", False, None) for c in ("c1", "c2", "c3")],
                    "bob1": [("bob", c, "FAIL", False, None) for c in ("c1", "c2")],
-                   "ann2": [("ann", "c3", "FAIL", False, None), ("ann", "c3", None, False, "undo")],
+                   "ann2": [("ann", "c3", "FAIL", False, None), ("ann", "c3", None, False, None)],
                    "bob2": [("bob", "c3", "PASS", False, None), ("bob", "c4", None, True, None)]}
 ORDERS = [order for order in __import__("itertools").permutations(["ann1", "ann2", "bob1", "bob2"])
           if order.index("ann1") < order.index("ann2") and order.index("bob1") < order.index("bob2")]

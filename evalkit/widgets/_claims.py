@@ -187,10 +187,11 @@ class ClaimLabeller(_JudgeVerdict, _LabellerBase):
         return "".join(parts)
 
     def _next_step(self) -> str:
-        return ("calibrate the claim judge on these verdicts, e.g. <code>calibrate.calibrate(labeller.judge_verdicts(), "
-                "labeller.labels(), pass_levels=[\"fully\", \"mostly\"])</code>; compare annotators with "
+        name = self._name_in_notebook()
+        return (f"calibrate the claim judge on these verdicts, e.g. <code>calibrate.calibrate({name}.judge_verdicts(), "
+                f"{name}.labels(), pass_levels=[\"fully\", \"mostly\"])</code>; compare annotators with "
                 "<code>agreement.krippendorff_alpha([\"ann.jsonl\", \"bob.jsonl\"])</code>; re-aggregate your verdicts "
-                "with <code>tcva.sweep(labeller.verdicts(), ...)</code>.")
+                f"with <code>tcva.sweep({name}.verdicts(), ...)</code>.")
 
     def judge_verdicts(self) -> pd.Series:
         """The judge's verdicts (the table's ``verdict``) by claim id, the index of ``labels()``."""

@@ -742,7 +742,8 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         if self.mode == "relabel":
             return ("<code>self_agreement()</code> says how often you agree with your earlier labels; a judge cannot be "
                     "expected to agree with them more often than that.")
-        return ("calibrate the judge on these labels, e.g. <code>calibrate.calibrate(results, labeller.labels())</code> "
+        return (f"calibrate the judge on these labels, e.g. <code>calibrate.calibrate(results, "
+                f"{self._name_in_notebook()}.labels())</code> "
                 "(notebook 00 does this in its next cells); later, re-label a sample with <code>relabel=</code> to "
                 "measure your own consistency.")
 
