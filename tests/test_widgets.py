@@ -1448,6 +1448,21 @@ def test_claim_labeller_shows_the_answer_once_per_item_and_escapes_it(tmp_path):
     assert "claims of a1" in lab.case_view.value and "your verdict: mostly" in lab.case_view.value
     lab.go_to("bridge")
     assert lab.current_case == "a3#0"
+    assert "<ol class='evalkit-claims' start='1'" in view  # numbered from 1, as people count
+    assert "The source is not shown here" in view
+    sourced = ClaimLabeller(CLAIMS, tmp_path / "cy.jsonl", answers=ANSWERS.assign(context=["Trial: <i>n</i> = 4,000.",
+                            "Rain on Monday.", "Opened 1932."]), source="context", labeller="cy")
+    view = sourced.case_view.value
+    assert "context (the source)" in view and "Trial: &lt;i&gt;n&lt;/i&gt; = 4,000." in view
+    assert "how well does the source above support it?" in view and "not shown" not in view
+    assert sourced._reading_words(0) == 6 + 9 + 4  # the claim, the answer and the source, with an item's first claim
+    sourced.go_to("Opened 1932")
+    assert sourced.current_case == "a3#0"
+    sourced.close()
+    with pytest.raises(ValueError, match="pass answers= too"):
+        ClaimLabeller(CLAIMS, tmp_path / "dy.jsonl", source="context", labeller="dy")
+    with pytest.raises(KeyError, match="context"):
+        ClaimLabeller(CLAIMS, tmp_path / "dy.jsonl", answers=ANSWERS, source="context", labeller="dy")
     bare = ClaimLabeller(CLAIMS.drop(columns="verdict"), tmp_path / "bo.jsonl", labeller="bo")
     assert bare.judge_view.value == "" and "output" not in bare.case_view.value
     with pytest.raises(ValueError, match="no 'verdict' column"):
