@@ -280,8 +280,20 @@ def test_fd_bin_explorer():
     np.testing.assert_allclose(explorer.table.loc[reviews, "fd_star"], 2.0 * explorer.table.loc[reviews, "z"])
     explorer.edges_text.value = "0, abc"
     assert "must be numbers" in explorer.summary.value
+    assert explorer.figure.layout.display == "none" and "plot is hidden" in explorer.summary.value
+    assert "data:image/png" not in explorer._repr_mimebundle_()["text/html"]  # no stale plot under the message
     explorer.edges_text.value = "200, 300"
     assert "cannot bin" in explorer.summary.value and "outside the edges" in explorer.summary.value
+    assert explorer.figure.layout.display == "none"
+    explorer.edges_text.value = ""
+    assert explorer.figure.layout.display == "" and "Spearman rho" in explorer.summary.value
+    explorer.weights["systematic_review"].value = -1.0
+    assert "<b>tier weight</b> of systematic_review must be a number &gt;= 0; got -1" in explorer.summary.value
+    assert "cannot bin" not in explorer.summary.value and explorer.figure.layout.display == "none"
+    explorer.weights["systematic_review"].value = 1.0
+    assert explorer.figure.layout.display == "" and explorer.figure.value
+    assert all(box.description == tier and box.style.description_width == "initial"
+               for tier, box in explorer.weights.items())  # whole names, never cut
 
 
 def test_static_snapshot_for_exported_reports(tmp_path):
