@@ -806,7 +806,7 @@ def expected_sequence(lab, judge=None):
                                      confidence_level=lab.confidence_level)
 
 
-def expected_line(name, cs, h, *, hidden=False):
+def expected_line(name, cs, h, *, n_cases, hidden=False):
     """The status line from infer's table and stopping point: the range in plain words (a rate in percent, its widths
     in points, ends rounded outwards), then whether it is narrow enough to stop."""
     row = cs.iloc[-1]
@@ -823,6 +823,7 @@ def expected_line(name, cs, h, *, hidden=False):
     low = np.floor(row["cs_low"] * scale * 10**digits + 1e-9) / 10**digits
     high = np.ceil(row["cs_high"] * scale * 10**digits - 1e-9) / 10**digits
     over = f" over {row['n_used']} human FAIL{'' if row['n_used'] == 1 else 's'}" if row["statistic"] == "fail_recall" else ""
+    over += f" in the population these {n_cases} cases come from"  # what it estimates
     if hidden:
         head = f"{name}{over}: within {width} (anytime-valid 95%; the estimate stays hidden while you label blind)"
     else:
@@ -864,7 +865,7 @@ def test_live_interval_equals_infer_through_labels_undo_back_and_skips(tmp_path,
         assert lab.settled_at == infer.stopping_point(cs, half_width=h)
         skipped = lab._open and lab._open[0] < max(lab._at[c] for c in lab.labels().index)
         if cs.iloc[-1]["n_used"] and not skipped:
-            assert lab.watch_text == expected_line(name, cs, h)
+            assert lab.watch_text == expected_line(name, cs, h, n_cases=len(lab.order))
             lines_checked += 1
     assert lab.settled_at is not None and lines_checked > 15
     assert html.escape(name) in lab.watch_view.value and ": between " in lab.watch_view.value and lab.watch_view.layout.display != "none"
@@ -878,7 +879,7 @@ def test_live_mean_of_numeric_levels_and_a_resumed_file(tmp_path):
         lab.label(level)
     cs = expected_sequence(lab)
     pd.testing.assert_frame_equal(lab.sequence(), cs, check_exact=True)
-    assert lab.watch_text == expected_line("mean label", cs, None)
+    assert lab.watch_text == expected_line("mean label", cs, None, n_cases=len(lab.order))
     lab.close()
     again = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", levels=levels, watch="mean", order="random")
     pd.testing.assert_frame_equal(again.sequence(), cs, check_exact=True)  # rebuilt from the file on opening
@@ -889,7 +890,7 @@ def test_live_mean_of_numeric_levels_and_a_resumed_file(tmp_path):
 def test_live_interval_lines_before_during_and_after_the_stop(tmp_path):
     lab = Labeller(cases_of(200), tmp_path / "ann.jsonl", labeller="ann", watch="pass_rate", stop_half_width=0.1,
                    order="shuffle", rng=0)
-    assert lab.watch_text == ("pass rate: no label yet · an anytime-valid 95% range from the first label; you can stop "
+    assert lab.watch_text == ("pass rate in the population these 200 cases come from: no label yet · an anytime-valid 95% range from the first label; you can stop "
                               "at ±10 points")
     gen = np.random.default_rng(1)
     while lab.settled_at is None:
@@ -917,7 +918,7 @@ def test_an_order_not_known_to_be_random_is_said_and_never_called_stoppable(tmp_
     for _ in range(4):
         lab.label("PASS")
     assert lab.settled_at == 4 and "you can stop" not in lab.watch_text
-    assert lab.watch_text == ("pass rate: between 37% and 100% (estimate 100%; anytime-valid 95%) — settled (±31 ≤ 35 "
+    assert lab.watch_text == ("pass rate in the population these 30 cases come from: between 37% and 100% (estimate 100%; anytime-valid 95%) — settled (±31 ≤ 35 "
                               "points after 4 labels), but the labels so far came in an order not known to be random "
                               "(order='given'), so the interval may not hold") and "#e66101" in lab.watch_view.value
     assert {r["case_order"] for r in lines(tmp_path / "ann.jsonl")} == {"given"}
@@ -985,15 +986,15 @@ def test_blind_agreement_shows_only_the_half_width(tmp_path):
     for i in range(11):
         lab.label("PASS" if i % 3 else "FAIL")
         cs = expected_sequence(lab, judge)
-        assert lab.watch_text == expected_line("agreement with the judge", cs, 0.1, hidden=True)
+        assert lab.watch_text == expected_line("agreement with the judge", cs, 0.1, hidden=True, n_cases=len(lab.order))
         assert "between" not in lab.watch_text and "%" not in lab.watch_text.replace("95%", "")
     lab.label("PASS")  # the batch is done: the estimate shows, as the verdicts do
-    assert lab.watch_text == expected_line("agreement with the judge", expected_sequence(lab, judge), 0.1)
+    assert lab.watch_text == expected_line("agreement with the judge", expected_sequence(lab, judge), 0.1, n_cases=len(lab.order))
     recall = Labeller(cases, tmp_path / "bo.jsonl", labeller="bo", judge=judge, watch="fail_recall", order="random")
     recall.label("PASS")
-    assert recall.watch_text.startswith("the judge's FAIL recall: no human FAIL yet")
+    assert recall.watch_text.startswith("the judge's FAIL recall in the population these 12 cases come from: no human FAIL yet")
     recall.label("FAIL")
-    assert recall.watch_text.startswith("the judge's FAIL recall over 1 human FAIL: within ±50 points (anytime-valid "
+    assert recall.watch_text.startswith("the judge's FAIL recall over 1 human FAIL in the population these 12 cases come from: within ±50 points (anytime-valid "
                                         "95%; the estimate stays hidden")
     # What the half-width can tell: over the first 200 labels of agreement streams at 0.85, the share of labels after
     # which the two-decimal half-width would differ had the judge agreed or not.

@@ -169,6 +169,10 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
     def _watch_undone(self, case: str) -> None:
         pass
 
+    def _watch_ignored(self, case: str, old: dict | None) -> None:
+        if old is not None:  # a label cleared by the ignore
+            self._watch_undone(case)
+
     def _show_watch(self) -> None:
         pass
 
@@ -335,8 +339,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
             return
         old = self._store.ignore(self.position)
         self._view.drafts.pop(case, None)
-        if old is not None:
-            self._watch_undone(case)
+        self._watch_ignored(case, old)
         self._sync_progress()
         self._say(f"ignored {self._code(case)}: recorded as your answer, not a label"
                   + (" (with the note as its reason)" if note else "") + "; undo takes it back")
