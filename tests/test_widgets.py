@@ -1505,3 +1505,27 @@ def test_claim_labeller_bad_input(tmp_path):
     assert numbered.claims["claim_id"].tolist() == ["own", "column"] and numbered.claim_ids.tolist() == ["7#0", "7#1"]
     numbered.label("fully")
     assert lines(tmp_path / "n.jsonl")[0]["item_id"] == 7 and numbered.current_case == "7#1"  # numbered in row order
+
+
+def test_every_labeller_works_on_the_bundled_demo_data(tmp_path):
+    tcva_demo = datasets.load_demo("tcva")
+    claims, answers = tcva_demo["claims"], tcva_demo["answers"]
+    pd.testing.assert_frame_equal(claims.drop(columns="claim"), tcva_demo["verdicts"])  # the verdicts, with their text
+    assert claims["claim"].notna().all() and set(answers["item_id"]) == set(tcva_demo["items"].index)
+    lab = ClaimLabeller(claims, tmp_path / "c.jsonl", answers=answers, question="input", source="source", labeller="ann")
+    first = claims.iloc[0]
+    view = lab.case_view.value
+    assert html.escape(first["claim"]) in view and "source (the source)" in view
+    assert html.escape(answers.set_index("item_id").loc[first["item_id"], "source"]) in view
+    lab.label("fully")
+    assert lab.labels().to_dict() == {f"{first['item_id']}#{first['claim_idx']}": "fully"}
+    lab.close()
+    pair_demo = datasets.load_demo("pairwise")
+    comparisons = pair_demo["comparisons"].join(pair_demo["texts"]).reset_index()
+    words = comparisons[["output_a", "output_b"]].map(lambda text: len(text.split()))
+    assert (words["output_a"] == comparisons["length_a"]).all() and (words["output_b"] == comparisons["length_b"]).all()
+    pair = PairwiseLabeller(comparisons.head(20), tmp_path / "p.jsonl", labeller="ann", seed=0)
+    assert html.escape(comparisons["input"].iloc[0]) in pair.case_view.value
+    pair.label("A")
+    assert pair.labels().index.tolist() == ["c0000"]
+    pair.close()
