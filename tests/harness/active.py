@@ -392,12 +392,7 @@ def _sequence(rule: str = "every step"):
 
 
 # ------------------------------------------------------------------ the Labeller's line under skips and ignores
-#: An annotator of the active order ignores a case (it cannot be labelled) or skips it (it stays open) with these
-#: chances, larger for a low label than for a high one: leaving out that has to do with the label, the awkward case.
-LEAVE = {"ignore": (0.15, 0.03), "skip": (0.15, 0.05)}
-
-
-def _leaving_sample(rng, n, judge: pd.Series, truth: pd.Series, bounds, *, pilot: bool) -> dict:
+def _leaving_sample(rng, n, judge: pd.Series, truth: pd.Series, bounds, *, pilot: bool, leave: dict) -> dict:
     """The whole draw order of an active design (a uniform pilot first when ``pilot``), and which cases the annotator
     ignores or skips (each a property of the case, drawn once, more often for a low label); they label the others
     in that order until n labels are made."""
@@ -408,31 +403,36 @@ def _leaving_sample(rng, n, judge: pd.Series, truth: pd.Series, bounds, *, pilot
     order = first.append(rest)
     low = (truth < truth.median()).to_numpy() if bounds != (0.0, 1.0) else (truth == 0).to_numpy()
     u = rng.random((2, len(truth)))
-    ignore = pd.Series(u[0] < np.where(low, *LEAVE["ignore"]), index=truth.index)
-    skip = pd.Series(u[1] < np.where(low, *LEAVE["skip"]), index=truth.index) & ~ignore
+    ignore = pd.Series(u[0] < np.where(low, *leave["ignore"]), index=truth.index)
+    skip = pd.Series(u[1] < np.where(low, *leave["skip"]), index=truth.index) & ~ignore
     return {"truth_all": truth, "order": order, "pilot": len(first), "probabilities": q, "ignore": ignore, "skip": skip,
             "bounds": bounds, "n": n, "truth": np.nan}  # the truth is set by the entry: it depends on where it stops
 
 
-def leaving_design(base: str = "probability") -> Design:
+def leaving_design(base: str = "probability", *, ignore=(0.15, 0.03), skip=(0.05, 0.05)) -> Design:
     """An active design (:func:`probability_judge_design` or :func:`heteroscedastic_design`'s population) labelled by
-    an annotator who ignores and skips cases, more often those with a low label (:data:`LEAVE`)."""
+    an annotator who ignores a case (it cannot be labelled) or skips it (it stays open) with the chances ``ignore``
+    and ``skip``, (for a low label, for a high one): below the median rating, or a FAIL."""
+    leave = {"ignore": ignore, "skip": skip}
 
     def draw(rng, n):
         if base == "probability":
             p = rng.beta(0.5, 0.5, 1000)
             ids = pd.Index([f"c{i}" for i in range(1000)])
             truth = pd.Series((rng.random(1000) < p).astype(float), index=ids)
-            return _leaving_sample(rng, n, pd.Series(p, index=ids), truth, (0.0, 1.0), pilot=False)
+            return _leaving_sample(rng, n, pd.Series(p, index=ids), truth, (0.0, 1.0), pilot=False,
+                                   leave=leave)
         judge = rng.uniform(1, 5, 1000)
         y = np.clip(np.round(judge + rng.normal(0, 0.1 + 0.35 * (judge - 1), 1000)), 1, 5)
         ids = pd.Index([f"c{i}" for i in range(1000)])
-        return _leaving_sample(rng, n, pd.Series(judge, index=ids), pd.Series(y, index=ids), (1.0, 5.0), pilot=True)
+        return _leaving_sample(rng, n, pd.Series(judge, index=ids), pd.Series(y, index=ids), (1.0, 5.0), pilot=True,
+                                leave=leave)
 
     what = ("0/1 verdicts, a judge's probability p ~ Beta(0.5, 0.5)" if base == "probability" else
             "1-5 ratings, spread about the judge 0.1 to 1.5, a uniform pilot of n/5")
-    return Design(f"active-{base}-ignores-and-skips", f"{what}, 1000 cases; ignored with chance 0.15 (low label) or "
-                  "0.03, skipped (left open) 0.15 or 0.05", draw)
+    tag = f"ignore{ignore[0]:g}-{ignore[1]:g}-skip{skip[0]:g}-{skip[1]:g}"
+    return Design(f"active-{base}-{tag}", f"{what}, 1000 cases; ignored with chance {ignore[0]:g} (low label) or "
+                  f"{ignore[1]:g} (high), skipped (left open) {skip[0]:g} or {skip[1]:g}", draw)
 
 
 def _labeller_line(target: str = "named", rule: str = "stopped"):
@@ -496,7 +496,11 @@ def _labeller_line(target: str = "named", rule: str = "stopped"):
     return run
 
 
-LEAVING = (leaving_design("probability"), leaving_design("heteroscedastic"))
+#: Ignores tied to the label (a FAIL, or a rating below the median, ignored five times as often), skips not.
+LEAVING = (leaving_design("probability"), leaving_design("heteroscedastic"),
+           leaving_design("probability", ignore=(0.05, 0.05), skip=(0.05, 0.05)))
+#: Both tied to the label: 28% of the low labels left out against 8% of the high ones.
+LEAVING_HARSH = (leaving_design("probability", skip=(0.15, 0.05)), leaving_design("heteroscedastic", skip=(0.15, 0.05)))
 
 
 ACTIVE = (probability_judge_design(), heteroscedastic_design(), summeval_active_design())
@@ -529,9 +533,12 @@ ENTRIES = [
           "estimand named on the line (these cases less those left out); leaving out more often at a low label"),
     Entry("widgets.Labeller", "order='active', watch: the line at n labels, an annotator ignoring and skipping; "
           "truth: the cases it names", "interval", _labeller_line(rule="at n"), LEAVING, sizes=(20, 50, 100, 200)),
+    Entry("widgets.Labeller", "order='active', watch: the line when it first says you can stop, or at n, skips "
+          "tied to the label too; truth: the cases it names", "interval", _labeller_line(), LEAVING_HARSH,
+          sizes=(20, 50, 100, 200), notes="the awkward design: what leaving out that depends on the label costs"),
     Entry("widgets.Labeller", "order='active', watch: the line when it says you can stop, or at n; truth: every "
           "case the annotator would not ignore (those not drawn yet too), less those skipped", "interval",
-          _labeller_line("labellable"), LEAVING, sizes=(20, 50, 100, 200),
+          _labeller_line("labellable"), (*LEAVING, *LEAVING_HARSH), sizes=(20, 50, 100, 200),
           notes="the estimand once every ignore is known: the cases the annotator would ignore but has not met "
                 "yet are still in the line's cases"),
     Entry("infer.mean", "a jury (DataFrame judge), method='ppi++', interval='auto' (default)", "interval", _mean(),
