@@ -654,10 +654,10 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         The labels are taken in the order their cases were first labelled; the table equals
         :func:`evalkit.infer.confidence_sequence` on those labels (``statistic="mean"`` for a pass rate or a
         mean label, with the labels as 1/0 or as numbers and ``bounds`` the levels' range; the judge's verdicts
-        as booleans for agreement and FAIL recall). With ``order="active"`` the labels are those at the start of
-        the draw order, up to its first case not labelled, and the table equals ``confidence_sequence`` with the
-        same ``probabilities`` (while the pilot is not all labelled: equal probabilities over every case, which
-        gives the same values). It shows the estimate whatever ``blind`` says.
+        as booleans for agreement and FAIL recall). With ``order="active"`` the labels are in draw order, the
+        cases ignored, or skipped while a later one is labelled, left out of the labels and of ``probabilities``,
+        and the table equals ``confidence_sequence`` with those (while the last label is a pilot case: equal
+        probabilities over every case left in). It shows the estimate whatever ``blind`` says.
         """
         if self._live is None:
             raise ValueError("this labeller watches nothing: open it with watch=, e.g. watch='pass_rate'.")
