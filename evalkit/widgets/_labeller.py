@@ -699,8 +699,8 @@ class Labeller(_JudgeVerdict, _LabellerBase):
             k = len(live.skipped)
             notes.append(f"the {self._count(k, 'skipped')} {'counts' if k == 1 else 'count'} once labelled, in "
                          f"{'its' if k == 1 else 'their'} place in the draw order")
-        return [f"{' and '.join(notes)} (drawn one at a time, the cases left in are still drawn by their "
-                "probabilities, so the range holds for them)"]
+        return [f"{' and '.join(notes)} (drawn one at a time, the cases left in are still a draw by their "
+                "probabilities, so the range is theirs)"]
 
     def _watch_line(self) -> tuple[str, str]:
         """The line's text and its tone ("live", "settled" or "caveat"): what it estimates, the range in plain words
