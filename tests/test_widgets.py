@@ -1529,3 +1529,13 @@ def test_every_labeller_works_on_the_bundled_demo_data(tmp_path):
     pair.label("A")
     assert pair.labels().index.tolist() == ["c0000"]
     pair.close()
+
+
+def test_an_estimate_outside_its_range_is_said_with_why(tmp_path):
+    lab = Labeller(cases_of(80), tmp_path / "l.jsonl", labeller="ann", watch="pass_rate", order="random", blind=False)
+    for level in ["PASS"] * 30 + ["FAIL"] * 30:  # an unusual start: the range never widens, the mean moves on
+        lab.label(level)
+    row = lab.sequence().iloc[-1]
+    outside = not row["cs_low"] <= row["estimate"] <= row["cs_high"]
+    assert outside and "lies outside the range: the range never widens" in lab.watch_text
+    assert "(estimate 50%;" in lab.watch_text
