@@ -263,3 +263,16 @@ def test_ignored_and_skipped_in_the_pilot_and_the_estimate_in_its_range_at_the_e
     assert last["estimate"] == pytest.approx(kept.mean(), abs=1e-9)  # in its range, so exact at the end
     assert ((seq["cs_low"] - 1e-12 <= seq["estimate"]) & (seq["estimate"] <= seq["cs_high"] + 1e-12)).all()
     assert "outside the range" not in lab.watch_text and "of 39 of these 40 cases (1 ignored: left out)" in lab.watch_text
+
+
+def test_a_case_never_drawn_labelled_by_hand_leaves_nothing_out():
+    pytest.importorskip("ipywidgets")
+    from evalkit.widgets._labeller import _drawn_inputs
+
+    ids, weights = ["a", "b", "c", "d"], [np.nan, 0.6, 0.4, 0.0]  # a pilot case, two drawn, one of probability 0
+    human, probabilities, ignored, skipped = _drawn_inputs(ids, weights, {"a": 1.0, "d": 0.0}, set())
+    assert human.index.tolist() == ["a"] and ignored == [] and skipped == []  # d is no draw, and b, c are not skipped
+    assert probabilities.index.tolist() == ids and (probabilities == 1.0).all()  # the pilot: uniform over every case
+    human, probabilities, ignored, skipped = _drawn_inputs(ids, weights, {"a": 1.0, "c": 0.0}, {"b"})
+    assert human.index.tolist() == ["a", "c"] and ignored == ["b"] and skipped == []
+    assert probabilities.to_dict() == {"c": 0.4, "d": 0.0}  # b left out of the cases and of the draw

@@ -109,12 +109,13 @@ def _drawn_inputs(ids, weights, values: dict, ignored) -> tuple[pd.Series, pd.Se
     probability 0 (never drawn) labelled by hand is not one of the draws and is left out of the labels."""
     weights = np.asarray(weights, dtype=float)
     pilot = np.isnan(weights)
-    last = max((k for k, case in enumerate(ids) if case in values), default=-1)
+    drawable = pilot | (weights > 0)
+    last = max((k for k, case in enumerate(ids) if case in values and drawable[k]), default=-1)
     ignored_out = [case for case in ids if case in ignored and case not in values]
     skipped = [case for case in ids[:max(last, 0)] if case not in values and case not in ignored]
     out = set(ignored_out) | set(skipped)
     kept = [k for k, case in enumerate(ids) if case not in out]
-    used = [k for k in kept if ids[k] in values and (pilot[k] or weights[k] > 0)]
+    used = [k for k in kept if ids[k] in values and drawable[k]]
     human = pd.Series([float(values[ids[k]]) for k in used], index=[ids[k] for k in used], dtype=float)
     if last >= 0 and pilot[last]:  # the pilot not done: uniform draws from every case left in
         probabilities = pd.Series(1.0, index=[ids[k] for k in kept], name="probability")
