@@ -17,7 +17,7 @@ OUT = Path(__file__).resolve().parent / "demo"
 LEVELS = np.array(["none", "minor", "partial", "mostly", "fully"])
 
 
-def make_tcva(out: Path, rng: np.random.Generator) -> None:
+def make_tcva(out: Path, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Claim verdicts for 12 documents x 10 systems, with a simulated human rating per summary."""
     n_docs, n_systems = 12, 10
     system_skill = np.linspace(-1.2, 1.2, n_systems)
@@ -49,6 +49,65 @@ def make_tcva(out: Path, rng: np.random.Generator) -> None:
                               "document": f"doc{d:02d}", "system": f"sys{s}"})
     pd.DataFrame(claim_rows).to_csv(out / "tcva_verdicts.csv", index=False)
     pd.DataFrame(item_rows).to_csv(out / "tcva_items.csv", index=False)
+    return pd.DataFrame(claim_rows), pd.DataFrame(item_rows)
+
+
+PLACES = ["Aldwick", "Brenmoor", "Caddon", "Dunlow", "Elsmere", "Farrow", "Glenby", "Hollin", "Ivesham", "Jarrow Vale",
+          "Kelbrook", "Lonsdale"]
+#: A document's facts: (text, the detail a claim can get wrong), each with one number.
+FACT_TEMPLATES = ["{p} has {n} residents, according to the {y} census.", "The bridge at {p} opened in {y}.",
+                  "The {p} library holds {n} books.", "{p} lies {k} km north of the coast.",
+                  "The {p} market runs on {d}s.", "The {p} school was founded in {y}.",
+                  "The river through {p} floods about {k} times a decade.", "The {p} festival draws {n} visitors a year."]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+
+
+def _fact(template: str, p: str, rng: np.random.Generator) -> dict:
+    return {"template": template, "p": p, "n": int(rng.integers(2, 90)) * 100, "y": int(rng.integers(1850, 2010)),
+            "k": int(rng.integers(2, 40)), "d": DAYS[int(rng.integers(len(DAYS)))]}
+
+
+def _say(fact: dict, **change) -> str:
+    values = {**fact, **change}
+    return fact["template"].format(p=values["p"], n=f"{values['n']:,}", y=values["y"], k=values["k"], d=values["d"])
+
+
+def _claim_at(level: str, fact: dict, other: str, rng: np.random.Generator) -> str:
+    """A claim about ``fact`` that its document supports to ``level``: restated (fully), rounded (mostly), with a
+    hedge dropped or a figure a little off (partial), far off (minor), or about something the document never says
+    (none)."""
+    if level == "fully":
+        return _say(fact)
+    if level == "mostly":  # the figure rounded or nudged, or a small addition the document does not make
+        said = _say(fact, n=round(fact["n"], -3) or fact["n"], y=fact["y"] + 1, k=fact["k"] + 1)
+        return said if said != _say(fact) else said[:-1] + " and on most holidays."
+    if level == "partial":
+        return _say(fact, n=fact["n"] + 700, y=fact["y"] + 3, k=fact["k"] + 4)
+    if level == "minor":
+        return _say(fact, n=fact["n"] * 3, y=fact["y"] - 60, k=fact["k"] * 4, d=DAYS[(DAYS.index(fact["d"]) + 2) % 6])
+    return f"{fact['p']} is twinned with {other}, and its mayor is elected every {int(rng.integers(2, 9))} years."
+
+
+def make_tcva_texts(out: Path, claims: pd.DataFrame, items: pd.DataFrame, rng: np.random.Generator) -> None:
+    """Text for the TCVA demo, which the claim labeller shows: each document's source text (eight facts about a
+    made-up town), each summary's text and each claim's, written to the verdict the demo already gives it."""
+    sources, facts = {}, {}
+    for d, place in enumerate(PLACES):
+        facts[d] = [_fact(t, place, rng) for t in FACT_TEMPLATES]
+        sources[d] = " ".join(_say(f) for f in facts[d])
+    texts = []
+    for row in claims.itertuples(index=False):
+        d = int(row.item_id[3:5])
+        fact = facts[d][int(rng.integers(len(FACT_TEMPLATES)))]
+        texts.append(_claim_at(str(row.verdict), fact, PLACES[(d + 5) % len(PLACES)], rng))
+    claims = claims.assign(claim=texts)[["item_id", "claim_idx", "claim"]]
+    by_item = claims.groupby("item_id", sort=False)["claim"].apply(" ".join)
+    answers = pd.DataFrame({"item_id": items["item_id"],
+                            "input": [f"Summarise what the document says about {PLACES[int(i[3:5])]}." for i in items["item_id"]],
+                            "output": [by_item.get(i, f"{PLACES[int(i[3:5])]} is a town.") for i in items["item_id"]],
+                            "source": [sources[int(i[3:5])] for i in items["item_id"]]})
+    claims.to_csv(out / "tcva_claims.csv", index=False)
+    answers.to_csv(out / "tcva_answers.csv", index=False)
 
 
 PRODUCTS = ["Aurora kettle", "Birch desk lamp", "Cobalt headphones", "Delta e-bike", "Ember heater",
@@ -197,7 +256,7 @@ def make_fd(out: Path, rng: np.random.Generator) -> None:
                         queries=query_vectors.astype(np.float32), benchmark=np.asarray(bench_vectors, dtype=np.float32))
 
 
-def make_pairwise(out: Path, rng: np.random.Generator) -> None:
+def make_pairwise(out: Path, rng: np.random.Generator) -> pd.DataFrame:
     """1,600 comparisons of six systems on 800 questions: a human vote and a judge verdict on each."""
     systems = [f"system-{c}" for c in "abcdef"]
     strength = np.array([1.0, 0.6, 0.2, -0.1, -0.5, -0.9])  # log-strengths (natural units)
@@ -228,16 +287,54 @@ def make_pairwise(out: Path, rng: np.random.Generator) -> None:
     table.drop(columns="judge_winner").to_csv(out / "pairwise_votes.csv", index=False)
     table[["comparison_id", "judge_winner"]].rename(columns={"judge_winner": "winner"}).to_csv(
         out / "pairwise_judge.csv", index=False)
+    return table
+
+
+TASKS = ["reset a {p} to its factory settings", "descale a {p}", "pair a {p} with a phone", "clean the filter of a {p}",
+         "update the firmware of a {p}", "store a {p} over the winter", "fix a {p} that will not turn on",
+         "lower the noise of a {p}"]
+STEPS = ["Unplug the {p} and wait ten seconds.", "Open the settings menu and choose the maintenance page.",
+         "Hold the power button for five seconds until the light blinks.", "Check the manual for the model number first.",
+         "Rinse the part under warm water and let it dry.", "Make sure the battery is charged above half.",
+         "Restart it and check that the light turns green.", "If this does not help, contact the maker's support line.",
+         "Do not use harsh cleaning products on the casing.", "Keep the receipt: the warranty may cover the repair."]
+
+
+def make_pairwise_texts(out: Path, table: pd.DataFrame, rng: np.random.Generator) -> None:
+    """Text for the pairwise demo, which the pairwise labeller shows: a question per question_id and two answers of
+    ``length_a`` and ``length_b`` words. The text is of the given length only: it does not carry what decided the
+    vote (the systems' strengths)."""
+    questions = {}
+    for q in table["question_id"].unique():
+        product = PRODUCTS[int(rng.integers(len(PRODUCTS)))].split(" ", 1)[1]
+        questions[q] = (product, "How do I " + TASKS[int(rng.integers(len(TASKS)))].format(p=product) + "?")
+
+    def answer(product: str, words: int) -> str:
+        out_words, step = [], 0
+        while len(out_words) < words:  # numbered steps, each of the ten once before any comes again
+            for k in rng.permutation(len(STEPS)):
+                step += 1
+                out_words += f"{step}. {STEPS[k].format(p=product)}".split()
+        return " ".join(out_words[:words])
+
+    ids = table["question_id"]
+    texts = pd.DataFrame({"comparison_id": table["comparison_id"], "input": [questions[q][1] for q in ids],
+                          "output_a": [answer(questions[q][0], n) for q, n in zip(ids, table["length_a"], strict=True)],
+                          "output_b": [answer(questions[q][0], n) for q, n in zip(ids, table["length_b"], strict=True)]})
+    texts.to_csv(out / "pairwise_texts.csv", index=False)
 
 
 def main(out: Path = OUT) -> None:
     """Write every demo data set into ``out``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    make_tcva(out, np.random.default_rng(20261130))
+    claims, items = make_tcva(out, np.random.default_rng(20261130))
     make_judge(out, np.random.default_rng(20261201))
     make_fd(out, np.random.default_rng(20261202))
-    make_pairwise(out, np.random.default_rng(20261203))
+    table = make_pairwise(out, np.random.default_rng(20261203))
+    # the texts the labellers show, from generators of their own: every value above stays what it was
+    make_tcva_texts(out, claims, items, np.random.default_rng(20261204))
+    make_pairwise_texts(out, table, np.random.default_rng(20261205))
 
 
 if __name__ == "__main__":

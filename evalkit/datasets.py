@@ -115,18 +115,24 @@ def load_demo(name: str):
         from three evidence tiers with claims and ``prob_fact``, 50 queries with graded relevance,
         200 benchmark claims for the coverage check, and precomputed embeddings. ``"pairwise"``: 1,600
         comparisons of six systems on 800 questions (two each), with a human vote and a simulated judge
-        verdict (a first-slot bias and a preference for longer answers) on every comparison.
+        verdict (a first-slot bias and a preference for longer answers) on every comparison. Both carry the
+        text their labellers show (a question and two answers; each claim, each summary and its source).
 
     Returns
     -------
     dict
-        Named parts, for every name. ``"tcva"``: ``verdicts`` and ``items`` (indexed by ``item_id``).
+        Named parts, for every name. ``"tcva"``: ``verdicts`` and ``items`` (indexed by ``item_id``), ``claims``
+        (the verdicts with each claim's text, ``claim``: what :class:`evalkit.widgets.ClaimLabeller` takes) and
+        ``answers`` (``item_id, input, output, source``: each summary, what it was asked, and the document it
+        summarises).
         ``"judge"``: ``cases``, ``labels`` (``case_id, label, labeller, position``) and ``outputs``
         (``case_id, rubric, raw``). ``"fd"``: ``documents, claims, queries, qrels, benchmark`` (DataFrames)
         and ``doc_embeddings, query_embeddings, benchmark_embeddings`` (float32 arrays aligned with them).
         ``"pairwise"``: ``comparisons`` (the human votes: ``system_a, system_b, winner, question_id, length_a,
         length_b, length_diff``, indexed by ``comparison_id``; ``length_diff`` is ``log2(length_a / length_b)``)
-        and ``judge`` (the same comparisons with the judge's ``winner``).
+        and ``judge`` (the same comparisons with the judge's ``winner``), and ``texts`` (``input, output_a,
+        output_b`` by ``comparison_id``: the question and the two answers, of ``length_a`` and ``length_b`` words;
+        joined to ``comparisons`` it is what :class:`evalkit.widgets.PairwiseLabeller` takes).
 
     Examples
     --------
@@ -145,14 +151,18 @@ def load_demo(name: str):
     if name == "tcva":
         verdicts = _verdicts.validate(pd.read_csv(folder / "tcva_verdicts.csv", dtype={"item_id": str}))
         items = pd.read_csv(folder / "tcva_items.csv", dtype={"item_id": str, "document": str, "system": str})
-        return {"verdicts": verdicts, "items": items.set_index("item_id")}
+        texts = pd.read_csv(folder / "tcva_claims.csv", dtype={"item_id": str, "claim": str})
+        claims = verdicts.merge(texts, on=["item_id", "claim_idx"], how="left", validate="one_to_one")
+        answers = pd.read_csv(folder / "tcva_answers.csv", dtype=str)
+        return {"verdicts": verdicts, "items": items.set_index("item_id"), "claims": claims, "answers": answers}
     if name == "pairwise":
         votes = pd.read_csv(folder / "pairwise_votes.csv", dtype={"comparison_id": str, "question_id": str})
         votes["length_diff"] = np.log2(votes["length_a"] / votes["length_b"])
         votes = votes.set_index("comparison_id")
         judge = pd.read_csv(folder / "pairwise_judge.csv", dtype={"comparison_id": str}).set_index("comparison_id")
         judge = votes.drop(columns="winner").join(judge)[list(votes.columns)].assign(rater="judge")
-        return {"comparisons": votes, "judge": judge}
+        texts = pd.read_csv(folder / "pairwise_texts.csv", dtype=str).set_index("comparison_id")
+        return {"comparisons": votes, "judge": judge, "texts": texts}
     if name == "fd":
         tables = {key: pd.read_csv(folder / f"fd_{key}.csv") for key in ("documents", "claims", "queries", "qrels", "benchmark")}
         with np.load(folder / "fd_embeddings.npz") as arrays:

@@ -229,6 +229,9 @@ class LabelWriter:
         Seconds to wait for a lock someone else holds (e.g. a script's :func:`append_label`) before
         :class:`LabelsLockedError`; 0 refuses at once. Default: :data:`LOCK_WAIT` (5 s) as it is when the writer
         opens, so setting ``evalkit.labels.LOCK_WAIT`` sets it for every writer, a labeller's too.
+    on_takeover : callable, optional
+        Called with no argument when a newer writer of the same file in this process takes over (this one is
+        closed first), so that whatever shows this writer can say so at once.
 
     Attributes
     ----------
@@ -262,13 +265,17 @@ class LabelWriter:
     ['PASS']
     """
 
-    def __init__(self, path, *, labeller: str, session: str | None = None, wait: float | None = None):
+    def __init__(self, path, *, labeller: str, session: str | None = None, wait: float | None = None,
+                 on_takeover=None):
         if not isinstance(labeller, str) or not labeller:
             raise TypeError(f"`labeller` must be a non-empty string (the annotator's name); got {labeller!r}.")
         self.wait = _check_wait(wait)
         self.path = Path(path)
         self.labeller = labeller
         self.session = session or new_session_id()
+        if on_takeover is not None and not callable(on_takeover):
+            raise TypeError(f"`on_takeover` must be callable (or None); got {type(on_takeover).__name__}.")
+        self.on_takeover = on_takeover
         self.torn = None
         self._fd = None
         self._target = self.path.resolve()
@@ -276,6 +283,8 @@ class LabelWriter:
         previous = _HELD.get(self._key)
         if previous is not None:
             previous.close()  # the same process opens the file again: the newer writer takes over
+            if previous.on_takeover is not None:
+                previous.on_takeover()
         self.open = True
         _HELD[self._key] = self
         if self.path.parent.is_dir():  # else nothing is created (no folder, no lock file) before the first record

@@ -92,9 +92,9 @@ class Lab:
             self.server.terminate()
             raise
 
-    def open(self, name: str, code: str, *more: str, viewport=VIEWPORT):
+    def open(self, name: str, code: str, *more: str, viewport=VIEWPORT, wait=".evalkit-labeller .evalkit-keys-line"):
         """A new page on a new notebook holding ``code`` (and the cells ``more``, not run), with the first cell run
-        and the labeller rendered."""
+        and the labeller rendered (``wait``: the selector to wait for)."""
         import nbformat
 
         nb = nbformat.v4.new_notebook()
@@ -109,7 +109,7 @@ class Lab:
             "() => (document.querySelector('#jp-main-statusbar')?.innerText || '').includes('Idle')", timeout=60_000)
         page.click(".jp-Cell .cm-content")
         page.keyboard.press("Shift+Enter")
-        page.wait_for_selector(".evalkit-labeller .evalkit-keys-line", timeout=60_000)
+        page.wait_for_selector(wait, timeout=60_000)
         return page
 
     def snap(self, page, test: str, state: str) -> Path:
@@ -160,6 +160,17 @@ def keys_live(page, timeout=10_000) -> None:
     page.wait_for_selector(".evalkit-keys-line.evalkit-keys-on", timeout=timeout)
     assert page.evaluate("() => !!document.activeElement.closest('.evalkit-keyarea')")
     assert "keys active" in page.inner_text(".evalkit-keys-line")
+
+
+def press_seen(page, key: str) -> None:
+    """Press ``key``, then wait until the screen shows what it did (another case, or the end summary): a key pressed
+    before that is made on the case still on screen, which the labeller then refuses as made on another case."""
+    shown = page.evaluate(ON_SCREEN)
+    page.keyboard.press(key)
+    page.wait_for_function(f"() => ({ON_SCREEN})() !== {json.dumps(shown)}", timeout=30_000)
+
+
+ON_SCREEN = "() => { const s = document.querySelector('[data-evalkit-case]'); return s ? s.getAttribute('data-evalkit-case') : null; }"
 
 
 def cells(page) -> int:
@@ -275,7 +286,7 @@ Labeller(cases, "{path.name}", labeller="browser-test", watch="pass_rate", stop_
 '''
     page = lab.open("live", code)
     shot.append(page)
-    page.wait_for_selector("text=pass rate: between 3% and 100% (estimate 100%; anytime-valid 95%) — too wide to stop: "
+    page.wait_for_selector("text=pass rate in the population these 3 cases come from: between 3% and 100% (estimate 100%; anytime-valid 95%) — too wide to stop: "
                            "±48 points now, stop at ±40 points", timeout=30_000)
     page.click("button.jupyter-button:has-text('PASS')")
     page.wait_for_selector("text=— you can stop: ±36 ≤ 40 points after 3 labels", timeout=30_000)
@@ -317,7 +328,7 @@ def test_keys_stay_live_after_the_cell_run_and_after_each_click_that_disables_or
     snap(page, "keys-live-after-the-last-undo")
     page.keyboard.press("1")
     assert rows_of(path, 6)[-2:] == [("c1", None, "label"), ("c1", "PASS", "label")]
-    page.keyboard.press("1")  # c2
+    press_seen(page, "1")  # c2
     page.click("button.jupyter-button:has-text('FAIL')")  # c3, the last of the batch: every label button is disabled
     page.wait_for_selector("text=All 3 cases are labelled", timeout=30_000)
     keys_live(page)
@@ -432,7 +443,11 @@ def test_a_pacing_warning_when_labels_come_faster_than_the_case_can_be_read(lab,
     page.wait_for_selector("text=too fast to read", timeout=30_000)
     warning = page.inner_text(".evalkit-labeller :text('too fast to read')")
     assert "of your last" in warning and "sooner than the 1.0 s a skim of it takes" in warning
-    assert len(read_rows(path, n)) == n
+    rows = read_rows(path, n, timeout=5 if not gap else 20)
+    if gap:
+        assert len(rows) == n
+    else:  # a key made before the screen showed the next case is refused: each label on a case shown at a keydown
+        assert 2 <= len(rows) < n and [r["case_id"] for r in rows] == [f"k{i:02d}" for i in range(len(rows))]
     snap(page, "pacing-warning")
 
 
@@ -474,7 +489,7 @@ def test_a_graded_labeller_reads_right_at_800_and_1000_px(lab, shot, snap, width
     assert counter_whole(page) == "7 / 1000"
     text = page.inner_text(".evalkit-labeller")
     assert "5 (excellent): 3 labels" in text and "1 (very poor): 1 label" in text and "2 (poor): 0 labels" in text
-    assert "mean label: between " in text and "— too wide to stop:" in text
+    assert "mean label in the population these 1000 cases come from: between " in text and "— too wide to stop:" in text
     snap(page, "graded-after-seven-labels")
     page.keyboard.press("b")
     page.wait_for_selector("text=back to case-006 · current label: 1 (very poor)", timeout=30_000)
@@ -499,7 +514,7 @@ def test_numbered_levels_without_descriptions_say_level_and_count(lab, shot, sna
     keys_live(page)
     assert "1–5 the level · s skip" in page.inner_text(".evalkit-keys-line")
     for key in "53":
-        page.keyboard.press(key)
+        press_seen(page, key)
     page.wait_for_selector("text=3: 1 label", timeout=30_000)
     assert "1: 0 labels · 2: 0 labels · 3: 1 label · 4: 0 labels · 5: 1 label" in page.inner_text(".evalkit-labeller")
     snap(page, "numbered-levels")
@@ -520,7 +535,7 @@ Labeller(cases, "{path.name}", labeller="bob", judge=judge)
     text = page.inner_text(".evalkit-labeller")
     assert "0 / 3" in text and "ready: 3 cases to label" in text and "also holds labels by 'ann'" in text
     assert "your label" not in text
-    page.keyboard.press("2")
+    press_seen(page, "2")
     page.keyboard.press("b")
     page.wait_for_selector("text=back to c1 · current label: FAIL", timeout=30_000)
     assert "your label: FAIL" in page.inner_text(".evalkit-labeller")
@@ -550,6 +565,7 @@ def test_claims_find_and_ignore_in_jupyterlab(lab, shot, snap):
     keys_live(page)
     text = page.inner_text(".evalkit-labeller")
     assert "1 none · 2 minor · 3 partial · 4 mostly · 5 fully" in text and "It was tested on <b>4,000</b> people." in text
+    assert page.locator("ol.evalkit-claims").get_attribute("start") == "1"  # numbered from 1
     snap(page, "claim-labeller")
     page.keyboard.press("5")
     page.keyboard.press("/")  # to the find box; Enter finds and gives the keys back
@@ -587,3 +603,211 @@ def test_pairwise_both_bad_in_jupyterlab(lab, shot, snap):
     page.wait_for_selector("text=labelled p1 both bad", timeout=30_000)
     snap(page, "pairwise-both-bad")
     assert [r["label"] for r in read_rows(path, 1)] == ["BOTH_BAD"]
+
+
+# ------------------------------------------------------------------ every key on the case the annotator saw
+SLOW = CASES.replace('"c1", "c2", "c3"]', '"c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"]').replace(
+    '"input": ["q1", "q2", "q3"]', '"input": [f"q{i}" for i in range(1, 9)]').replace(
+    '"output": ["<script>alert(1)</script>", "second answer", "third answer"]', '"output": "an answer"') + """
+import time
+lab = Labeller(cases, PATH, labeller="browser-test")
+_label = lab.label
+def slow_label(level):  # a kernel slower than the keys: each label takes 0.8 s
+    time.sleep(0.8)
+    _label(level)
+lab.label = slow_label
+lab
+"""
+SEEN = """() => { window.evalkitSeen = [];  // the case on screen at each keydown, read before the labeller's own handler
+  document.addEventListener("keydown", () => { const shown = document.querySelector("[data-evalkit-case]");
+    window.evalkitSeen.push(shown ? shown.getAttribute("data-evalkit-case") : null); }, true); }"""
+
+
+def test_key_race_keys_tapped_faster_than_a_slow_kernel_label_only_the_cases_on_screen(lab, shot, snap):
+    path = lab.folder / "race.jsonl"
+    page = lab.open("race", SLOW.replace("PATH", repr(path.name)))
+    shot.append(page)
+    keys_live(page)
+    page.evaluate(SEEN)
+    for _ in range(6):  # "111111" with no wait: far faster than the kernel answers
+        page.keyboard.press("1")
+    page.wait_for_selector("text=not applied", timeout=30_000)
+    time.sleep(6 * 0.8 + 2)  # every key answered
+    seen = page.evaluate("() => window.evalkitSeen")
+    rows = read_rows(path, 1)
+    labelled = [r["case_id"] for r in rows if r["label"] is not None]
+    print(f"cases on screen at the 6 keydowns: {seen}; labelled: {labelled}")
+    assert len(seen) == 6 and rows and all(r["label"] == "PASS" for r in rows)
+    for case in set(labelled):  # each label on a case that was on screen at a keydown, at most once per such keydown
+        assert labelled.count(case) <= seen.count(case), (case, seen, labelled)
+    assert labelled == sorted(set(labelled)) and len(labelled) < 6  # the stale keys were refused, not applied
+    text = status(page)
+    assert "not applied" in text and "is on screen now" in text
+    snap(page, "stale-keys-refused")
+    # keys 0.3 s apart: slower than the screen draws, faster than this kernel labels
+    page.evaluate("() => { window.evalkitSeen = []; }")
+    before = len(labelled)
+    for _ in range(6):
+        page.keyboard.press("1")
+        time.sleep(0.3)
+    time.sleep(6 * 0.8 + 2)
+    seen = page.evaluate("() => window.evalkitSeen")
+    rows = read_rows(path, before + 1)
+    labelled = [r["case_id"] for r in rows if r["label"] is not None]
+    print(f"keys 0.3 s apart, cases on screen at the keydowns: {seen}; labelled now: {labelled[before:]}")
+    for case in set(labelled[before:]):
+        assert labelled[before:].count(case) <= seen.count(case), (case, seen, labelled)
+    assert len(labelled) - before < 6 and len(set(labelled)) == len(labelled)
+    # a double click on a button: the second is made on the case the first labels, and is refused the same way
+    before = len(labelled)
+    button = page.locator("button.jupyter-button:has-text('FAIL')")
+    button.click()
+    button.click()
+    page.wait_for_selector("text=the click on FAIL not applied", timeout=30_000)
+    time.sleep(2 * 0.8 + 1)
+    rows = read_rows(path, before + 1)
+    assert [r["label"] for r in rows].count("FAIL") == 1
+    snap(page, "stale-click-refused")
+
+
+def test_a_labeller_taken_over_in_the_same_kernel_says_so_at_once(lab, shot, snap):
+    path = lab.folder / "taken.jsonl"
+    code = CASES + f'first = Labeller(cases, "{path.name}", labeller="browser-test")\nfirst'
+    page = lab.open("taken", code, f'second = Labeller(cases, "{path.name}", labeller="browser-test")\nsecond')
+    shot.append(page)
+    keys_live(page)
+    page.locator(".jp-Cell").nth(1).locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => document.querySelectorAll('.evalkit-labeller').length === 2", timeout=60_000)
+    first = page.locator(".evalkit-keys-line").first
+    page.wait_for_function("() => document.querySelector('.evalkit-keys-line').innerText.includes('taken over')",
+                           timeout=10_000)  # no key pressed
+    assert "keys active" not in first.inner_text() and "saves nothing more" in first.inner_text()
+    assert "evalkit-keys-dead" in (first.get_attribute("class") or "")
+    snap(page, "first-labeller-taken-over")
+    second = page.locator(".evalkit-labeller").nth(1)
+    second.locator("button.jupyter-button:has-text('unsure')").click()  # a toggle's click goes by the case too
+    page.wait_for_selector("text=c1 marked unsure: the flag is saved with its label", timeout=30_000)
+    second.locator("div:text-is('q1')").click()
+    page.keyboard.press("2")
+    assert rows_of(path, 1) == [("c1", "FAIL", "label")] and read_rows(path, 1)[0]["unsure"] is True
+
+
+ACTIVE = """
+import numpy as np, pandas as pd
+from evalkit import infer
+from evalkit.widgets import Labeller
+rng = np.random.default_rng(3)
+p = pd.Series(rng.beta(0.5, 0.5, 40), index=[f"a{i:02d}" for i in range(40)])
+cases = pd.DataFrame({"case_id": p.index, "input": "is it right?", "output": [f"answer {i}" for i in range(40)]})
+q = infer.sampling_probabilities(p)
+Labeller(cases, PATH, labeller="browser-test", order="active", probabilities=q, rng=1, watch="pass_rate",
+         stop_half_width=0.45, blind=False)
+"""
+
+
+def test_skip_and_ignore_under_the_active_order_leave_the_line_live(lab, shot, snap):
+    path = lab.folder / "active.jsonl"
+    page = lab.open("active", ACTIVE.replace("PATH", repr(path.name)))
+    shot.append(page)
+    keys_live(page)
+    page.wait_for_selector("text=pass rate of these 40 cases: no label yet", timeout=30_000)
+    done = 0
+
+    def press(key):  # one key, then wait for the next case on screen: a key made before would be refused
+        nonlocal done
+        shown = page.get_attribute("[data-evalkit-case]", "data-evalkit-case")
+        page.keyboard.press(key)
+        done += key != "s"
+        page.wait_for_function(f"() => document.querySelector('.evalkit-counter').innerText === '{done} / 40' && "
+                               f"document.querySelector('[data-evalkit-case]').getAttribute('data-evalkit-case') !== "
+                               f"'{shown}'", timeout=30_000)
+
+    for key in "1212":
+        press(key)
+    press("i")  # the 5th drawn case cannot be labelled
+    press("s")  # and the 6th is put off
+    for key in "1121":
+        press(key)
+    line = page.locator(".evalkit-labeller").inner_text()
+    assert "pass rate of 38 of these 40 cases (1 ignored, 1 skipped: left out): between" in line, line
+    assert "the 1 skipped case counts once labelled, in its place in the draw order" in line
+    snap(page, "active-line-after-an-ignore-and-a-skip")
+    while "you can stop" not in page.locator(".evalkit-labeller").inner_text() and done < 39:
+        press("1")  # label on until the line says the annotator can stop
+    line = page.locator(".evalkit-labeller").inner_text()
+    assert "— you can stop:" in line and "of 38 of these 40 cases (1 ignored, 1 skipped: left out)" in line, line
+    snap(page, "active-line-you-can-stop")
+
+
+# ------------------------------------------------------------------ each labeller and explorer on the demo data
+DEMO_LABELLERS = {
+    "demo-labeller": ("""
+from evalkit import datasets, judge, models
+from evalkit.widgets import Labeller
+demo = datasets.load_demo("judge")
+cases, outputs = demo["cases"], demo["outputs"]
+answers = outputs[outputs["rubric"] == "v1"].set_index("case_id")["raw"]
+replay = models.Replay({judge.UNSUPPORTED_CLAIMS.render(r): answers[r["case_id"]] for r in cases.to_dict("records")},
+                       model_id="demo-judge")
+results = judge.run_judge(cases, judge.UNSUPPORTED_CLAIMS, replay, progress=False)
+Labeller(cases, "demo-labeller.jsonl", labeller="browser-test", show=("input", "source", "output"), judge=results,
+         rubric=judge.UNSUPPORTED_CLAIMS, order="shuffle", rng=0, watch="pass_rate", stop_half_width=0.15)
+""", ".evalkit-labeller .evalkit-keys-line", "1"),
+    "demo-pairwise": ("""
+from evalkit import datasets
+from evalkit.widgets import PairwiseLabeller
+demo = datasets.load_demo("pairwise")
+comparisons = demo["comparisons"].join(demo["texts"]).reset_index()
+PairwiseLabeller(comparisons.head(50), "demo-pairwise.jsonl", labeller="browser-test", seed=0)
+""", ".evalkit-labeller .evalkit-keys-line", "3"),
+    "demo-claims": ("""
+from evalkit import datasets
+from evalkit.widgets import ClaimLabeller
+demo = datasets.load_demo("tcva")
+ClaimLabeller(demo["claims"], "demo-claims.jsonl", answers=demo["answers"], question="input", source="source",
+              labeller="browser-test")
+""", ".evalkit-labeller .evalkit-keys-line", "4"),
+    "demo-sweep": ("""
+from evalkit import datasets
+from evalkit.widgets import SweepExplorer
+demo = datasets.load_demo("tcva")
+SweepExplorer(demo["verdicts"], demo["items"]["human"], items=demo["items"])
+""", "img.widget-image", None),
+    "demo-fd-bins": ("""
+from evalkit import datasets, density
+from evalkit.widgets import FDBinExplorer
+corpus = datasets.load_demo("fd")
+explorer = FDBinExplorer(density.fd_star(corpus["claims"], corpus["documents"]))
+explorer
+""", "img.widget-image", None),
+}
+
+
+@pytest.mark.parametrize("name", list(DEMO_LABELLERS))
+def test_each_labeller_and_explorer_on_the_demo_data(lab, shot, snap, name):
+    code, ready, key = DEMO_LABELLERS[name]
+    page = lab.open(name, code, wait=ready)
+    shot.append(page)
+    if key is not None:
+        keys_live(page)
+        page.keyboard.press(key)
+        page.wait_for_selector("text=1 / ", timeout=30_000)
+        assert read_rows(lab.folder / f"{name}.jsonl", 1)
+    if name == "demo-claims":
+        text = page.locator(".evalkit-labeller").inner_text()
+        assert "source (the source)" in text and "how well does the source above support it?" in text
+    if name == "demo-fd-bins":  # the tier weights named whole, and no plot under an error
+        text = page.locator(".jp-OutputArea").first.inner_text()
+        assert "general_abstract" in text and "systematic_review" in text
+        for label in page.locator(".widget-inline-hbox .widget-label").all():
+            assert label.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), label.inner_text()
+        page.locator(".jp-OutputArea input[type='text']").first.fill("200, 300")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("text=cannot bin:", timeout=30_000)
+        assert not page.locator("img.widget-image").first.is_visible()
+        snap(page, "fd-bins-error-without-a-plot")
+        page.locator(".jp-OutputArea input[type='text']").first.fill("")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("text=Spearman rho", timeout=30_000)
+    snap(page, name)

@@ -155,16 +155,21 @@ def _labeller(tmp_path, n_cases=120, *, pilot=0, ratings=False, seed=0, name="an
 
 
 def _public(lab, truth, q, bounds):
-    """The public sequence on the labels at the start of the labeller's draw order."""
+    """The public sequence the labeller's line should be, built here from the design: the labels in the labeller's
+    draw order, the cases ignored, or open before the last one labelled (skipped), left out of the cases and of
+    the probabilities; while the last label is a pilot case, equal probabilities over the cases left in."""
     given = lab.labels()
-    order = []
-    for case in (lab._ids[i] for i in range(len(lab.order))):  # up to the first case not labelled
-        if case not in given.index:
-            break
-        order.append(case)
+    drawn = [lab._ids[i] for i in range(len(lab.order))]
+    ignored = set(lab._store.ignored)
+    last = max(k for k, case in enumerate(drawn) if case in given.index)
+    out = ignored | {case for case in drawn[:last] if case not in given.index}
+    order = [case for case in drawn if case in given.index and case not in out]
     labels = pd.Series({case: float(given[case] == "PASS") if bounds == (0.0, 1.0) else float(given[case])
                         for case in order})
-    return infer.confidence_sequence(human=labels, probabilities=q, bounds=bounds,
+    kept = [case for case in drawn if case not in out]
+    probabilities = (q.drop([c for c in out if c in q.index]) if drawn[last] in q.index
+                     else pd.Series(1.0, index=kept))
+    return infer.confidence_sequence(human=labels, probabilities=probabilities, bounds=bounds,
                                      confidence_level=lab.confidence_level)
 
 
@@ -216,22 +221,58 @@ def test_labeller_live_line_stays_exact_after_undo_relabel_and_resume(tmp_path):
 
 
 @pytest.mark.parametrize("leave", ["skip", "ignore"])
-def test_a_case_left_out_of_the_draw_stops_the_interval_and_names_the_case(tmp_path, leave):
+def test_a_case_skipped_or_ignored_is_left_out_and_the_line_goes_on(tmp_path, leave):
     lab, truth, q, bounds, word = _labeller(tmp_path, stop_half_width=0.9)
     for _ in range(20):
         lab.label(word(truth[lab.current_case]))
-    assert "you can stop" in lab.watch_text
+    assert "you can stop" in lab.watch_text and lab.watch_text.startswith("pass rate of these 120 cases: between")
     left = lab.current_case
     getattr(lab, leave)()
     for _ in range(5):
         lab.label(word(truth[lab.current_case]))
     how = "skipped" if leave == "skip" else "ignored"
-    assert len(lab.sequence()) == 20  # the labels after the gap are not counted
-    assert (f"case {left} (drawn 21st) is {how}: the cases are drawn by probabilities, so a case left out biases the "
-            "interval, which stops at the 20 labels before it; the 5 labels after it count once you label it"
-            in lab.watch_text)
-    assert "you can stop" not in lab.watch_text and "settled" in lab.watch_text
-    lab.position = lab._at[left]
-    lab.label(word(truth[left]))
-    assert len(lab.sequence()) == 26 and "drawn 21st" not in lab.watch_text
+    assert len(lab.sequence()) == 25  # the labels after the gap count: the line never freezes
     np.testing.assert_allclose(lab.sequence()["cs_low"], _public(lab, truth, q, bounds)["cs_low"], rtol=0, atol=1e-12)
+    assert lab.watch_text.startswith(f"pass rate of 119 of these 120 cases (1 {how}: left out): between")
+    assert "— you can stop: " in lab.watch_text  # still reachable
+    lab.position = lab._at[left]
+    lab.label(word(truth[left]))  # labelled after all: back in its place in the draw order
+    assert len(lab.sequence()) == 26 and lab.watch_text.startswith("pass rate of these 120 cases: between")
+    np.testing.assert_allclose(lab.sequence()["cs_low"], _public(lab, truth, q, bounds)["cs_low"], rtol=0, atol=1e-12)
+
+
+def test_ignored_and_skipped_in_the_pilot_and_the_estimate_in_its_range_at_the_end(tmp_path):
+    lab, truth, q, bounds, word = _labeller(tmp_path, n_cases=40, pilot=8, ratings=True, stop_half_width=0.6)
+    lab.label(word(truth[lab.current_case]))
+    ignored = lab.current_case
+    lab.ignore()  # a pilot case ignored
+    lab.label(word(truth[lab.current_case]))
+    lab.skip()  # and one skipped
+    for _ in range(6):
+        lab.label(word(truth[lab.current_case]))
+    public = _public(lab, truth, q, bounds)
+    np.testing.assert_allclose(lab.sequence()[["estimate", "cs_low", "cs_high"]].to_numpy(dtype=float),
+                               public[["estimate", "cs_low", "cs_high"]].to_numpy(dtype=float), rtol=0, atol=1e-12)
+    assert "of 38 of these 40 cases (1 ignored, 1 skipped: left out)" in lab.watch_text
+    while not lab.done:
+        lab.label(word(truth[lab.current_case]))
+    kept = truth.drop(ignored)  # every case but the ignored one: the mean over them is known exactly
+    seq = lab.sequence()
+    last = seq.iloc[-1]
+    assert last["cs_low"] == pytest.approx(kept.mean(), abs=1e-9) and last["cs_high"] == pytest.approx(kept.mean(), abs=1e-9)
+    assert last["estimate"] == pytest.approx(kept.mean(), abs=1e-9)  # in its range, so exact at the end
+    assert ((seq["cs_low"] - 1e-12 <= seq["estimate"]) & (seq["estimate"] <= seq["cs_high"] + 1e-12)).all()
+    assert "outside the range" not in lab.watch_text and "of 39 of these 40 cases (1 ignored: left out)" in lab.watch_text
+
+
+def test_a_case_never_drawn_labelled_by_hand_leaves_nothing_out():
+    pytest.importorskip("ipywidgets")
+    from evalkit.widgets._labeller import _drawn_inputs
+
+    ids, weights = ["a", "b", "c", "d"], [np.nan, 0.6, 0.4, 0.0]  # a pilot case, two drawn, one of probability 0
+    human, probabilities, ignored, skipped = _drawn_inputs(ids, weights, {"a": 1.0, "d": 0.0}, set())
+    assert human.index.tolist() == ["a"] and ignored == [] and skipped == []  # d is no draw, and b, c are not skipped
+    assert probabilities.index.tolist() == ids and (probabilities == 1.0).all()  # the pilot: uniform over every case
+    human, probabilities, ignored, skipped = _drawn_inputs(ids, weights, {"a": 1.0, "c": 0.0}, {"b"})
+    assert human.index.tolist() == ["a", "c"] and ignored == ["b"] and skipped == []
+    assert probabilities.to_dict() == {"c": 0.4, "d": 0.0}  # b left out of the cases and of the draw

@@ -105,7 +105,7 @@ def test_back_relabel_and_undo(tmp_path):
     assert lab.labels()["c1"] == "FAIL"
     lab.undo_button.click()
     assert lab.current_case == "c1" and "c1" not in lab.labels().index
-    assert lines(path)[-1]["label"] is None and lines(path)[-1]["note"] == "undo"
+    assert lines(path)[-1]["label"] is None and lines(path)[-1]["note"] is None  # an undo: no label, not ignored
     lab.undo_button.click()  # the earlier PASS is still in this session's history
     lab.undo_button.click()
     assert "nothing to undo" in lab.status.value
@@ -280,8 +280,20 @@ def test_fd_bin_explorer():
     np.testing.assert_allclose(explorer.table.loc[reviews, "fd_star"], 2.0 * explorer.table.loc[reviews, "z"])
     explorer.edges_text.value = "0, abc"
     assert "must be numbers" in explorer.summary.value
+    assert explorer.figure.layout.display == "none" and "plot is hidden" in explorer.summary.value
+    assert "data:image/png" not in explorer._repr_mimebundle_()["text/html"]  # no stale plot under the message
     explorer.edges_text.value = "200, 300"
     assert "cannot bin" in explorer.summary.value and "outside the edges" in explorer.summary.value
+    assert explorer.figure.layout.display == "none"
+    explorer.edges_text.value = ""
+    assert explorer.figure.layout.display == "" and "Spearman rho" in explorer.summary.value
+    explorer.weights["systematic_review"].value = -1.0
+    assert "<b>tier weight</b> of systematic_review must be a number &gt;= 0; got -1" in explorer.summary.value
+    assert "cannot bin" not in explorer.summary.value and explorer.figure.layout.display == "none"
+    explorer.weights["systematic_review"].value = 1.0
+    assert explorer.figure.layout.display == "" and explorer.figure.value
+    assert all(box.description == tier and box.style.description_width == "initial"
+               for tier, box in explorer.weights.items())  # whole names, never cut
 
 
 def test_static_snapshot_for_exported_reports(tmp_path):
@@ -390,6 +402,70 @@ def test_key_messages_from_the_browser_reach_the_labeller(tmp_path):
     assert "evalkit-keyarea" in lab.children[-1]._dom_classes and "evalkit-keyarea" not in lab.note._dom_classes
 
 
+def test_a_key_or_click_made_on_another_case_is_not_applied_and_says_why(tmp_path):
+    path = tmp_path / "l.jsonl"
+    lab = Labeller(CASES, path, labeller="ann")
+    msg = lab.keys_line._handle_custom_msg
+    assert "data-evalkit-case='c1'" in lab.case_view.value  # the page reads the case on screen from here
+    msg({"key": "1", "case": "c1", "seq": 1}, [])  # pressed while c1 was on screen: labels c1
+    msg({"key": "2", "case": "c1", "seq": 2}, [])  # a second tap before the screen showed c2: refused
+    assert lab.labels().to_dict() == {"c1": "PASS"} and lab.current_case == "c2"
+    assert "key &#x27;2&#x27; not applied</b>: it was made on <code>c1</code>, but <code>c2</code> is on screen" in lab.status.value
+    for event in ({"click": "level-1", "case": "c1"}, {"click": "skip", "case": "c1"}, {"click": "ignore", "case": "c3"},
+                  {"click": "undo", "case": "c1"}, {"click": "unsure", "case": "c1"}, {"key": "s", "case": "c1"}):
+        msg({**event, "seq": 3}, [])
+        assert "not applied" in lab.status.value and lab.current_case == "c2", event
+    assert not lab.unsure_button.value and len(lines(path)) == 1  # nothing written by a stale event
+    msg({"click": "level-1", "case": "c2", "seq": 4}, [])  # a click on the case on screen acts
+    msg({"click": "unsure", "case": "c3", "seq": 5}, [])
+    msg({"click": "ignore", "case": "c3", "seq": 6}, [])
+    assert lab.labels().to_dict() == {"c1": "PASS", "c2": "FAIL"} and lab.current_case == "c4"
+    assert lines(path)[-1]["case_id"] == "c3" and lines(path)[-1]["ignored"]
+    msg({"click": "level-0", "case": "c4", "seq": 7}, [])
+    msg({"key": "1", "case": "c4", "seq": 8}, [])  # the end summary is on screen now (case None)
+    assert "not applied" in lab.status.value and "the end summary is on screen now" in lab.status.value
+    msg({"key": "b", "case": None, "seq": 9}, [])  # made on the end summary: acts
+    assert lab.current_case == "c4"
+    msg({"click": "nonsense", "case": "c4", "seq": 10}, [])
+    assert "does nothing here" in lab.status.value
+    assert all(f"evalkit-act-level-{i}" in b._dom_classes for i, b in enumerate(lab.buttons.values()))
+
+
+def test_a_labeller_taken_over_says_so_at_once(tmp_path):
+    path = tmp_path / "l.jsonl"
+    first = Labeller(CASES, path, labeller="ann")
+    assert first.keys_line.taken == ""
+    second = Labeller(CASES, path, labeller="ann")  # the cell run again: the newer one takes the file
+    assert "took the file over" in first.keys_line.taken and "taken over" in first.status.value  # before any key
+    assert second.keys_line.taken == ""
+    first.label("PASS")
+    assert "not saved" in first.status.value and read_labels(path).empty
+    second.label("FAIL")
+    assert second.labels().to_dict() == {"c1": "FAIL"}
+    second.close()
+    third = Labeller(CASES, path, labeller="ann")  # a closed labeller is not told anything
+    assert second.keys_line.taken == "" and third.current_case == "c2"
+    third.close()
+
+
+def test_the_end_summary_names_the_labellers_variable(tmp_path):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.user_ns["cases"], shell.user_ns["path"] = CASES.iloc[:1], tmp_path / "l.jsonl"
+    shell.run_cell("from evalkit.widgets import Labeller\nmy_lab = Labeller(cases, path, labeller='ann')")
+    lab = shell.user_ns["my_lab"]
+    lab.label("PASS")
+    assert "calibrate.calibrate(results, my_lab.labels())" in lab.case_view.value
+    shell.user_ns["other_name"] = lab  # two names: neither is the one, so a neutral stand-in
+    lab.back()
+    lab.label("FAIL")
+    assert "<i>the labeller</i>.labels()" in lab.case_view.value
+    lab.close()
+    for name in ("cases", "path", "my_lab", "other_name"):
+        shell.user_ns.pop(name, None)
+
+
 def test_unsure_flag_and_notes_round_trip_through_the_labels_file(tmp_path):
     path = tmp_path / "ann.jsonl"
     lab = Labeller(CASES, path, labeller="ann")
@@ -490,7 +566,8 @@ def test_end_state_summary_next_step_and_disabled_buttons(tmp_path):
         lab.label(level)
     summary = lab.case_view.value
     assert "All 4 cases are labelled</b>: 3 PASS · 1 FAIL; 1 marked unsure, 1 with a note" in summary
-    assert "calibrate.calibrate(results, labeller.labels())" in summary and "verdict is shown now" in summary
+    assert "calibrate.calibrate(results, <i>the labeller</i>.labels())" in summary and "verdict is shown now" in summary
+    assert lab.pace_warning.layout.display == "none"  # the "too fast" box is not for the end summary
     assert all(b.disabled for b in lab.buttons.values()) and lab.unsure_button.disabled and lab.skip_button.disabled
     assert lab.note.disabled and not lab.back_button.disabled and not lab.undo_button.disabled
     lab.label("PASS")
@@ -729,7 +806,7 @@ def expected_sequence(lab, judge=None):
                                      confidence_level=lab.confidence_level)
 
 
-def expected_line(name, cs, h, *, hidden=False):
+def expected_line(name, cs, h, *, n_cases, hidden=False):
     """The status line from infer's table and stopping point: the range in plain words (a rate in percent, its widths
     in points, ends rounded outwards), then whether it is narrow enough to stop."""
     row = cs.iloc[-1]
@@ -746,6 +823,7 @@ def expected_line(name, cs, h, *, hidden=False):
     low = np.floor(row["cs_low"] * scale * 10**digits + 1e-9) / 10**digits
     high = np.ceil(row["cs_high"] * scale * 10**digits - 1e-9) / 10**digits
     over = f" over {row['n_used']} human FAIL{'' if row['n_used'] == 1 else 's'}" if row["statistic"] == "fail_recall" else ""
+    over += f" in the population these {n_cases} cases come from"  # what it estimates
     if hidden:
         head = f"{name}{over}: within {width} (anytime-valid 95%; the estimate stays hidden while you label blind)"
     else:
@@ -787,7 +865,7 @@ def test_live_interval_equals_infer_through_labels_undo_back_and_skips(tmp_path,
         assert lab.settled_at == infer.stopping_point(cs, half_width=h)
         skipped = lab._open and lab._open[0] < max(lab._at[c] for c in lab.labels().index)
         if cs.iloc[-1]["n_used"] and not skipped:
-            assert lab.watch_text == expected_line(name, cs, h)
+            assert lab.watch_text == expected_line(name, cs, h, n_cases=len(lab.order))
             lines_checked += 1
     assert lab.settled_at is not None and lines_checked > 15
     assert html.escape(name) in lab.watch_view.value and ": between " in lab.watch_view.value and lab.watch_view.layout.display != "none"
@@ -801,7 +879,7 @@ def test_live_mean_of_numeric_levels_and_a_resumed_file(tmp_path):
         lab.label(level)
     cs = expected_sequence(lab)
     pd.testing.assert_frame_equal(lab.sequence(), cs, check_exact=True)
-    assert lab.watch_text == expected_line("mean label", cs, None)
+    assert lab.watch_text == expected_line("mean label", cs, None, n_cases=len(lab.order))
     lab.close()
     again = Labeller(cases, tmp_path / "ann.jsonl", labeller="ann", levels=levels, watch="mean", order="random")
     pd.testing.assert_frame_equal(again.sequence(), cs, check_exact=True)  # rebuilt from the file on opening
@@ -812,7 +890,7 @@ def test_live_mean_of_numeric_levels_and_a_resumed_file(tmp_path):
 def test_live_interval_lines_before_during_and_after_the_stop(tmp_path):
     lab = Labeller(cases_of(200), tmp_path / "ann.jsonl", labeller="ann", watch="pass_rate", stop_half_width=0.1,
                    order="shuffle", rng=0)
-    assert lab.watch_text == ("pass rate: no label yet · an anytime-valid 95% range from the first label; you can stop "
+    assert lab.watch_text == ("pass rate in the population these 200 cases come from: no label yet · an anytime-valid 95% range from the first label; you can stop "
                               "at ±10 points")
     gen = np.random.default_rng(1)
     while lab.settled_at is None:
@@ -840,7 +918,7 @@ def test_an_order_not_known_to_be_random_is_said_and_never_called_stoppable(tmp_
     for _ in range(4):
         lab.label("PASS")
     assert lab.settled_at == 4 and "you can stop" not in lab.watch_text
-    assert lab.watch_text == ("pass rate: between 37% and 100% (estimate 100%; anytime-valid 95%) — settled (±31 ≤ 35 "
+    assert lab.watch_text == ("pass rate in the population these 30 cases come from: between 37% and 100% (estimate 100%; anytime-valid 95%) — settled (±31 ≤ 35 "
                               "points after 4 labels), but the labels so far came in an order not known to be random "
                               "(order='given'), so the interval may not hold") and "#e66101" in lab.watch_view.value
     assert {r["case_order"] for r in lines(tmp_path / "ann.jsonl")} == {"given"}
@@ -908,15 +986,15 @@ def test_blind_agreement_shows_only_the_half_width(tmp_path):
     for i in range(11):
         lab.label("PASS" if i % 3 else "FAIL")
         cs = expected_sequence(lab, judge)
-        assert lab.watch_text == expected_line("agreement with the judge", cs, 0.1, hidden=True)
+        assert lab.watch_text == expected_line("agreement with the judge", cs, 0.1, hidden=True, n_cases=len(lab.order))
         assert "between" not in lab.watch_text and "%" not in lab.watch_text.replace("95%", "")
     lab.label("PASS")  # the batch is done: the estimate shows, as the verdicts do
-    assert lab.watch_text == expected_line("agreement with the judge", expected_sequence(lab, judge), 0.1)
+    assert lab.watch_text == expected_line("agreement with the judge", expected_sequence(lab, judge), 0.1, n_cases=len(lab.order))
     recall = Labeller(cases, tmp_path / "bo.jsonl", labeller="bo", judge=judge, watch="fail_recall", order="random")
     recall.label("PASS")
-    assert recall.watch_text.startswith("the judge's FAIL recall: no human FAIL yet")
+    assert recall.watch_text.startswith("the judge's FAIL recall in the population these 12 cases come from: no human FAIL yet")
     recall.label("FAIL")
-    assert recall.watch_text.startswith("the judge's FAIL recall over 1 human FAIL: within ±50 points (anytime-valid "
+    assert recall.watch_text.startswith("the judge's FAIL recall over 1 human FAIL in the population these 12 cases come from: within ±50 points (anytime-valid "
                                         "95%; the estimate stays hidden")
     # What the half-width can tell: over the first 200 labels of agreement streams at 0.85, the share of labels after
     # which the two-decimal half-width would differ had the judge agreed or not.
@@ -1029,7 +1107,7 @@ EXPECTED_SESSIONS = {
 # every record each session writes: (labeller, case, label, ignored, note)
 SESSION_RECORDS = {"ann1": [("ann", c, "PASS", False, None) for c in ("c1", "c2", "c3")],
                    "bob1": [("bob", c, "FAIL", False, None) for c in ("c1", "c2")],
-                   "ann2": [("ann", "c3", "FAIL", False, None), ("ann", "c3", None, False, "undo")],
+                   "ann2": [("ann", "c3", "FAIL", False, None), ("ann", "c3", None, False, None)],
                    "bob2": [("bob", "c3", "PASS", False, None), ("bob", "c4", None, True, None)]}
 ORDERS = [order for order in __import__("itertools").permutations(["ann1", "ann2", "bob1", "bob2"])
           if order.index("ann1") < order.index("ann2") and order.index("bob1") < order.index("bob2")]
@@ -1383,6 +1461,21 @@ def test_claim_labeller_shows_the_answer_once_per_item_and_escapes_it(tmp_path):
     assert "claims of a1" in lab.case_view.value and "your verdict: mostly" in lab.case_view.value
     lab.go_to("bridge")
     assert lab.current_case == "a3#0"
+    assert "<ol class='evalkit-claims' start='1'" in view  # numbered from 1, as people count
+    assert "The source is not shown here" in view
+    sourced = ClaimLabeller(CLAIMS, tmp_path / "cy.jsonl", answers=ANSWERS.assign(context=["Trial: <i>n</i> = 4,000.",
+                            "Rain on Monday.", "Opened 1932."]), source="context", labeller="cy")
+    view = sourced.case_view.value
+    assert "context (the source)" in view and "Trial: &lt;i&gt;n&lt;/i&gt; = 4,000." in view
+    assert "how well does the source above support it?" in view and "not shown" not in view
+    assert sourced._reading_words(0) == 6 + 9 + 4  # the claim, the answer and the source, with an item's first claim
+    sourced.go_to("Opened 1932")
+    assert sourced.current_case == "a3#0"
+    sourced.close()
+    with pytest.raises(ValueError, match="pass answers= too"):
+        ClaimLabeller(CLAIMS, tmp_path / "dy.jsonl", source="context", labeller="dy")
+    with pytest.raises(KeyError, match="context"):
+        ClaimLabeller(CLAIMS, tmp_path / "dy.jsonl", answers=ANSWERS, source="context", labeller="dy")
     bare = ClaimLabeller(CLAIMS.drop(columns="verdict"), tmp_path / "bo.jsonl", labeller="bo")
     assert bare.judge_view.value == "" and "output" not in bare.case_view.value
     with pytest.raises(ValueError, match="no 'verdict' column"):
@@ -1412,3 +1505,37 @@ def test_claim_labeller_bad_input(tmp_path):
     assert numbered.claims["claim_id"].tolist() == ["own", "column"] and numbered.claim_ids.tolist() == ["7#0", "7#1"]
     numbered.label("fully")
     assert lines(tmp_path / "n.jsonl")[0]["item_id"] == 7 and numbered.current_case == "7#1"  # numbered in row order
+
+
+def test_every_labeller_works_on_the_bundled_demo_data(tmp_path):
+    tcva_demo = datasets.load_demo("tcva")
+    claims, answers = tcva_demo["claims"], tcva_demo["answers"]
+    pd.testing.assert_frame_equal(claims.drop(columns="claim"), tcva_demo["verdicts"])  # the verdicts, with their text
+    assert claims["claim"].notna().all() and set(answers["item_id"]) == set(tcva_demo["items"].index)
+    lab = ClaimLabeller(claims, tmp_path / "c.jsonl", answers=answers, question="input", source="source", labeller="ann")
+    first = claims.iloc[0]
+    view = lab.case_view.value
+    assert html.escape(first["claim"]) in view and "source (the source)" in view
+    assert html.escape(answers.set_index("item_id").loc[first["item_id"], "source"]) in view
+    lab.label("fully")
+    assert lab.labels().to_dict() == {f"{first['item_id']}#{first['claim_idx']}": "fully"}
+    lab.close()
+    pair_demo = datasets.load_demo("pairwise")
+    comparisons = pair_demo["comparisons"].join(pair_demo["texts"]).reset_index()
+    words = comparisons[["output_a", "output_b"]].map(lambda text: len(text.split()))
+    assert (words["output_a"] == comparisons["length_a"]).all() and (words["output_b"] == comparisons["length_b"]).all()
+    pair = PairwiseLabeller(comparisons.head(20), tmp_path / "p.jsonl", labeller="ann", seed=0)
+    assert html.escape(comparisons["input"].iloc[0]) in pair.case_view.value
+    pair.label("A")
+    assert pair.labels().index.tolist() == ["c0000"]
+    pair.close()
+
+
+def test_an_estimate_outside_its_range_is_said_with_why(tmp_path):
+    lab = Labeller(cases_of(80), tmp_path / "l.jsonl", labeller="ann", watch="pass_rate", order="random", blind=False)
+    for level in ["PASS"] * 30 + ["FAIL"] * 30:  # an unusual start: the range never widens, the mean moves on
+        lab.label(level)
+    row = lab.sequence().iloc[-1]
+    outside = not row["cs_low"] <= row["estimate"] <= row["cs_high"]
+    assert outside and "lies outside the range: the range never widens" in lab.watch_text
+    assert "(estimate 50%;" in lab.watch_text

@@ -379,7 +379,7 @@ def active_p_value(steps: dict, *, interval: str, bounds, estimate: float, se: f
 def active_sequence(judge, human: pd.Series, probabilities, *, method: str, bounds, confidence_level: float,
                     cases: pd.Index | None = None):
     """:func:`confidence_sequence`'s columns for labels drawn with ``probabilities``, in the order given: the running
-    Des Raj estimate, the sequence's ends and the method used. The cases are ``judge``'s (or ``cases``, or, with
+    Des Raj estimate (pulled into the sequence where it falls outside it), the sequence's ends and the method used. The cases are ``judge``'s (or ``cases``, or, with
     neither, those ``probabilities`` names and the pilot's: the labelled cases it does not name)."""
     if method == "ppi":
         raise ValueError("method='ppi' (the raw judge with weight 1) is not offered with `probabilities`: the judge's "
@@ -408,5 +408,7 @@ def active_sequence(judge, human: pd.Series, probabilities, *, method: str, boun
     steps = _successive.successive_steps(y, features, order, weights, bounds=scale, uniform_first=pilot)
     low, high = _successive.steps_sequence(steps, bounds=scale, confidence_level=confidence_level)
     z = steps["u"] + steps["v"]
-    estimate = np.cumsum(z) / np.arange(1, len(z) + 1)
+    # Des Raj's running mean, pulled into the sequence where it falls outside (the sequence also uses what the labels
+    # fix, so once every case is labelled it is the mean itself, and so is the estimate)
+    estimate = np.clip(np.cumsum(z) / np.arange(1, len(z) + 1), low, high)
     return estimate, low, high, used

@@ -40,7 +40,9 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
 
     With ``probabilities`` the sequence is of the mean over the cases (``judge``'s, or without a judge those
     ``probabilities`` names and the pilot's): each label gives Des Raj's (1956) estimate of that mean, whose mean
-    given the labels before is the mean over the cases whatever the draw probabilities, and the sequence bets on
+    given the labels before is the mean over the cases whatever the draw probabilities (the ``estimate`` column is
+    their running mean, pulled into the sequence where it falls outside it: the sequence also uses what the labels
+    fix, so once every case is labelled both are the mean itself), and the sequence bets on
     these values, with the weight of the line through the earlier labels on the judge's scores (``"ppi++"``; none
     for ``"classical"``; chosen for a width at as many labels as there are cases) and every bet fixed before the
     case is drawn. So the sequence at n labels is the first n

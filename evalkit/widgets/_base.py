@@ -84,6 +84,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self._found: tuple[str, list[int]] | None = None  # the last search and its matches
         self._haystacks: dict[int, str] = {}  # the lower-cased text of each case searched
         self._keys = keys = _KeyArea(self, self.levels, self._texts)
+        store.taken_over = self._taken_over
         view = self._view
         for name in ("buttons", "unsure_button", "ignore_button", "skip_button", "back_button", "undo_button", "find",
                      "find_button", "keys_line", "progress", "progress_text", "pacing", "pace_warning", "watch_view",
@@ -168,6 +169,10 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
     def _watch_undone(self, case: str) -> None:
         pass
 
+    def _watch_ignored(self, case: str, old: dict | None) -> None:
+        if old is not None:  # a label cleared by the ignore
+            self._watch_undone(case)
+
     def _show_watch(self) -> None:
         pass
 
@@ -221,7 +226,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self.progress_text.value = f"{n_done} / {len(self.order)}"
         self.done = n_done == len(self.order)
         self.pacing.value = "".join(f" · {html.escape(part)}" for part in self._progress_segments())
-        warning = self._fast_warning()
+        warning = "" if self.done else self._fast_warning()  # the end summary is no place to be told to slow down
         self.pace_warning.value = (f"<div style='background: #fee0b6; border-left: 6px solid #e66101; padding: 2px 8px; "
                                    f"border-radius: 3px; line-height: 1.45'>{html.escape(warning)}</div>") if warning else ""
         self.pace_warning.layout.display = "" if warning else "none"
@@ -277,6 +282,15 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
             return False
         return True
 
+    def _taken_over(self) -> None:
+        """A newer labeller (or writer) of this file in this kernel took it over: say so now, on the keys line and
+        the status line, without waiting for a key."""
+        why = (f"a newer labeller of {self.path} in this kernel took the file over (its cell was run again, or "
+               "another was opened on it).")
+        self._keys.keys_line.taken = why
+        self._say(f"<b style='color: #b2182b'>taken over</b>: {html.escape(why)} This one saves nothing more; use the "
+                  "newer one.")
+
     def close(self) -> None:
         """Release the labels file (its lock) and close the widget."""
         store = getattr(self, "_store", None)  # None when the constructor stopped early
@@ -325,8 +339,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
             return
         old = self._store.ignore(self.position)
         self._view.drafts.pop(case, None)
-        if old is not None:
-            self._watch_undone(case)
+        self._watch_ignored(case, old)
         self._sync_progress()
         self._say(f"ignored {self._code(case)}: recorded as your answer, not a label"
                   + (" (with the note as its reason)" if note else "") + "; undo takes it back")
@@ -373,7 +386,7 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
             return
         position = store.stack[-1]
         case = self._ids[position]
-        if not self._write(store.envelope(position, None, note="undo")):
+        if not self._write(store.envelope(position, None)):  # no label, not ignored: an undo (the record says it)
             return
         old, was_ignored = store.undone(position)
         self._watch_undone(case)
@@ -449,9 +462,48 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
         self._say(f"{self._code(self.current_case)} " + ("marked unsure: the flag is saved with its label"
                                                         if change["new"] else "no longer marked unsure"))
 
+    def _stale(self, event: dict, what: str) -> bool:
+        """Whether ``event`` was made on another case than the one on screen now (``event["case"]``, the case the page
+        showed at the keydown or click; None on the end summary); if so, the status line says it was not applied."""
+        if "case" not in event:
+            return False
+        seen = event["case"]
+        seen = None if seen is None else str(seen)
+        if seen == self.current_case:
+            return False
+        where = lambda case: self._code(case) if case is not None else "the end summary"  # noqa: E731
+        self._say(f"<b style='color: #b2182b'>{html.escape(what)} not applied</b>: it was made on {where(seen)}, but "
+                  f"{where(self.current_case)} is on screen now (the screen had not caught up with the last action); "
+                  "read it, then press again")
+        return True
+
+    def handle_click(self, event: dict) -> None:
+        """Act on a click the page sends (``{"click": name, "case": id}``): ``level-<i>`` labels with the i-th level,
+        ``unsure``, ``ignore``, ``skip``, ``back``, ``undo``, ``reveal``; only if ``case`` is the case on screen."""
+        name = str(event.get("click", ""))
+        actions = {"ignore": self.ignore, "skip": self.skip, "back": self.back, "undo": self.undo, "reveal": self.reveal,
+                   "unsure": lambda: setattr(self.unsure_button, "value", not self.unsure_button.value)}
+        what = f"the click on {name!r}"
+        if name.startswith("level-") and name[6:].isdigit() and int(name[6:]) < len(self.levels):
+            level = self.levels[int(name[6:])]
+            if not self._stale(event, f"the click on {self._shown_label(level)}"):
+                self.label(level)
+        elif name in actions:
+            if not self._stale(event, what):
+                if name == "unsure" and self.current_case is None:
+                    self._say(f"nothing to flag: {self._end_line()}")
+                else:
+                    actions[name]()
+        else:
+            self._say(f"{html.escape(what)} does nothing here")
+
     def handle_key(self, event: dict) -> None:
-        """Act on a key event (``{"key": ...}``) as the keyboard shortcuts do; any other key says so."""
+        """Act on a key event (``{"key": ...}``) as the keyboard shortcuts do; any other key says so. With ``"case"``
+        (the case the page showed at the keydown), a key made on another case than the one on screen now is not
+        applied, and the status line says so."""
         key = str(event.get("key", ""))
+        if key not in ("/",) and self._stale(event, f"key {key!r}"):
+            return
         actions = {"s": self.skip, "b": self.back, "u": self.undo, "i": self.ignore}
         if key.isdigit() and 1 <= int(key) <= min(len(self.levels), 9):
             self.label(self.levels[int(key) - 1])
@@ -484,6 +536,19 @@ class _LabellerBase(_StaticFallback, widgets.VBox):
             self._view.show_end()
         else:
             self._view.show(self.position, case, record, case in self._store.ignored)
+
+    def _name_in_notebook(self) -> str:
+        """The labeller as the notebook names it: the variable that holds it, when exactly one does, else a neutral
+        stand-in (``<i>the labeller</i>``), already HTML."""
+        try:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+        except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+            shell = None
+        names = [] if shell is None else [name for name, value in shell.user_ns.items()
+                                          if value is self and not name.startswith("_") and name.isidentifier()]
+        return html.escape(names[0]) if len(names) == 1 else "<i>the labeller</i>"
 
     def _summary_html(self) -> str:
         n, store = len(self.order), self._store

@@ -29,8 +29,8 @@ class ClaimLabeller(_JudgeVerdict, _LabellerBase):
 
     The same widget as :class:`Labeller` (annotator header, key areas, notes, unsure, ignore, skip/back/undo
     across restarts, find, pacing, end summary, blind rules, only its annotator's labels), for claims: it shows
-    the answer (and its question), the answer's claims in order with the one to label marked and your verdicts
-    on the others, and one button per level of the verdict scale, ``none`` to ``fully`` (keys ``1`` to ``5``).
+    the answer (and its question, and the source it rests on), the answer's claims in order, numbered from 1, with
+    the one to label marked and your verdicts on the others, and one button per level of the verdict scale, ``none`` to ``fully`` (keys ``1`` to ``5``).
     Blind, the judge's verdict on a claim (the table's ``verdict``) stays hidden until you have labelled it.
 
     Each label is one record per claim (see :mod:`evalkit.labels`): ``case_id`` the claim's id
@@ -54,6 +54,10 @@ class ClaimLabeller(_JudgeVerdict, _LabellerBase):
         The column of ``answers`` shown as the answer.
     question : str, optional
         A column of ``answers`` shown above the answer (e.g. ``"input"``).
+    source : str, optional
+        A column of ``answers`` holding the source the answer rests on (the retrieved passages, the document),
+        shown below the answer: the verdict asks how well the source supports each claim. Without it the
+        labeller says that the source is not shown.
     blind : bool, default True
         Hide the judge's verdict on a claim until you have labelled it, then until asked (a recorded click) or
         the batch is done.
@@ -73,8 +77,10 @@ class ClaimLabeller(_JudgeVerdict, _LabellerBase):
     >>> from evalkit.widgets import ClaimLabeller
     >>> table = pd.DataFrame({"item_id": ["q1", "q1"], "claim_idx": [0, 1], "claim": ["Paris is in France.",
     ...                       "It has 9 million people."], "verdict": ["fully", "minor"]})
-    >>> answers = pd.DataFrame({"item_id": ["q1"], "output": ["Paris, in France, has 9 million people."]})
-    >>> lab = ClaimLabeller(table, pathlib.Path(tempfile.mkdtemp()) / "ann.jsonl", answers=answers, labeller="ann")
+    >>> answers = pd.DataFrame({"item_id": ["q1"], "output": ["Paris, in France, has 9 million people."],
+    ...                         "context": ["Paris, the capital of France, has 2.1 million inhabitants."]})
+    >>> lab = ClaimLabeller(table, pathlib.Path(tempfile.mkdtemp()) / "ann.jsonl", answers=answers, source="context",
+    ...                     labeller="ann")
     >>> lab.keys_line.legend
     '1 none · 2 minor · 3 partial · 4 mostly · 5 fully · s skip · b back · u undo · i ignore · ? unsure · / find'
     >>> lab.label("fully")
@@ -90,11 +96,13 @@ class ClaimLabeller(_JudgeVerdict, _LabellerBase):
     _LABEL = "verdict"
 
     def __init__(self, verdicts: pd.DataFrame, path, *, answers: pd.DataFrame | None = None, answer: str = "output",
-                 question: str | None = None, blind: bool = True, labeller: str | None = None, rubric=None,
+                 question: str | None = None, source: str | None = None, blind: bool = True, labeller: str | None = None, rubric=None,
                  rubric_version: str | None = None):
         self.claims = self._claim_table(verdicts)
-        self._answers = self._answer_table(answers, answer, question)
-        self._answer, self._question = answer, question
+        if source is not None and answers is None:
+            raise ValueError(f"`source`={source!r} names a column of `answers`: pass answers= too (one row per item).")
+        self._answers = self._answer_table(answers, answer, question, source)
+        self._answer, self._question, self._source = answer, question, source
         ids = (self.claims["item_id"].astype(str) + "#" + self.claims["claim_idx"].astype(str)).tolist()
         repeated = pd.Index(ids)[pd.Index(ids).duplicated()]
         if len(repeated):
@@ -131,33 +139,34 @@ class ClaimLabeller(_JudgeVerdict, _LabellerBase):
         return table.reset_index(drop=True)
 
     @staticmethod
-    def _answer_table(answers, answer: str, question) -> pd.DataFrame | None:
+    def _answer_table(answers, answer: str, question, source) -> pd.DataFrame | None:
         if answers is None:
             return None
         table = check_dataframe(answers, "answers")
-        check_columns(table, ["item_id", answer, *([question] if question is not None else [])], "answers")
+        check_columns(table, ["item_id", answer, *(c for c in (question, source) if c is not None)], "answers")
         check_unique_column(table, "item_id", "answers")
         return table.set_index(table["item_id"].astype(str))
 
     def _button_style(self, level: str) -> str:
         return "success" if level == "fully" else "danger" if level == "none" else ""
 
-    def _item_fields(self, position: int) -> tuple[str, str]:
-        """(question, answer) of the claim's item, "" where there is none."""
+    def _item_fields(self, position: int) -> tuple[str, str, str]:
+        """(question, answer, source) of the claim's item, "" where there is none."""
         item = str(self._item[self.order[position]])
         if self._answers is None or item not in self._answers.index:
-            return "", ""
+            return "", "", ""
         row = self._answers.loc[item]
-        return (_text(row[self._question]) if self._question else ""), _text(row[self._answer])
+        return tuple(_text(row[column]) if column else "" for column in (self._question, self._answer, self._source))
 
     def _search_text(self, position: int) -> str:
         return "\n".join((_text(self._claim[self.order[position]]), *self._item_fields(position)))
 
     def _reading_words(self, position: int) -> int:
-        """The claim; and the answer too for an item's first claim, where the annotator first reads it."""
-        question, answer = self._item_fields(position)
+        """The claim; and the answer and its source too for an item's first claim, where the annotator first reads
+        them."""
+        fields = self._item_fields(position)
         opens = self._opens_item[self.order[position]]
-        return _words(self._claim[self.order[position]], *((question, answer) if opens else ()))
+        return _words(self._claim[self.order[position]], *(fields if opens else ()))
 
     def _extra_fields(self, position: int) -> dict:
         row = self.order[position]
@@ -166,14 +175,21 @@ class ClaimLabeller(_JudgeVerdict, _LabellerBase):
 
     def _case_html(self, position: int) -> str:
         row, item = self.order[position], self._item[self.order[position]]
-        question, answer = self._item_fields(position)
+        question, answer, source = self._item_fields(position)
         parts = []
         if question:
             parts.append(f"<div style='font-weight: 600; margin-top: 2px'>{html.escape(self._question)}</div>"
                          f"{_field_html(question, height='6em')}")
         if answer or self._answers is not None:
             parts.append(f"<div style='font-weight: 600; margin-top: 2px'>{html.escape(self._answer)}</div>"
-                         f"{_field_html(answer, height='12em')}")
+                         f"{_field_html(answer, height='10em')}")
+        if self._source is not None:
+            parts.append(f"<div style='font-weight: 600; margin-top: 2px'>{html.escape(self._source)} (the source)</div>"
+                         f"{_field_html(source, height='10em')}")
+            ask = "how well does the source above support it?"
+        else:
+            ask = ("how well does the answer's source support it? The source is not shown here: open the labeller with "
+                   "<code>source=</code>, a column of <code>answers</code>")
         items = []
         for at in self._item_rows[str(item)]:
             mine = self._current.get(self.claim_ids[at])
@@ -182,15 +198,16 @@ class ClaimLabeller(_JudgeVerdict, _LabellerBase):
             items.append(f"<li class='{'evalkit-claim-now' if now else ''}'>{'▶ ' if now else ''}"
                          f"{html.escape(_text(self._claim[at]))}{you}</li>")
         parts.append(f"<div style='font-weight: 600; margin-top: 2px'>claims of {html.escape(str(item))} "
-                     f"(label the marked one: how well does the answer's source support it?)</div>"
-                     f"<ol class='evalkit-claims' start='0' style='margin: 2px 0 6px 0; line-height: 1.45'>{''.join(items)}</ol>")
+                     f"(label the marked one: {ask})</div>"
+                     f"<ol class='evalkit-claims' start='1' style='margin: 2px 0 6px 0; line-height: 1.45'>{''.join(items)}</ol>")
         return "".join(parts)
 
     def _next_step(self) -> str:
-        return ("calibrate the claim judge on these verdicts, e.g. <code>calibrate.calibrate(labeller.judge_verdicts(), "
-                "labeller.labels(), pass_levels=[\"fully\", \"mostly\"])</code>; compare annotators with "
+        name = self._name_in_notebook()
+        return (f"calibrate the claim judge on these verdicts, e.g. <code>calibrate.calibrate({name}.judge_verdicts(), "
+                f"{name}.labels(), pass_levels=[\"fully\", \"mostly\"])</code>; compare annotators with "
                 "<code>agreement.krippendorff_alpha([\"ann.jsonl\", \"bob.jsonl\"])</code>; re-aggregate your verdicts "
-                "with <code>tcva.sweep(labeller.verdicts(), ...)</code>.")
+                f"with <code>tcva.sweep({name}.verdicts(), ...)</code>.")
 
     def judge_verdicts(self) -> pd.Series:
         """The judge's verdicts (the table's ``verdict``) by claim id, the index of ``labels()``."""

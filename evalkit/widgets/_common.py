@@ -76,8 +76,12 @@ function render({ model, el }) {
   state.className = "evalkit-keys-state";
   el.append(state, legend);
   let root = null, areas = [], gone = false, silent = "", seq = 0, tries = 0;
+  const onScreen = () => {  // the case the annotator sees now (null on the end summary), read from the page itself
+    const shown = root && root.querySelector("[data-evalkit-case]");
+    return shown ? shown.getAttribute("data-evalkit-case") : null;
+  };
   const pending = new Map();
-  const active = () => !gone && areas.some((a) => a.contains(document.activeElement)) && !isText(document.activeElement);
+  const active = () => !gone && !model.get("taken") && areas.some((a) => a.contains(document.activeElement)) && !isText(document.activeElement);
   const unsaved = () => {  // a note typed in the box that its case's saved record does not hold
     const box = root && root.querySelector(".evalkit-note textarea");
     const typed = box ? box.value.trim() : "";
@@ -87,9 +91,12 @@ function render({ model, el }) {
     const on = active();
     for (const a of areas) a.classList.toggle("evalkit-keys-active", on);
     el.classList.toggle("evalkit-keys-on", on);
-    el.classList.toggle("evalkit-keys-dead", gone || silent !== "");
-    if (root) root.classList.toggle("evalkit-dead", gone);
-    if (gone) {
+    const taken = !!model.get("taken");
+    el.classList.toggle("evalkit-keys-dead", gone || taken || silent !== "");
+    if (root) root.classList.toggle("evalkit-dead", gone || taken);
+    if (model.get("taken")) {
+      state.textContent = "\u26a0 taken over: " + model.get("taken") + " This one saves nothing more.";
+    } else if (gone) {
       state.textContent = "\u26a0 the kernel is gone (stopped or restarted): this labeller is not connected and saves " +
         "nothing more; every label it said it saved is in " + model.get("file") + ". Run its cell again to go on." +
         (unsaved() ? " The note in the box below was NOT saved: copy it before you run the cell." : "");
@@ -142,7 +149,7 @@ function render({ model, el }) {
       const find = root && root.querySelector(".evalkit-find input");
       if (find && !gone) { find.focus(); return; }
     }
-    send({ key: event.key });
+    send({ key: event.key, case: onScreen() });  // the case on screen at the keydown: the kernel acts on it only
   };
   const onTextKey = (event) => {  // Escape leaves a text field for the key area; Enter in the find box finds
     if (!isText(event.target) || event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
@@ -161,6 +168,16 @@ function render({ model, el }) {
     const button = event.target.closest && event.target.closest("button");
     const area = button && areas.find((a) => a.contains(button));
     if (area) home(area);
+  };
+  const onAct = (event) => {  // a click on an action button goes to the kernel with the case on screen, as a key does
+    const button = event.target.closest && event.target.closest("button");
+    const act = button && Array.from(button.classList).find((c) => c.startsWith("evalkit-act-"));
+    if (!act || !areas.some((a) => a.contains(button))) return;
+    event.preventDefault();
+    event.stopPropagation();  // capture phase, above the button: its own handler never sees this click
+    if (button.disabled) return;
+    home(areas.find((a) => a.contains(button)));
+    send({ click: act.slice("evalkit-act-".length), case: onScreen() });
   };
   const onDown = (event) => {
     if (isText(event.target) || event.target.closest("button")) return;
@@ -182,6 +199,7 @@ function render({ model, el }) {
       a.addEventListener("focusout", onOut);
     }
     root.addEventListener("keydown", onTextKey, true);  // capture: ipywidgets' text fields stop a key going further
+    root.addEventListener("click", onAct, true);
     const status = root.querySelector(".evalkit-status");
     if (status) { status.setAttribute("role", "status"); status.setAttribute("aria-live", "polite"); }
     if (model.get("autofocus")) {  // first shown (its cell just run): the keys act at once
@@ -192,11 +210,13 @@ function render({ model, el }) {
     paint();
   };
   model.on("change:legend", paint);
+  model.on("change:taken", paint);
   model.on("msg:custom", onAck);
   model.on("comm_live_update", onLive);
   attach();
   return () => {
     model.off("change:legend", paint);
+    model.off("change:taken", paint);
     model.off("msg:custom", onAck);
     model.off("comm_live_update", onLive);
     for (const timer of pending.values()) clearTimeout(timer);
@@ -207,7 +227,10 @@ function render({ model, el }) {
       a.removeEventListener("focusin", paint);
       a.removeEventListener("focusout", onOut);
     }
-    if (root) root.removeEventListener("keydown", onTextKey, true);
+    if (root) {
+      root.removeEventListener("keydown", onTextKey, true);
+      root.removeEventListener("click", onAct, true);
+    }
   };
 }
 export default { render };
@@ -245,8 +268,10 @@ _FIELD_BOX = ("max-height: {height}; overflow: auto; white-space: pre-wrap; word
 
 
 class _Keys(anywidget.AnyWidget):
-    """The keys line: the legend and whether the keys are live; sends ``{"key": ..., "seq": n}`` for a key typed in
-    a key area (``{"find": ...}`` for Enter in the find box) and gets ``{"ack": n}`` back once it is handled."""
+    """The keys line: the legend and whether the keys are live; sends ``{"key": ..., "case": ..., "seq": n}`` for a key
+    typed in a key area and ``{"click": ..., "case": ..., "seq": n}`` for a click on an action button (``case``: the
+    case on screen then, read from the page; ``{"find": ...}`` for Enter in the find box) and gets ``{"ack": n}`` back
+    once it is handled. ``taken`` set says the labeller was taken over, at once, without waiting for a key."""
 
     _esm = _KEYS_ESM
     _css = _KEYS_CSS
@@ -254,6 +279,7 @@ class _Keys(anywidget.AnyWidget):
     file = traitlets.Unicode("").tag(sync=True)  # named in the message shown once the kernel is gone
     saved_note = traitlets.Unicode("").tag(sync=True)  # the note the case on screen has saved, to tell a typed one
     autofocus = traitlets.Bool(True).tag(sync=True)  # take the focus when first shown (then cleared by the page)
+    taken = traitlets.Unicode("").tag(sync=True)  # why this labeller no longer writes (a newer one took its file over)
 
 
 class AnnotatorError(ValueError):
@@ -401,7 +427,9 @@ class _LabelStore:
         self.revealed = set(map(str, reveals)) & set(self.at)
         self.gaps = self._gaps(mode)
         self.last: datetime | None = None  # the time of the last label in this session
-        self.writer = LabelWriter(self.path, labeller=self.labeller)  # locks the file and repairs a torn tail
+        self.taken_over = None  # set (called with no argument) by the labeller: a newer writer took the file over
+        self.writer = LabelWriter(self.path, labeller=self.labeller,  # locks the file and repairs a torn tail
+                                  on_takeover=lambda: self.taken_over() if self.taken_over is not None else None)
         self.session = self.writer.session
 
     def _gaps(self, mode: str) -> list[float]:
@@ -507,8 +535,9 @@ class _KeyArea:
             description=text, button_style=owner._button_style(level), layout=widgets.Layout(width="auto", min_width="6em"),
             tooltip=f"label {owner._shown_label(level)} (key {i + 1})" if i < 9 else f"label {owner._shown_label(level)}")
             for i, (level, text) in enumerate(zip(levels, texts, strict=True))}
-        for level, button in self.buttons.items():
+        for i, (level, button) in enumerate(self.buttons.items()):
             button.on_click(lambda _, level=level: owner.label(level))
+            button.add_class(f"evalkit-act-level-{i}")
         small = widgets.Layout(width="auto", min_width="5.5em")
         self.unsure_button = widgets.ToggleButton(value=False, description="unsure", icon="question", layout=small,
                                                   tooltip="flag this label as unsure (key ?): saved beside the label")
@@ -529,6 +558,8 @@ class _KeyArea:
                                           layout=widgets.Layout(width="auto", flex="0 0 auto"),
                                           tooltip=f"show the next {kind} whose id is this, or whose text holds it")
         self.find_button.on_click(lambda _: owner.go_to(self.find.value))
+        for name in ("unsure", "ignore", "skip", "back", "undo"):  # the page sends their clicks with the case on screen
+            getattr(self, f"{name}_button").add_class(f"evalkit-act-{name}")
         self.keys_line = _Keys(legend=self.legend(), file=str(owner.path))
         self.keys_line.on_msg(self._on_msg)
         self.status = widgets.HTML(layout=widgets.Layout(min_height="2.9em"))  # two lines kept, so less moves below
@@ -566,6 +597,8 @@ class _KeyArea:
         try:
             if "find" in content:
                 self.owner.go_to(str(content["find"]))
+            elif "click" in content:
+                self.owner.handle_click(content)
             else:
                 self.owner.handle_key(content)
         finally:
@@ -613,6 +646,7 @@ class _CaseView:
                                             tooltip="blind labelling: this click is recorded in the labels file",
                                             layout=widgets.Layout(display="none", width="auto"))
         self.reveal_button.on_click(lambda _: owner.reveal())
+        self.reveal_button.add_class("evalkit-act-reveal")
         self.note = widgets.Textarea(placeholder=f"note on this {owner._kind} (optional): saved with its label; the keys are "
                                      "off while you type here (Esc goes back to them)", rows=2,
                                      layout=widgets.Layout(width="100%"))
@@ -687,7 +721,9 @@ class _CaseView:
             mine = " · <b>you ignored it</b> (not a label; label it to replace that, or undo)"
         head = (f"<div style='margin: 2px 0 4px 0'><b>{owner._kind}</b> {owner._code(case)} · {position + 1} of "
                 f"{len(owner.order)}{mine}</div>")
-        self.case_view.value = f"<div style='line-height: 1.45'>{head}{owner._case_html(position)}</div>"
+        # the case id on the page itself: a key or click sends the case the annotator saw, not the one the kernel has
+        self.case_view.value = (f"<div style='line-height: 1.45' data-evalkit-case='{html.escape(case, quote=True)}'>"
+                                f"{head}{owner._case_html(position)}</div>")
         hidden_line = owner._hidden_html(case)
         self.judge_view.value = hidden_line
         shown = owner.blind and bool(hidden_line) and not owner._visible(case) and owner._may_reveal(case)

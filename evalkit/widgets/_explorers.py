@@ -121,8 +121,11 @@ class SweepExplorer(_StaticFallback, widgets.VBox):
 class FDBinExplorer(_StaticFallback, widgets.VBox):
     """Explore FD*'s length-bin correction: number of bins or explicit edges, and authority per tier.
 
-    Redraws the length-bias and per-bin plots and shows Pearson r between length and density before and
-    after the correction, and the tier spread, with :func:`evalkit.density.rescore` (no model call).
+    Redraws the length-bias and per-bin plots and shows Spearman's rho between length and density before and
+    after the correction (:func:`evalkit.density.length_bias`), and the tier spread, with
+    :func:`evalkit.density.rescore` (no model call). Edges that do not bin every claim, or a tier weight that is
+    not a number >= 0, are named in the summary line and the plot is taken away until they are fixed (it would
+    show the last setting that worked, not the one in the boxes).
 
     Parameters
     ----------
@@ -152,19 +155,25 @@ class FDBinExplorer(_StaticFallback, widgets.VBox):
         self.bins_slider = widgets.IntSlider(value=3, min=2, max=8, description="bins", continuous_update=False)
         self.edges_text = widgets.Text(placeholder="or edges, e.g. 0, 150, 300, 1000", description="edges",
                                        continuous_update=False)
-        self.weights = {t: widgets.FloatText(value=1.0, description=t[:18], step=0.1) for t in self.tiers}
+        self.weights = {t: widgets.FloatText(value=1.0, description=t, step=0.1, tooltip=t,
+                                             style={"description_width": "initial"},
+                                             layout=widgets.Layout(width="auto", min_width="14em", flex="0 0 auto"))
+                        for t in self.tiers}  # the whole tier name shown: "general_article", never "general_a…"
         self.summary = widgets.HTML()
         self.figure = widgets.Image(format="png")
         traitlets.link((self.bins_slider, "value"), (self, "bins"))
         traitlets.link((self.edges_text, "value"), (self, "edges"))
         for box in self.weights.values():
             box.observe(lambda change: self.redraw(), names="value")
-        super().__init__([widgets.HBox([self.bins_slider, self.edges_text]), widgets.HBox(list(self.weights.values())),
+        super().__init__([widgets.HBox([self.bins_slider, self.edges_text]),
+                          widgets.HBox([widgets.HTML("<b>tier weights</b>"), *self.weights.values()],
+                                       layout=widgets.Layout(flex_flow="row wrap", align_items="center")),
                           self.summary, self.figure])
         self.redraw()
 
     def _snapshot_html(self) -> str:
-        return f"<div><p>{self.summary.value}</p>{_image_html(self.figure.value)}</div>"
+        shown = self.figure.layout.display != "none"
+        return f"<div><p>{self.summary.value}</p>{_image_html(self.figure.value) if shown else ''}</div>"
 
     @property
     def authority(self) -> dict:
@@ -175,19 +184,31 @@ class FDBinExplorer(_StaticFallback, widgets.VBox):
         if hasattr(self, "figure"):
             self.redraw()
 
+    def _refuse(self, text: str) -> None:
+        """Say what is wrong in the summary line and take the plot away (it shows the last setting that worked)."""
+        self.summary.value = (f"<span style='color: #b2182b'>{text}</span> (the plot is hidden until this is fixed; "
+                              "<code>table</code> still holds the last setting that worked)")
+        self.figure.layout.display = "none"
+
     def redraw(self) -> None:
         edges = None
         if self.edges.strip():
             try:
                 edges = [float(x) for x in self.edges.replace(";", ",").split(",") if x.strip()]
             except ValueError:
-                self.summary.value = f"<b>edges</b> must be numbers separated by commas; got {html.escape(self.edges)!s}"
+                self._refuse(f"<b>edges</b> must be numbers separated by commas; got {html.escape(self.edges)!s}")
                 return
+        bad = {tier: weight for tier, weight in self.authority.items() if not (np.isfinite(weight) and weight >= 0)}
+        if bad:
+            tier, weight = next(iter(bad.items()))
+            self._refuse(f"<b>tier weight</b> of {html.escape(tier)} must be a number &gt;= 0; got {weight:g}")
+            return
         try:
             self.table = _density.rescore(self.base, bins=self.bins, edges=edges, authority=self.authority)
         except ValueError as exc:
-            self.summary.value = f"<b>cannot bin:</b> {html.escape(str(exc))}"
+            self._refuse(f"<b>cannot bin:</b> {html.escape(str(exc))}")
             return
+        self.figure.layout.display = ""
         bias = _density.length_bias(self.table, n_resamples=0)  # the coefficients and p-values only
         spread = _density.tier_spread(self.table).iloc[0]
         self.summary.value = (f"length vs FD: Spearman rho = {bias.loc['fd_raw', 'r']:.3f} "

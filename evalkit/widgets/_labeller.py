@@ -94,37 +94,62 @@ class _LiveSequence:
         return out
 
 
-class _DrawnSequence:
-    """The live interval of cases drawn by probabilities (``order="active"``): :func:`evalkit.infer.confidence_sequence`
-    with ``probabilities=`` on the labels at the start of the draw order, recomputed from them after every change, so
-    that an undo, a relabel or a resume leaves it exactly what the public function gives (a few milliseconds per label
-    at a thousand cases; the sequence's every weight and bet is fixed before its case is drawn, so the rows already
-    shown never move).
+def _drawn_inputs(ids, weights, values: dict, ignored) -> tuple[pd.Series, pd.Series, list[str], list[str]]:
+    """What the live interval of ``order="active"`` rests on: ``(human, probabilities, ignored, skipped)``, the
+    arguments of :func:`evalkit.infer.confidence_sequence` and the cases it leaves out.
 
     ``ids`` are the cases in draw order, ``weights`` their draw probabilities (NaN: the uniform pilot, first; 0: never
-    drawn, last). While the pilot is not all labelled its labels are uniform draws from every case, given as equal
-    probabilities over all of them (the same values, step for step, as the pilot within the whole design)."""
+    drawn), ``values`` the labelled cases' values, ``ignored`` the ignored cases. The design: a case ignored, or
+    skipped (still open while a case drawn after it is labelled), is left out of the cases the interval is about,
+    and the labels are the others' in draw order. Drawn one at a time by exponential clocks, the draw order of any
+    set of cases chosen by what they are (not by where they fell in the order) is itself a draw of that set by the
+    same probabilities, so the interval is the design's own for the mean over the cases left in. A skipped case
+    labelled later goes back into its place in the draw order (the line is recomputed). While the last label is a
+    pilot case, the labels are uniform draws from every case left in (equal probabilities); a case of
+    probability 0 (never drawn) labelled by hand is not one of the draws and is left out of the labels."""
+    weights = np.asarray(weights, dtype=float)
+    pilot = np.isnan(weights)
+    drawable = pilot | (weights > 0)
+    last = max((k for k, case in enumerate(ids) if case in values and drawable[k]), default=-1)
+    ignored_out = [case for case in ids if case in ignored and case not in values]
+    skipped = [case for case in ids[:max(last, 0)] if case not in values and case not in ignored]
+    out = set(ignored_out) | set(skipped)
+    kept = [k for k, case in enumerate(ids) if case not in out]
+    used = [k for k in kept if ids[k] in values and drawable[k]]
+    human = pd.Series([float(values[ids[k]]) for k in used], index=[ids[k] for k in used], dtype=float)
+    if last >= 0 and pilot[last]:  # the pilot not done: uniform draws from every case left in
+        probabilities = pd.Series(1.0, index=[ids[k] for k in kept], name="probability")
+    else:
+        drawn = [k for k in kept if not pilot[k]]
+        probabilities = pd.Series(weights[drawn], index=[ids[k] for k in drawn], name="probability")
+    return human, probabilities, ignored_out, skipped
+
+
+class _DrawnSequence:
+    """The live interval of cases drawn by probabilities (``order="active"``): :func:`evalkit.infer.confidence_sequence`
+    with ``probabilities=`` on the inputs :func:`_drawn_inputs` makes of the labels so far, recomputed after every
+    change, so that an undo, a relabel, an ignore or a resume leaves it exactly what the public function gives (a
+    few milliseconds per label at a thousand cases). It is of the mean over the cases of the table less those
+    ignored or skipped (the line names them)."""
 
     statistic = "mean"
 
     def __init__(self, ids, weights, lo: float, hi: float, confidence_level: float):
         self.ids, self.bounds, self.level = list(ids), (float(lo), float(hi)), confidence_level
-        weights = np.asarray(weights, dtype=float)
-        self.pilot = int(np.isnan(weights).sum())
-        self.drawable = int(self.pilot + (weights[self.pilot:] > 0).sum())
-        self.probabilities = pd.Series(weights[self.pilot:], index=self.ids[self.pilot:], name="probability")
-        self.uniform = pd.Series(1.0, index=self.ids, name="probability")
-        self.update([])
+        self.weights = np.asarray(weights, dtype=float)
+        self.ignored, self.skipped = [], []
+        self.update({}, set())
 
-    def update(self, values) -> None:
-        k = len(values)
-        if not k:
+    def update(self, values: dict, ignored) -> None:
+        human, probabilities, self.ignored, self.skipped = _drawn_inputs(self.ids, self.weights, values, ignored)
+        self.n_cases = len(self.ids) - len(self.ignored) - len(self.skipped)
+        self.in_sequence = list(human.index)
+        if not len(human):
             self._frame = None
             self.n_used = self.estimate = self.low = self.high = np.array([])
             return
-        human = pd.Series(np.asarray(values, dtype=float), index=self.ids[:k])
-        self._frame = _infer.confidence_sequence(human=human, probabilities=self.probabilities if k >= self.pilot
-                                                 else self.uniform, bounds=self.bounds, confidence_level=self.level)
+        self._frame = _infer.confidence_sequence(human=human, probabilities=probabilities, bounds=self.bounds,
+                                                 confidence_level=self.level)
         self.n_used = self._frame["n_used"].to_numpy()
         self.estimate, self.low, self.high = (self._frame[c].to_numpy() for c in ("estimate", "cs_low", "cs_high"))
 
@@ -136,8 +161,9 @@ class _DrawnSequence:
 
     def frame(self) -> pd.DataFrame:
         if self._frame is None:
-            return _infer.confidence_sequence(human=pd.Series([0.0], index=self.ids[:1]), probabilities=self.uniform,
-                                              bounds=self.bounds, confidence_level=self.level).iloc[:0]
+            return _infer.confidence_sequence(human=pd.Series([0.0], index=self.ids[:1]),
+                                              probabilities=pd.Series(1.0, index=self.ids), bounds=self.bounds,
+                                              confidence_level=self.level).iloc[:0]
         return self._frame.copy()
 
 
@@ -263,7 +289,8 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         while labelling blind.
     stop_half_width : float, optional
         The stop rule "stop when the half-width is at most h" (a rate's h in points: 0.1 is ±10 points). The line
-        says the range in plain words, then whether it is narrow enough ("pass rate: between 30% and 88%
+        says what it estimates, the range in plain words, then whether it is narrow enough ("pass rate in the
+        population these 200 cases come from: between 30% and 88%
         (estimate 59%; anytime-valid 95%) — too wide to stop: ±29 points now, stop at ±10 points"; "... between 81% and
         88% ... — you can stop: ±4 ≤ 5 points after 190 labels"), from the first number of labels
         :func:`evalkit.infer.stopping_point` gives. Needs ``watch``.
@@ -284,10 +311,15 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         and records its seed (``case_order="active"``, reproduced on resume); give the labels and the same
         ``probabilities`` to :func:`evalkit.infer.mean` for the interval. With ``watch="pass_rate"`` or ``"mean"``
         the live interval is :func:`evalkit.infer.confidence_sequence` with ``probabilities=`` on the labels in
-        draw order (the mean over every case of the table, Des Raj's estimator; exact after an undo, a relabel or
-        a resume), valid at every number of labels. A case skipped or ignored while later ones are labelled is a
-        label missing not at random: the interval then stops at the labels drawn before it, and the line names
-        the case and how many labels wait for it. ``"agreement"`` and ``"fail_recall"`` are refused with this
+        draw order: the mean over these cases (every case of the table; Des Raj's estimator, pulled into its
+        range where it falls outside, so that it is exact once every case is labelled; exact after an undo, a
+        relabel or a resume), valid at every number of labels; its line says "of these N cases". A case ignored
+        is left out of what the line estimates ("of 49 of these 50 cases (1 ignored: left out)"); a case skipped
+        while a later one is labelled is left out until it is labelled, then counted in its place in the draw
+        order. Drawn one at a time by exponential clocks, the cases left in are still a draw by their
+        probabilities, so the line never freezes and "you can stop" stays reachable; it estimates the mean over
+        the cases left in, which differs from that over all of them when ignoring has to do with the label.
+        ``"agreement"`` and ``"fail_recall"`` are refused with this
         order (rates of the population the cases come from, which unequal draws are not a random sample of).
     probabilities : Series, optional
         With ``order="active"`` (required there): the draw probabilities by case id.
@@ -335,15 +367,15 @@ class Labeller(_JudgeVerdict, _LabellerBase):
     >>> live = Labeller(many, pathlib.Path(tempfile.mkdtemp()) / "bo.jsonl", labeller="bo", watch="pass_rate",
     ...                 stop_half_width=0.25, order="shuffle", rng=0)
     >>> live.watch_text
-    'pass rate: no label yet · an anytime-valid 95% range from the first label; you can stop at ±25 points'
+    'pass rate in the population these 60 cases come from: no label yet · an anytime-valid 95% range from the first label; you can stop at ±25 points'
     >>> for level in ["PASS", "PASS", "FAIL", "PASS"]:
     ...     live.label(level)
     >>> live.watch_text
-    'pass rate: between 14% and 100% (estimate 75%; anytime-valid 95%) — too wide to stop: ±43 points now, stop at ±25 points'
+    'pass rate in the population these 60 cases come from: between 14% and 100% (estimate 75%; anytime-valid 95%) — too wide to stop: ±43 points now, stop at ±25 points'
     >>> for level in ["PASS"] * 7:
     ...     live.label(level)
     >>> live.watch_text
-    'pass rate: between 52% and 100% (estimate 91%; anytime-valid 95%) — you can stop: ±24 ≤ 25 points after 11 labels'
+    'pass rate in the population these 60 cases come from: between 52% and 100% (estimate 91%; anytime-valid 95%) — you can stop: ±24 ≤ 25 points after 11 labels'
     >>> live.sequence()[["n_labelled", "estimate", "cs_low", "cs_high", "half_width"]].tail(2).round(3)
         n_labelled  estimate  cs_low  cs_high  half_width
     9           10     0.900   0.484      1.0       0.258
@@ -552,17 +584,11 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         self._last_labelled = max((self._at[case] for case in self._current), default=-1)
 
     def _replay_drawn(self) -> None:
-        """order="active": the sequence of the labels at the start of the draw order up to its first case not
-        labelled; a later case labelled (or this one ignored) means that case was left out of the draw."""
-        live, ids = self._live, self._live.ids
-        k = 0
-        while k < live.drawable and ids[k] in self._current:
-            k += 1
-        live.update([self._value(case, self._current[case])[0] for case in ids[:k]])
-        self._in_sequence = list(ids[:k])
-        after = sum(self._at[case] > self._at[ids[k]] for case in self._current) if k < live.drawable else 0
-        ignored = k < live.drawable and ids[k] in self._store.ignored
-        self._gap = (ids[k], k, after, ignored) if (after or ignored) else None
+        """order="active": the sequence of the labels in draw order, leaving out the cases ignored or skipped
+        (:func:`_drawn_inputs`)."""
+        live = self._live
+        live.update({case: self._value(case, record)[0] for case, record in self._current.items()}, self._store.ignored)
+        self._in_sequence = live.in_sequence
         self._unknown_order = sum(not self._origin.get(case, True) for case in self._in_sequence)
         self._settled_at = (_infer.stopping_point(live.frame(), half_width=self.stop_half_width)
                             if self.stop_half_width is not None and len(live) else None)
@@ -590,6 +616,12 @@ class Labeller(_JudgeVerdict, _LabellerBase):
                 self._settled_at = len(self._live)
         elif old is None or self._value(case, old) != value:  # an earlier label changed
             self._replay()
+
+    def _watch_ignored(self, case: str, old: dict | None) -> None:
+        if isinstance(self._live, _DrawnSequence):  # one case fewer in what the line is about
+            self._replay_drawn()
+        elif old is not None:
+            self._watch_undone(case)
 
     def _watch_undone(self, case: str) -> None:
         if self._live is None:
@@ -623,10 +655,10 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         The labels are taken in the order their cases were first labelled; the table equals
         :func:`evalkit.infer.confidence_sequence` on those labels (``statistic="mean"`` for a pass rate or a
         mean label, with the labels as 1/0 or as numbers and ``bounds`` the levels' range; the judge's verdicts
-        as booleans for agreement and FAIL recall). With ``order="active"`` the labels are those at the start of
-        the draw order, up to its first case not labelled, and the table equals ``confidence_sequence`` with the
-        same ``probabilities`` (while the pilot is not all labelled: equal probabilities over every case, which
-        gives the same values). It shows the estimate whatever ``blind`` says.
+        as booleans for agreement and FAIL recall). With ``order="active"`` the labels are in draw order, the
+        cases ignored, or skipped while a later one is labelled, left out of the labels and of ``probabilities``,
+        and the table equals ``confidence_sequence`` with those (while the last label is a pilot case: equal
+        probabilities over every case left in). It shows the estimate whatever ``blind`` says.
         """
         if self._live is None:
             raise ValueError("this labeller watches nothing: open it with watch=, e.g. watch='pass_rate'.")
@@ -643,9 +675,38 @@ class Labeller(_JudgeVerdict, _LabellerBase):
                                  f"line-height: 1.45'>{html.escape(text)}</div>")
         self.watch_view.layout.display = ""
 
+    def _about(self) -> str:
+        """What the line estimates: the mean over these cases (order="active", less those left out), or a rate of
+        the population the cases come from."""
+        n = len(self.order)
+        if isinstance(self._live, _DrawnSequence):
+            live = self._live
+            if not live.ignored and not live.skipped:
+                return f" of these {self._count(n)}"
+            out = ", ".join(part for part in (f"{len(live.ignored)} ignored" if live.ignored else "",
+                                               f"{len(live.skipped)} skipped" if live.skipped else "") if part)
+            return f" of {live.n_cases} of these {self._count(n)} ({out}: left out)"
+        return f" in the population these {self._count(n)} come from"
+
+    def _watch_notes(self) -> list[str]:
+        """What the line leaves out under order="active", and why the interval still holds for the rest."""
+        live = self._live
+        if not isinstance(live, _DrawnSequence) or not (live.ignored or live.skipped):
+            return []
+        notes = []
+        if live.ignored:
+            notes.append(f"an ignored {self._kind} is not one the line is about")
+        if live.skipped:
+            k = len(live.skipped)
+            notes.append(f"the {self._count(k, 'skipped')} {'counts' if k == 1 else 'count'} once labelled, in "
+                         f"{'its' if k == 1 else 'their'} place in the draw order")
+        return [f"{' and '.join(notes)} (drawn one at a time, the cases left in are still a draw by their "
+                "probabilities, so the range is theirs)"]
+
     def _watch_line(self) -> tuple[str, str]:
-        """The line's text and its tone ("live", "settled" or "caveat"): the range in plain words ("between 30% and
-        88%"), then whether it is narrow enough to stop; a rate's widths in points (0.1 is ±10 points)."""
+        """The line's text and its tone ("live", "settled" or "caveat"): what it estimates, the range in plain words
+        ("between 30% and 88%"), then whether it is narrow enough to stop; a rate's widths in points (0.1 is ±10
+        points)."""
         live, h = self._live, self.stop_half_width
         level = f"{self.confidence_level * 100:g}%"
         rate = self._watch_name != _WATCHED["mean"]
@@ -653,25 +714,33 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         digits = (_decimals(h) if h is not None else 2) - (2 if rate else 0)
         stop = f"±{h * scale:.{digits}f}" if h is not None else None
         used = live.n_used[-1] if len(live) else 0
+        over = f" over {live.n_used[-1]} human FAIL{'' if live.n_used[-1] == 1 else 's'}" if (
+            self.watch == "fail_recall" and len(live) and live.n_used[-1]) else ""
+        name = f"{self._watch_name}{over}{self._about()}"
+        notes = "".join(f" · {note}" for note in self._watch_notes())
         if not used:
             first = "no human FAIL yet (it moves at each of your FAILs)" if self.watch == "fail_recall" and len(live) else \
                 "no label yet"
-            return (f"{self._watch_name}: {first} · an anytime-valid {level} range from the first label"
-                    + (f"; you can stop at {stop}{unit}" if stop else "")), "live"
+            return (f"{name}: {first} · an anytime-valid {level} range from the first label"
+                    + (f"; you can stop at {stop}{unit}" if stop else "") + notes), "live"
         half = live.half_width() * scale
         shown = _shown_against(half, None if h is None else h * scale, digits)
-        over = f" over {used} human FAIL{'' if used == 1 else 's'}" if self.watch == "fail_recall" else ""
         width = f"±{half:.{shown}f}{unit}"
         if self.blind and self.watch in ("agreement", "fail_recall") and not self.done:
-            head = f"{self._watch_name}{over}: within {width} (anytime-valid {level}; the estimate stays hidden while you label blind)"
+            head = f"{name}: within {width} (anytime-valid {level}; the estimate stays hidden while you label blind)"
             now = ""
         else:
             low, high = _outward(live.low[-1] * scale, live.high[-1] * scale, digits)
-            head = (f"{self._watch_name}{over}: between {low}{pct} and {high}{pct} (estimate "
-                    f"{live.estimate[-1] * scale:.{digits}f}{pct}; anytime-valid {level})")
+            estimate = live.estimate[-1]
+            outside = ""
+            if not live.low[-1] - 1e-12 <= estimate <= live.high[-1] + 1e-12:  # the running mean, off to one side
+                outside = ("; the estimate, the labels' mean, lies outside the range: the range never widens (it is "
+                           "where every range so far overlaps), and an unusual start left it to one side")
+            head = (f"{name}: between {low}{pct} and {high}{pct} (estimate "
+                    f"{estimate * scale:.{digits}f}{pct}; anytime-valid {level}{outside})")
             now = f" {width} now,"
         doubts = self._watch_doubts()
-        caveat = "".join(f" · {d}" for d in doubts)
+        caveat = "".join(f" · {d}" for d in doubts) + notes
         n = len(live)
         if self._settled_at is None:
             if stop is None:
@@ -681,33 +750,25 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         settled = f"±{half:.{shown}f} ≤ {stop[1:]}{unit} after {n} label{'' if n == 1 else 's'}{since}"
         skipped = self._skipped_before_last()
         if self._unknown_order or (doubts and not skipped):
-            return f"{head} — settled ({settled}), but {doubts[0]}" + "".join(f" · {d}" for d in doubts[1:]), "caveat"
+            return (f"{head} — settled ({settled}), but {doubts[0]}" + "".join(f" · {d}" for d in doubts[1:]) + notes,
+                    "caveat")
         if skipped:
             return (f"{head} — settled ({settled}): label the {self._count(skipped, 'skipped')} still open before you "
                     "stop: it assumes skipping has nothing to do with the label" + "".join(f" · {d}" for d in doubts[1:]),
                     "caveat")
-        return f"{head} — you can stop: {settled}", "settled"
+        return f"{head} — you can stop: {settled}{notes}", "settled"
 
     def _skipped_before_last(self) -> int:
-        if isinstance(self._live, _DrawnSequence):  # a case left out of the draw: its own doubt (_drawn_doubts)
+        if isinstance(self._live, _DrawnSequence):  # a skipped case is left out of what the line is about
             return 0
         return bisect.bisect_left(self._open, self._last_labelled)
 
     def _drawn_doubts(self) -> list[str]:
-        """order="active": labels made in another order, and the first case left out of the draw order."""
-        doubts = []
-        if self._unknown_order:
-            doubts.append(f"{self._unknown_order} of the {len(self._live)} labels were made in another order than "
-                          "order='active', so the interval may not hold")
-        if self._gap is not None:
-            case, k, after, ignored = self._gap
-            how = "ignored" if ignored else "skipped"
-            waiting = (f"; the {after} label{'' if after == 1 else 's'} after it count once you label it" if after else
-                       "; label it to go on")
-            doubts.append(f"case {case} (drawn {k + 1}{_ordinal(k + 1)}) is {how}: the cases are drawn by "
-                          f"probabilities, so a case left out biases the interval, which stops at the {k} label"
-                          f"{'' if k == 1 else 's'} before it{waiting}")
-        return doubts
+        """order="active": labels made in another order than the draw."""
+        if not self._unknown_order:
+            return []
+        return [f"{self._unknown_order} of the {len(self._live)} labels were made in another order than order='active', "
+                "so the interval may not hold"]
 
     def _watch_doubts(self) -> list[str]:
         """What may keep the interval from holding: an order not known to be random, skipped or ignored cases."""
@@ -742,7 +803,8 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         if self.mode == "relabel":
             return ("<code>self_agreement()</code> says how often you agree with your earlier labels; a judge cannot be "
                     "expected to agree with them more often than that.")
-        return ("calibrate the judge on these labels, e.g. <code>calibrate.calibrate(results, labeller.labels())</code> "
+        return (f"calibrate the judge on these labels, e.g. <code>calibrate.calibrate(results, "
+                f"{self._name_in_notebook()}.labels())</code> "
                 "(notebook 00 does this in its next cells); later, re-label a sample with <code>relabel=</code> to "
                 "measure your own consistency.")
 

@@ -391,6 +391,118 @@ def _sequence(rule: str = "every step"):
     return run
 
 
+# ------------------------------------------------------------------ the Labeller's line under skips and ignores
+def _leaving_sample(rng, n, judge: pd.Series, truth: pd.Series, bounds, *, pilot: bool, leave: dict) -> dict:
+    """The whole draw order of an active design (a uniform pilot first when ``pilot``), and which cases the annotator
+    ignores or skips (each a property of the case, drawn once, more often for a low label); they label the others
+    in that order until n labels are made."""
+    seed = int(rng.integers(2**31))
+    first = infer.choose_cases(truth, pilot_size(n), strategy="random", rng=seed) if pilot else pd.Index([])
+    q = infer.sampling_probabilities(judge, human_pilot=truth[first] if pilot else None, bounds=bounds)
+    rest = infer.choose_cases(truth.drop(first), int((q > 0).sum()), strategy="active", probabilities=q, rng=seed + 1)
+    order = first.append(rest)
+    low = (truth < truth.median()).to_numpy() if bounds != (0.0, 1.0) else (truth == 0).to_numpy()
+    u = rng.random((2, len(truth)))
+    ignore = pd.Series(u[0] < np.where(low, *leave["ignore"]), index=truth.index)
+    skip = pd.Series(u[1] < np.where(low, *leave["skip"]), index=truth.index) & ~ignore
+    return {"truth_all": truth, "order": order, "pilot": len(first), "probabilities": q, "ignore": ignore, "skip": skip,
+            "bounds": bounds, "n": n, "truth": np.nan}  # the truth is set by the entry: it depends on where it stops
+
+
+def leaving_design(base: str = "probability", *, ignore=(0.15, 0.03), skip=(0.05, 0.05)) -> Design:
+    """An active design (:func:`probability_judge_design` or :func:`heteroscedastic_design`'s population) labelled by
+    an annotator who ignores a case (it cannot be labelled) or skips it (it stays open) with the chances ``ignore``
+    and ``skip``, (for a low label, for a high one): below the median rating, or a FAIL."""
+    leave = {"ignore": ignore, "skip": skip}
+
+    def draw(rng, n):
+        if base == "probability":
+            p = rng.beta(0.5, 0.5, 1000)
+            ids = pd.Index([f"c{i}" for i in range(1000)])
+            truth = pd.Series((rng.random(1000) < p).astype(float), index=ids)
+            return _leaving_sample(rng, n, pd.Series(p, index=ids), truth, (0.0, 1.0), pilot=False,
+                                   leave=leave)
+        judge = rng.uniform(1, 5, 1000)
+        y = np.clip(np.round(judge + rng.normal(0, 0.1 + 0.35 * (judge - 1), 1000)), 1, 5)
+        ids = pd.Index([f"c{i}" for i in range(1000)])
+        return _leaving_sample(rng, n, pd.Series(judge, index=ids), pd.Series(y, index=ids), (1.0, 5.0), pilot=True,
+                                leave=leave)
+
+    what = ("0/1 verdicts, a judge's probability p ~ Beta(0.5, 0.5)" if base == "probability" else
+            "1-5 ratings, spread about the judge 0.1 to 1.5, a uniform pilot of n/5")
+    tag = f"ignore{ignore[0]:g}-{ignore[1]:g}-skip{skip[0]:g}-{skip[1]:g}"
+    return Design(f"active-{base}-{tag}", f"{what}, 1000 cases; ignored with chance {ignore[0]:g} (low label) or "
+                  f"{ignore[1]:g} (high), skipped (left open) {skip[0]:g} or {skip[1]:g}", draw)
+
+
+def _labeller_line(target: str = "named", rule: str = "stopped"):
+    """widgets.Labeller(order='active')'s live line (the inputs it gives infer.confidence_sequence, from
+    evalkit.widgets._labeller._drawn_inputs, which tests/test_infer_active_sequence.py checks against the widget)
+    after an annotator who ignores and skips: at the first number of labels where its half-width is at most
+    STOP_SHARE of the scale, or at n (``"stopped"``), or at n (``"at n"``). The truth: ``"named"``, the mean over
+    the cases the line names (every case less those ignored or skipped so far); ``"labellable"``, the mean over
+    every case the annotator would not ignore (those not drawn yet included), less those skipped so far."""
+    from evalkit.widgets._labeller import _drawn_inputs
+
+    def run(sample, level):
+        order, q, n_pilot = list(sample["order"]), sample["probabilities"], sample["pilot"]
+        weights = np.r_[np.full(n_pilot, np.nan), q.reindex(order[n_pilot:]).to_numpy(dtype=float)]
+        truth, ignore, skip = sample["truth_all"], sample["ignore"], sample["skip"]
+        a, b = sample["bounds"]
+        labelled, fresh = [], []  # the cases labelled, in order; whether a skip or an ignore came before each
+        gap = False
+        for case in order:  # the annotator's walk through the draw order, until n labels
+            if len(labelled) == sample["n"]:
+                break
+            if ignore[case] or skip[case]:
+                gap = True
+                continue
+            labelled.append(case)
+            fresh.append(gap)
+            gap = False
+        at = {case: i for i, case in enumerate(order)}
+        ignored = [case for case in order if ignore[case]]
+
+        def line(t):  # the line after t labels: what the widget gives infer, and what it leaves out
+            last = at[labelled[t - 1]]
+            seen = {case for case in ignored if at[case] < last}
+            human, probabilities, out_i, out_s = _drawn_inputs(order, weights, {c: truth[c] for c in labelled[:t]}, seen)
+            cs = infer.confidence_sequence(human=human, probabilities=probabilities, bounds=(a, b),
+                                           confidence_level=level)
+            return cs, set(out_i), set(out_s)
+
+        ends = [t for t in range(1, len(labelled)) if fresh[t]] + [len(labelled)]  # the left-out set is fixed between
+        if rule == "at n":
+            ends = ends[-1:]
+        start, chosen = 0, None
+        for end in ends:
+            cs, out_i, out_s = line(end)
+            half = cs["half_width"].to_numpy()[start:end]
+            settled = np.flatnonzero(half <= STOP_SHARE * (b - a)) if rule == "stopped" else []
+            if len(settled):
+                t = start + int(settled[0]) + 1
+                chosen = (cs.iloc[t - 1], out_i, out_s)
+                break
+            start = end
+        if chosen is None:
+            chosen = (cs.iloc[-1], out_i, out_s)
+        row, out_i, out_s = chosen
+        if target == "named":
+            sample["truth"] = float(truth.drop(list(out_i | out_s)).mean())
+        else:
+            sample["truth"] = float(truth[~ignore.to_numpy()].drop(list(out_s)).mean())
+        return row["cs_low"], row["cs_high"], row["estimate"]
+
+    return run
+
+
+#: Ignores tied to the label (a FAIL, or a rating below the median, ignored five times as often), skips not.
+LEAVING = (leaving_design("probability"), leaving_design("heteroscedastic"),
+           leaving_design("probability", ignore=(0.05, 0.05), skip=(0.05, 0.05)))
+#: Both tied to the label: 28% of the low labels left out against 8% of the high ones.
+LEAVING_HARSH = (leaving_design("probability", skip=(0.15, 0.05)), leaving_design("heteroscedastic", skip=(0.15, 0.05)))
+
+
 ACTIVE = (probability_judge_design(), heteroscedastic_design(), summeval_active_design())
 JURY = (jury_verdicts_design(), jury_ratings_design(), jury_verdicts_design(0.95, (0.9, 0.8, 0.8)))
 PAIRED = (paired_ratings_design(), summeval_paired_design())
@@ -414,6 +526,21 @@ ENTRIES = [
     Entry("infer.confidence_sequence", f"probabilities=, stopped at half-width <= {STOP_SHARE:g} of the scale (or n) "
           "(default)", "interval", _sequence("stopped"), ACTIVE, default=True, sizes=(20, 50, 100, 200),
           test_sizes=(50, 200), test_reps=200, notes="the interval at the stopping time of stop_half_width"),
+    Entry("widgets.Labeller", "order='active', watch: the line when it first says you can stop (half-width <= "
+          f"{STOP_SHARE:g} of the scale) or at n, an annotator ignoring and skipping; truth: the cases it names (default)",
+          "interval", _labeller_line(), LEAVING, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200),
+          test_reps=200, slow=True, notes="ignored and skipped cases left out of what the line estimates; the "
+          "estimand named on the line (these cases less those left out); leaving out more often at a low label"),
+    Entry("widgets.Labeller", "order='active', watch: the line at n labels, an annotator ignoring and skipping; "
+          "truth: the cases it names", "interval", _labeller_line(rule="at n"), LEAVING, sizes=(20, 50, 100, 200)),
+    Entry("widgets.Labeller", "order='active', watch: the line when it first says you can stop, or at n, skips "
+          "tied to the label too; truth: the cases it names", "interval", _labeller_line(), LEAVING_HARSH,
+          sizes=(20, 50, 100, 200), notes="the awkward design: what leaving out that depends on the label costs"),
+    Entry("widgets.Labeller", "order='active', watch: the line when it says you can stop, or at n; truth: every "
+          "case the annotator would not ignore (those not drawn yet too), less those skipped", "interval",
+          _labeller_line("labellable"), (*LEAVING, *LEAVING_HARSH), sizes=(20, 50, 100, 200),
+          notes="the estimand once every ignore is known: the cases the annotator would ignore but has not met "
+                "yet are still in the line's cases"),
     Entry("infer.mean", "a jury (DataFrame judge), method='ppi++', interval='auto' (default)", "interval", _mean(),
           JURY, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200),
           notes="betting on the line through the earlier labels; on 0/1 labels the narrower of it and Clopper-Pearson"),
