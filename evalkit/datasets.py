@@ -112,7 +112,9 @@ def load_demo(name: str):
         table with a simulated human rating, the ``document`` and the ``system``; some items have no
         claims. ``"judge"``: 100 support answers (JSON outputs, some malformed), human PASS/FAIL labels
         with their labelling position, and the recorded answers of a simulated judge under two rubric
-        versions (``"v1"``, ``"v2"``), including malformed verdict lines. ``"fd"``: a 600-segment corpus
+        versions (``"v1"``, ``"v2"``), including malformed verdict lines, and the same 100 questions answered by two
+        later versions of the support bot, each answer with a person's label and the judge's reply under rubric
+        ``"v1"``. ``"fd"``: a 600-segment corpus
         from three evidence tiers with claims and ``prob_fact``, 50 queries with graded relevance,
         200 benchmark claims for the coverage check, and precomputed embeddings. ``"pairwise"``: 1,600
         comparisons of six systems on 800 questions (two each), with a human vote and a simulated judge
@@ -122,8 +124,10 @@ def load_demo(name: str):
     -------
     dict
         Named parts, for every name. ``"tcva"``: ``verdicts`` and ``items`` (indexed by ``item_id``).
-        ``"judge"``: ``cases``, ``labels`` (``case_id, label, labeller, position``) and ``outputs``
-        (``case_id, rubric, raw``). ``"fd"``: ``documents, claims, queries, qrels, benchmark`` (DataFrames)
+        ``"judge"``: ``cases``, ``labels`` (``case_id, label, labeller, position``), ``outputs``
+        (``case_id, rubric, raw``) and ``systems`` (``system, case_id, day, input, source, output, label, raw``: one
+        row per bot version and case, ``"bot-v1"`` being ``cases`` with its labels and its rubric ``"v1"`` replies,
+        then ``"bot-v2"`` and ``"bot-v3"``). ``"fd"``: ``documents, claims, queries, qrels, benchmark`` (DataFrames)
         and ``doc_embeddings, query_embeddings, benchmark_embeddings`` (float32 arrays aligned with them).
         ``"pairwise"``: ``comparisons`` (the human votes: ``system_a, system_b, winner, question_id, length_a,
         length_b, length_diff``, indexed by ``comparison_id``; ``length_diff`` is ``log2(length_a / length_b)``)
@@ -140,6 +144,12 @@ def load_demo(name: str):
     >>> cases, labels, outputs = demo["cases"], demo["labels"], demo["outputs"]
     >>> len(cases), labels["label"].value_counts().to_dict(), sorted(outputs["rubric"].unique())
     (100, {'PASS': 65, 'FAIL': 35}, ['v1', 'v2'])
+    >>> demo["systems"].groupby("system")["label"].value_counts().unstack()
+    label   FAIL  PASS
+    system
+    bot-v1    35    65
+    bot-v2    22    78
+    bot-v3    32    68
     """
     check_option(name, sorted(_DEMOS), "name")
     folder = demo_path()
@@ -167,7 +177,14 @@ def load_demo(name: str):
     outputs = pd.DataFrame.from_records([record for _, record in read_json_lines(folder / "judge_outputs.jsonl")[0]])
     outputs["case_id"] = outputs["case_id"].astype(str)
     outputs["raw"] = outputs["raw"].fillna("").astype(str)
-    return {"cases": cases, "labels": labels, "outputs": outputs}
+    versions = pd.DataFrame.from_records([record for _, record in read_json_lines(folder / "judge_versions.jsonl")[0]])
+    first = cases.assign(system="bot-v1").merge(labels[["case_id", "label"]], on="case_id", how="left").merge(
+        outputs.query("rubric == 'v1'")[["case_id", "raw"]], on="case_id", how="left")
+    later = versions.merge(cases.drop(columns="output"), on="case_id", how="left")
+    columns = ["system", *cases.columns, "label", "raw"]
+    systems = pd.concat([first[columns], later[columns]], ignore_index=True)
+    systems["raw"] = systems["raw"].fillna("").astype(str)
+    return {"cases": cases, "labels": labels, "outputs": outputs, "systems": systems}
 
 
 def _read_json_list(path) -> tuple[Path, list]:

@@ -1,3 +1,4 @@
+import json
 import runpy
 from pathlib import Path
 
@@ -18,6 +19,28 @@ def test_load_demo_tcva():
     assert set(table["item_id"]) <= set(items.index)
     assert (~items.index.isin(table["item_id"])).sum() > 0, "the demo keeps items without claims"
     assert items["human"].between(1, 5).all()
+
+
+def test_load_demo_judge_systems_one_rubric():
+    demo = datasets.load_demo("judge")
+    systems = demo["systems"]
+    assert systems.groupby("system").size().to_dict() == {"bot-v1": 100, "bot-v2": 100, "bot-v3": 100}
+    assert not systems.duplicated(["system", "case_id"]).any()
+    first = systems[systems["system"] == "bot-v1"].set_index("case_id")
+    cases = demo["cases"].set_index("case_id")
+    assert first["output"].equals(cases["output"]) and first["source"].equals(cases["source"])
+    assert first["label"].equals(demo["labels"].set_index("case_id")["label"])
+    assert first["raw"].equals(demo["outputs"].query("rubric == 'v1'").set_index("case_id")["raw"])
+    # every version answers the same questions from the same sources
+    for _, part in systems.groupby("system"):
+        assert part.set_index("case_id")[["input", "source"]].sort_index().equals(cases[["input", "source"]].sort_index())
+    # one judge: the same prompt (case and answer) always gets the same reply
+    assert systems.groupby(["case_id", "output"])["raw"].nunique().eq(1).all()
+    # a later answer is labelled FAIL exactly when its figure differs from the source's
+    later = systems[systems["system"] != "bot-v1"]
+    answers = later["output"].map(lambda text: json.loads(text)["answer"])
+    stated = [answer in source for answer, source in zip(answers.str.rstrip("."), later["source"], strict=True)]
+    assert (later["label"] == "PASS").tolist() == stated
 
 
 def test_load_demo_unknown_name():
