@@ -7,6 +7,7 @@ The generating rules are documented in data/demo/README.md. Nothing here is real
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -164,6 +165,48 @@ def make_judge(out: Path, rng: np.random.Generator) -> None:
     pd.DataFrame(labels).to_csv(out / "judge_labels.csv", index=False)
     with (out / "judge_outputs.jsonl").open("w", encoding="utf-8") as handle:
         for row in outputs:
+            handle.write(json.dumps(row) + "\n")
+
+
+VERSIONS = {"bot-v2": {"fixes": 0.6, "breaks": 0.05}, "bot-v3": {"fixes": 0.3, "breaks": 0.12}}
+
+
+def make_judge_versions(out: Path, rng: np.random.Generator) -> None:
+    """Two later versions of the support bot answer the same 100 questions; the human's label and the judge's reply
+    (rubric v1) on each answer. Reads the cases, labels and v1 replies written by ``make_judge``."""
+    cases = [json.loads(line) for line in (out / "judge_cases.jsonl").read_text(encoding="utf-8").splitlines()]
+    labels = pd.read_csv(out / "judge_labels.csv").set_index("case_id")["label"]
+    outputs = {case["case_id"]: case["output"] for case in cases}
+    replies = {}  # (case_id, output) -> the judge's reply: the same prompt gets the same reply
+    for line in (out / "judge_outputs.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["rubric"] == "v1":
+            replies[row["case_id"], outputs[row["case_id"]]] = row["raw"]
+    spec = {"recall": 0.70, "false_flag": 0.10, "malformed": 0.06}  # the judge of rubric v1, unchanged
+    malformed = ["PASS.", "**FAIL**", "Pass", "Verdict: PASS", "", "FAIL - one claim is unsupported"]
+    rows = []
+    for version, change in VERSIONS.items():
+        for case in cases:
+            was_wrong = labels[case["case_id"]] == "FAIL"
+            wrong = rng.random() >= change["fixes"] if was_wrong else rng.random() < change["breaks"]
+            fact = case["source"].split(". ")[0].rstrip(".") + "."  # the source's first sentence answers the question
+            number = int(re.search(r"\d+", fact).group())
+            shift = int(rng.choice([-1, 1])) * int(rng.integers(1, 4))
+            stated = (number + shift if number + shift >= 1 else number - shift) if wrong else number
+            answer = re.sub(r"\d+", str(stated), fact, count=1)
+            output = json.dumps({"answer": answer, "topic": case["input"].split()[3],
+                                 "confidence": round(float(rng.uniform(0.4, 1.0)), 2)})
+            says_fail = rng.random() < (spec["recall"] if wrong else spec["false_flag"])
+            reason = ("The response states a figure the source does not support." if says_fail
+                      else "Every claim in the response is stated in the source.")
+            raw = ("FAIL" if says_fail else "PASS") + "\n" + reason
+            if rng.random() < spec["malformed"]:
+                raw = malformed[int(rng.integers(len(malformed)))] + ("\n" + reason if rng.random() < 0.5 else "")
+            raw = replies.setdefault((case["case_id"], output), raw)
+            rows.append({"system": version, "case_id": case["case_id"], "output": output, "label": "FAIL" if wrong else "PASS",
+                         "raw": raw})
+    with (out / "judge_versions.jsonl").open("w", encoding="utf-8") as handle:
+        for row in rows:
             handle.write(json.dumps(row) + "\n")
 
 
@@ -332,6 +375,7 @@ def main(out: Path = OUT) -> None:
     make_judge(out, np.random.default_rng(20261201))
     make_fd(out, np.random.default_rng(20261202))
     table = make_pairwise(out, np.random.default_rng(20261203))
+    make_judge_versions(out, np.random.default_rng(20261204))
     # the texts the labellers show, from generators of their own: every value above stays what it was
     make_tcva_texts(out, claims, items, np.random.default_rng(20261204))
     make_pairwise_texts(out, table, np.random.default_rng(20261205))

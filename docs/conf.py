@@ -110,6 +110,10 @@ _IPYTHON = Path(tempfile.mkdtemp(prefix="evalkit-docs-ipython-"))
 (_IPYTHON / "profile_default" / "startup" / "00-evalkit.py").write_text(
     "from evalkit.report import use_formatted\n\nuse_formatted()\n")
 os.environ["IPYTHONDIR"] = str(_IPYTHON)
+# The guide pages' sections on real data sets (the TCVA paper's release, HealthFC) read them from EVALKIT_DOCS_DATA,
+# by default ../shared/data beside the repository, where the test suite finds them; where a data set is absent, its
+# section says only that.
+os.environ.setdefault("EVALKIT_DOCS_DATA", str(ROOT.parent / "shared" / "data"))
 atexit.register(shutil.rmtree, _IPYTHON, True)
 # The guide pages and "Getting started" always run (their outputs are part of the page); with EVALKIT_DOCS_NOTEBOOKS
 # only the gallery's notebooks are taken as executed.

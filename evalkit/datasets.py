@@ -7,6 +7,7 @@ them at; evalkit ships none of those files.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 from importlib import resources
@@ -20,7 +21,7 @@ from evalkit._io import read_json, read_json_lines
 from evalkit._validation import check_option
 
 __all__ = ["demo_path", "load_demo", "data_path", "load_tcva_release", "load_tcva_baseline", "load_llmbar", "load_summeval",
-           "load_usr", "load_arena"]
+           "load_usr", "load_arena", "load_healthfc"]
 
 _DEMOS = ("tcva", "judge", "fd", "pairwise")
 
@@ -111,7 +112,9 @@ def load_demo(name: str):
         table with a simulated human rating, the ``document`` and the ``system``; some items have no
         claims. ``"judge"``: 100 support answers (JSON outputs, some malformed), human PASS/FAIL labels
         with their labelling position, and the recorded answers of a simulated judge under two rubric
-        versions (``"v1"``, ``"v2"``), including malformed verdict lines. ``"fd"``: a 600-segment corpus
+        versions (``"v1"``, ``"v2"``), including malformed verdict lines, and the same 100 questions answered by two
+        later versions of the support bot, each answer with a person's label and the judge's reply under rubric
+        ``"v1"``. ``"fd"``: a 600-segment corpus
         from three evidence tiers with claims and ``prob_fact``, 50 queries with graded relevance,
         200 benchmark claims for the coverage check, and precomputed embeddings. ``"pairwise"``: 1,600
         comparisons of six systems on 800 questions (two each), with a human vote and a simulated judge
@@ -125,8 +128,10 @@ def load_demo(name: str):
         (the verdicts with each claim's text, ``claim``: what :class:`evalkit.widgets.ClaimLabeller` takes) and
         ``answers`` (``item_id, input, output, source``: each summary, what it was asked, and the document it
         summarises).
-        ``"judge"``: ``cases``, ``labels`` (``case_id, label, labeller, position``) and ``outputs``
-        (``case_id, rubric, raw``). ``"fd"``: ``documents, claims, queries, qrels, benchmark`` (DataFrames)
+        ``"judge"``: ``cases``, ``labels`` (``case_id, label, labeller, position``), ``outputs``
+        (``case_id, rubric, raw``) and ``systems`` (``system, case_id, day, input, source, output, label, raw``: one
+        row per bot version and case, ``"bot-v1"`` being ``cases`` with its labels and its rubric ``"v1"`` replies,
+        then ``"bot-v2"`` and ``"bot-v3"``). ``"fd"``: ``documents, claims, queries, qrels, benchmark`` (DataFrames)
         and ``doc_embeddings, query_embeddings, benchmark_embeddings`` (float32 arrays aligned with them).
         ``"pairwise"``: ``comparisons`` (the human votes: ``system_a, system_b, winner, question_id, length_a,
         length_b, length_diff``, indexed by ``comparison_id``; ``length_diff`` is ``log2(length_a / length_b)``)
@@ -145,6 +150,12 @@ def load_demo(name: str):
     >>> cases, labels, outputs = demo["cases"], demo["labels"], demo["outputs"]
     >>> len(cases), labels["label"].value_counts().to_dict(), sorted(outputs["rubric"].unique())
     (100, {'PASS': 65, 'FAIL': 35}, ['v1', 'v2'])
+    >>> demo["systems"].groupby("system")["label"].value_counts().unstack()
+    label   FAIL  PASS
+    system
+    bot-v1    35    65
+    bot-v2    22    78
+    bot-v3    32    68
     """
     check_option(name, sorted(_DEMOS), "name")
     folder = demo_path()
@@ -176,7 +187,14 @@ def load_demo(name: str):
     outputs = pd.DataFrame.from_records([record for _, record in read_json_lines(folder / "judge_outputs.jsonl")[0]])
     outputs["case_id"] = outputs["case_id"].astype(str)
     outputs["raw"] = outputs["raw"].fillna("").astype(str)
-    return {"cases": cases, "labels": labels, "outputs": outputs}
+    versions = pd.DataFrame.from_records([record for _, record in read_json_lines(folder / "judge_versions.jsonl")[0]])
+    first = cases.assign(system="bot-v1").merge(labels[["case_id", "label"]], on="case_id", how="left").merge(
+        outputs.query("rubric == 'v1'")[["case_id", "raw"]], on="case_id", how="left")
+    later = versions.merge(cases.drop(columns="output"), on="case_id", how="left")
+    columns = ["system", *cases.columns, "label", "raw"]
+    systems = pd.concat([first[columns], later[columns]], ignore_index=True)
+    systems["raw"] = systems["raw"].fillna("").astype(str)
+    return {"cases": cases, "labels": labels, "outputs": outputs, "systems": systems}
 
 
 def _read_json_list(path) -> tuple[Path, list]:
@@ -542,3 +560,127 @@ def load_arena(root) -> pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)
     out["tie_kind"] = out["tie_kind"].astype("string")
     return out
+
+
+_HEALTHFC_FILE = "Datensatz.csv"
+_HEALTHFC_COLUMNS = {"en_claim": "claim", "en_explanation": "explanation", "en_top_sentences": "evidence",
+                     "label": "label", "de_claim": "claim_de", "de_explanation": "explanation_de",
+                     "de_top_sentences": "evidence_de", "de_verdict": "verdict_de", "de_title": "title",
+                     "authors": "authors", "date": "date", "url": "url"}
+HEALTHFC_LABELS = ("supported", "not enough information", "refuted")
+_GERMAN_MONTHS = {name: k for k, name in enumerate(("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August",
+                                                    "September", "Oktober", "November", "Dezember"), start=1)}
+_GERMAN_DATE = re.compile(r"^\s*(\d{1,2})\.\s*(\S+)\s+(\d{4})\s*$")
+
+
+def _german_date(text: str):
+    match = _GERMAN_DATE.match(text)
+    if not match or match[2] not in _GERMAN_MONTHS:
+        return None
+    try:
+        return pd.Timestamp(int(match[3]), _GERMAN_MONTHS[match[2]], int(match[1]))
+    except ValueError:
+        return None
+
+
+def load_healthfc(path) -> pd.DataFrame:
+    """Read HealthFC's health claims with their evidence and the fact-checkers' verdicts (``Datensatz.csv``).
+
+    HealthFC (Vladika, Schneider & Matthes, LREC-COLING 2024) holds 750 health claims checked by the medical team
+    of *Medizin transparent* (CC BY-NC-ND 4.0: read it in place). Each claim comes with the team's verdict mapped
+    to three classes, a short explanation and the key evidence sentences, in English (machine-translated) and
+    German (original). The file is read with the ``csv`` module (quoted multi-line fields, a byte-order mark).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, or a folder holding ``Datensatz.csv``.
+
+    Returns
+    -------
+    DataFrame
+        One row per claim, indexed by ``claim_id`` (``"hfc-000"`` ... in file order): ``claim``, ``explanation``,
+        ``evidence`` (English), ``label`` (``"supported"``, ``"not enough information"``, ``"refuted"``: the file's
+        0, 1, 2, as an ordered category), ``claim_de``, ``explanation_de``, ``evidence_de``, ``verdict_de`` (the
+        team's verdict as written), ``title``, ``authors``, ``date`` (the article's date) and ``url``. Empty
+        fields are empty strings.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file, or the folder lacks ``Datensatz.csv``.
+    ValueError
+        A column is missing (the message lists the file's columns), or a row does not parse: a field count
+        other than the header's, a label other than 0, 1 or 2, a date not in the form ``5. Dezember 2022``,
+        or a quoted field left open; the message names the file and the row's first line.
+
+    Examples
+    --------
+    >>> import csv, pathlib, tempfile
+    >>> from evalkit.datasets import load_healthfc
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> header = ["en_claim", "en_explanation", "en_top_sentences", "de_claim", "de_explanation", "de_top_sentences",
+    ...           "label", "de_verdict", "de_title", "authors", "date", "url"]
+    >>> row = ["Does zinc shorten a cold?", "Perhaps.", "Two trials.\\nOne review.", "Verkürzt Zink?", "", "",
+    ...        "0", "möglicherweise Ja", "Zink", "A. Author", "5. Dezember 2022", "https://example.org/zink"]
+    >>> with (folder / "Datensatz.csv").open("w", encoding="utf-8-sig", newline="") as handle:
+    ...     csv.writer(handle).writerows([header, row])
+    >>> load_healthfc(folder)[["claim", "label", "verdict_de", "date"]]
+                                  claim      label         verdict_de       date
+    claim_id
+    hfc-000   Does zinc shorten a cold?  supported  möglicherweise Ja 2022-12-05
+
+    On the release (750 claims; 423 not enough information, 202 supported, 125 refuted):
+    ``claims = load_healthfc("path/to/healthfc")``.
+
+    The retrieval tables of :mod:`evalkit.retrieval`, each claim a query with its own evidence as the relevant
+    passage: ``documents = pd.DataFrame({"doc_id": claims.index, "text": claims["evidence"] + " " +
+    claims["explanation"]})``, ``queries = pd.DataFrame({"query_id": claims.index, "text": claims["claim"]})`` and
+    ``qrels = pd.DataFrame({"query_id": claims.index, "doc_id": claims.index, "relevance": 1})``.
+    """
+    path = Path(path)
+    file = path / _HEALTHFC_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise FileNotFoundError(f"{file}: no such file (expected HealthFC's {_HEALTHFC_FILE}).")
+    rows, lines = [], []
+    try:
+        with file.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle, strict=True)
+            header = next(reader, None)
+            if header is None:
+                raise ValueError(f"{file}: the file is empty; expected a header with {list(_HEALTHFC_COLUMNS)}.")
+            missing = [c for c in _HEALTHFC_COLUMNS if c not in header]
+            if missing:
+                raise ValueError(f"{file}: missing column(s) {missing}; the header has {header}.")
+            start = reader.line_num + 1
+            try:
+                for record in reader:
+                    if record:
+                        if len(record) != len(header):
+                            raise ValueError(f"{file}, line {start}: {len(record)} fields where the header has "
+                                             f"{len(header)}.")
+                        rows.append(record)
+                        lines.append(start)
+                    start = reader.line_num + 1
+            except csv.Error as exc:
+                raise ValueError(f"{file}, line {start}: not valid CSV ({exc}).") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{file}: not valid UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+    table = pd.DataFrame(rows, columns=header)[list(_HEALTHFC_COLUMNS)].rename(columns=_HEALTHFC_COLUMNS)
+    codes = {"0": 0, "1": 1, "2": 2}
+    bad = ~table["label"].str.strip().isin(list(codes))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{file}, line {lines[k]}: label {table['label'].iloc[k]!r} is not one of 0 (supported), "
+                         "1 (not enough information), 2 (refuted).")
+    labels = [HEALTHFC_LABELS[codes[v.strip()]] for v in table["label"]]
+    table["label"] = pd.Categorical(labels, categories=list(HEALTHFC_LABELS), ordered=True)
+    dates = [_german_date(text) for text in table["date"]]
+    undated = [k for k, value in enumerate(dates) if value is None]
+    if undated:
+        k = undated[0]
+        raise ValueError(f"{file}, line {lines[k]}: date {table['date'].iloc[k]!r} is not a date such as "
+                         "'5. Dezember 2022'.")
+    table["date"] = pd.to_datetime(pd.Series(dates, dtype="datetime64[ns]"))
+    table.index = pd.Index([f"hfc-{k:03d}" for k in range(len(table))], name="claim_id")
+    return table

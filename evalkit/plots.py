@@ -12,7 +12,7 @@ from evalkit import verdicts as _verdicts
 from evalkit._validation import check_columns, check_dataframe, check_number
 
 __all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates", "length_bias", "fd_by_bin",
-           "tier_share", "label_budget", "human_ceiling", "ratings", "rank_sets", "win_rates"]
+           "tier_share", "hybrid_weight", "label_budget", "human_ceiling", "ratings", "rank_sets", "win_rates"]
 
 def _rows(table: pd.DataFrame, name: str) -> pd.DataFrame:
     if table.empty:
@@ -371,6 +371,66 @@ def tier_share(metrics: pd.DataFrame, *, ax=None, **kwargs):
     ax.legend(fontsize="small", ncols=len(share_columns), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     if not ax.get_title():
         ax.set_title("Source tiers among the top k, per retrieval condition", pad=24)  # above the legend's row
+    return ax
+
+
+def hybrid_weight(metrics: pd.DataFrame, *, metric: str = "ndcg", default: float = 0.5, ax=None, **kwargs):
+    """A retrieval metric against the hybrid's weight ``alpha``, with every other condition as a horizontal line.
+
+    Parameters
+    ----------
+    metrics : DataFrame
+        Per-query metrics from :func:`evalkit.retrieval.evaluate`, stacked: the ``"hybrid"`` rows of several
+        weights, each with its weight in an ``alpha`` column (``evaluate(...).assign(alpha=a)``), and the rows of
+        the conditions to compare with (``"cosine"``, ``"bm25"``; their ``alpha`` missing).
+    metric : str, default "ndcg"
+        The column to average over queries.
+    default : float or None, default 0.5
+        A weight marked by a dotted vertical line (the default of :func:`evalkit.retrieval.search`); None for none.
+    ax : matplotlib Axes, optional
+    **kwargs
+        Passed to ``ax.plot`` for the hybrid's curve.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import pandas as pd
+    >>> from evalkit import plots
+    >>> metrics = pd.DataFrame({"query_id": ["q1", "q2"] * 3, "condition": ["hybrid"] * 4 + ["cosine"] * 2,
+    ...                         "alpha": [0.0, 0.0, 1.0, 1.0, None, None], "ndcg": [0.2, 0.4, 0.6, 0.8, 0.5, 0.9]})
+    >>> fig, ax = plt.subplots()
+    >>> ax = plots.hybrid_weight(metrics, ax=ax)
+    >>> [(line.get_label(), [round(float(y), 2) for y in line.get_ydata()]) for line in ax.lines]
+    [('hybrid', [0.3, 0.7]), ('cosine', [0.7, 0.7]), ('default alpha = 0.5', [0.0, 1.0])]
+    """
+    metrics = check_dataframe(metrics, "metrics")
+    check_columns(metrics, ["condition", "alpha", metric], "metrics")
+    metrics = _numbers(_rows(metrics, "metrics"), ["alpha", metric], "metrics")
+    hybrid = metrics[metrics["condition"] == "hybrid"]
+    if hybrid.empty or hybrid["alpha"].isna().any():
+        raise ValueError("`metrics` needs 'hybrid' rows, each with its weight in 'alpha' "
+                         "(evaluate(search(..., condition='hybrid', alpha=a), ...).assign(alpha=a)).")
+    others = metrics[metrics["condition"] != "hybrid"]
+    if ax is None:
+        ax = plt.gca()
+    curve = hybrid.groupby("alpha")[metric].mean()
+    kwargs.setdefault("marker", "o")
+    ax.plot(curve.index.to_numpy(float), curve.to_numpy(float), label="hybrid", **kwargs)
+    for i, (name, value) in enumerate(others.groupby("condition", sort=True)[metric].mean().items()):
+        ax.axhline(value, linestyle="--", linewidth=1.2, color=f"C{i + 1}", label=_plain(name))
+    if default is not None:
+        ax.axvline(check_number(default, "default", low=0.0, high=1.0), linestyle=":", color="0.4", linewidth=1,
+                   label=f"default alpha = {default:g}")
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_xlabel("alpha: the cosine's weight in the hybrid (1 - alpha on FD*)")
+    ax.set_ylabel(f"mean {_plain(metric)} over queries")
+    _legend_above(ax)
+    if not ax.get_title():
+        ax.set_title(f"Mean {_plain(metric)} against the hybrid's weight", pad=24)  # above the legend's row
     return ax
 
 

@@ -505,6 +505,9 @@ GENERATED = {
     "plots.fd_by_bin": lambda g: partial(_plot("fd_by_bin"), g.fd_table()),
     "plots.tier_share": lambda g: partial(_plot("tier_share"), g.table({
         "condition": st.sampled_from(["bm25", "hybrid"]), "share_review": g.numbers(0, 1)[1], "share_blog": g.numbers(0, 1)[1]})),
+    "plots.hybrid_weight": lambda g: partial(_plot("hybrid_weight"), g.table({
+        "condition": st.sampled_from(["hybrid", "cosine"]), "alpha": g.numbers(0, 1)[1], "ndcg": g.numbers(0, 1)[1]}),
+        default=g.option(g.pick([None, 0.5]))),
     "plots.label_budget": lambda g: partial(_plot("label_budget"), g.table({
         "n_labelled": st.integers(2, 200), "method": st.sampled_from(["ppi++", "classical"]),
         "half_width": g.numbers(0, 1)[1]}), half_width=g.option(g.pick([None, 0.05]))),
@@ -757,6 +760,7 @@ NOT_GENERATED = {
     **dict.fromkeys([
         "cases.read_cases", "datasets.demo_path", "datasets.load_demo", "datasets.data_path", "datasets.load_tcva_release",
         "datasets.load_tcva_baseline", "datasets.load_llmbar", "datasets.load_summeval", "datasets.load_usr",
+        "datasets.load_healthfc",
         "judge.save_results", "judge.load_results", "labels.read_labels", "labels.append_label", "labels.new_session_id"],
         "reads or writes files: its bad input is a bad file, tested with files"),
     **dict.fromkeys(["logs.read_inspect", "logs.read_promptfoo", "logs.read_lm_eval", "logs.read_openai_evals",

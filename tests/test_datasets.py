@@ -1,3 +1,4 @@
+import json
 import runpy
 from pathlib import Path
 
@@ -18,6 +19,28 @@ def test_load_demo_tcva():
     assert set(table["item_id"]) <= set(items.index)
     assert (~items.index.isin(table["item_id"])).sum() > 0, "the demo keeps items without claims"
     assert items["human"].between(1, 5).all()
+
+
+def test_load_demo_judge_systems_one_rubric():
+    demo = datasets.load_demo("judge")
+    systems = demo["systems"]
+    assert systems.groupby("system").size().to_dict() == {"bot-v1": 100, "bot-v2": 100, "bot-v3": 100}
+    assert not systems.duplicated(["system", "case_id"]).any()
+    first = systems[systems["system"] == "bot-v1"].set_index("case_id")
+    cases = demo["cases"].set_index("case_id")
+    assert first["output"].equals(cases["output"]) and first["source"].equals(cases["source"])
+    assert first["label"].equals(demo["labels"].set_index("case_id")["label"])
+    assert first["raw"].equals(demo["outputs"].query("rubric == 'v1'").set_index("case_id")["raw"])
+    # every version answers the same questions from the same sources
+    for _, part in systems.groupby("system"):
+        assert part.set_index("case_id")[["input", "source"]].sort_index().equals(cases[["input", "source"]].sort_index())
+    # one judge: the same prompt (case and answer) always gets the same reply
+    assert systems.groupby(["case_id", "output"])["raw"].nunique().eq(1).all()
+    # a later answer is labelled FAIL exactly when its figure differs from the source's
+    later = systems[systems["system"] != "bot-v1"]
+    answers = later["output"].map(lambda text: json.loads(text)["answer"])
+    stated = [answer in source for answer, source in zip(answers.str.rstrip("."), later["source"], strict=True)]
+    assert (later["label"] == "PASS").tolist() == stated
 
 
 def test_load_demo_unknown_name():
@@ -98,3 +121,78 @@ def test_data_path_names_the_parameter_and_the_missing_file(tmp_path):
         datasets.data_path(tmp_path / "results" / "a_tcva_scores.json", parameter="TCVA_DIR", files=["x"])
     with pytest.raises(TypeError, match="`TCVA_DIR` must be a path"):
         datasets.data_path(3, parameter="TCVA_DIR")
+
+
+HEALTHFC_HEADER = ["en_claim", "en_explanation", "en_top_sentences", "de_claim", "de_explanation", "de_top_sentences",
+                   "label", "de_verdict", "de_title", "authors", "date", "url"]
+
+
+def _healthfc_row(label="1", date="17. November 2022", claim="Does zinc shorten a cold?"):
+    return [claim, "Perhaps.", "Two trials.\nOne review.", "Verkürzt Zink?", "", "", label, "Belege fehlen", "Zink",
+            "A. Author,B. Author", date, "https://example.org/zink"]
+
+
+def _write_healthfc(folder, rows, header=HEALTHFC_HEADER):
+    import csv
+
+    path = folder / "Datensatz.csv"
+    with path.open("w", encoding="utf-8-sig", newline="") as handle:
+        csv.writer(handle).writerows([header, *rows])
+    return path
+
+
+def test_load_healthfc_small_file(tmp_path):
+    path = _write_healthfc(tmp_path, [_healthfc_row("0", "5. Dezember 2022"), _healthfc_row("2", "1. März 2013", "Q2?")])
+    table = datasets.load_healthfc(tmp_path)
+    assert table.index.tolist() == ["hfc-000", "hfc-001"] and table.index.name == "claim_id"
+    assert table["label"].tolist() == ["supported", "refuted"]
+    assert table["label"].cat.categories.tolist() == ["supported", "not enough information", "refuted"]
+    assert table["evidence"].iloc[0] == "Two trials.\nOne review."  # a quoted multi-line field stays one field
+    assert table["date"].dt.strftime("%Y-%m-%d").tolist() == ["2022-12-05", "2013-03-01"]
+    assert table["claim"].iloc[1] == "Q2?" and table["explanation_de"].iloc[0] == ""
+    assert datasets.load_healthfc(path).equals(table)  # the file itself, or its folder
+
+
+def test_load_healthfc_refuses_what_does_not_parse(tmp_path):
+    with pytest.raises(FileNotFoundError, match="Datensatz.csv: no such file"):
+        datasets.load_healthfc(tmp_path)
+    # the second record starts on line 4: the first one's evidence spans lines 2 and 3
+    _write_healthfc(tmp_path, [_healthfc_row(), _healthfc_row("3")])
+    with pytest.raises(ValueError, match=r"Datensatz.csv, line 4: label '3' is not one of 0 \(supported\)"):
+        datasets.load_healthfc(tmp_path)
+    _write_healthfc(tmp_path, [_healthfc_row(), _healthfc_row(date="2022-12-05")])
+    with pytest.raises(ValueError, match=r"line 4: date '2022-12-05' is not a date such as '5. Dezember 2022'"):
+        datasets.load_healthfc(tmp_path)
+    _write_healthfc(tmp_path, [_healthfc_row(), _healthfc_row()[:-1]])
+    with pytest.raises(ValueError, match="line 4: 11 fields where the header has 12"):
+        datasets.load_healthfc(tmp_path)
+    _write_healthfc(tmp_path, [_healthfc_row()], header=[c for c in HEALTHFC_HEADER if c != "label"])
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['label'\]; the header has \['en_claim'"):
+        datasets.load_healthfc(tmp_path)
+    path = _write_healthfc(tmp_path, [_healthfc_row()])
+    path.write_text(path.read_text(encoding="utf-8-sig") + '"open quote, never closed\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"Datensatz.csv, line 4: not valid CSV"):
+        datasets.load_healthfc(tmp_path)
+    path.write_bytes(b"en_claim,\xff\n")
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        datasets.load_healthfc(path)
+    path.write_bytes(b"")
+    with pytest.raises(ValueError, match="the file is empty"):
+        datasets.load_healthfc(path)
+
+
+@pytest.mark.slow
+def test_load_healthfc_real_release():
+    table = datasets.load_healthfc(shared_dataset("healthfc"))
+    # the figures the data set's README states
+    assert table.shape == (750, 12) and table["claim"].is_unique
+    assert table["label"].value_counts().to_dict() == {"not enough information": 423, "supported": 202, "refuted": 125}
+    years = table["date"].dt.year.value_counts().sort_index()
+    assert years.to_dict() == {2011: 14, 2012: 13, 2013: 38, 2014: 66, 2015: 36, 2016: 105, 2017: 81, 2018: 91, 2019: 88,
+                               2020: 82, 2021: 89, 2022: 47}
+    assert table["url"].nunique() == 648 and table["verdict_de"].nunique() == 55
+    assert table.groupby("verdict_de")["label"].nunique().eq(1).all()
+    assert (table["explanation"] == "").sum() == 9 and ((table["explanation"] == "") == (table["explanation_de"] == "")).all()
+    lengths = table["claim"].str.len()
+    assert (lengths.min(), lengths.median(), lengths.max()) == (21, 76, 395)
+    assert table.loc["hfc-000", "claim"].startswith("Can masks reduce corona infections")

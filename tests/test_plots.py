@@ -230,3 +230,34 @@ def test_calibration_rates_draws_the_always_pass_reference_on_the_agreement_row_
     assert sorted(legend) == sorted(["95% intervals: clopper-pearson, cp-fiducial",
                                      f"always-PASS agreement {report.base_rate_agreement:.2f}"])
     assert ax.get_title().startswith("Calibration")
+
+
+def test_hybrid_weight_draws_the_mean_per_weight_and_the_other_conditions():
+    metrics = pd.DataFrame({"query_id": ["q1", "q2"] * 5,
+                            "condition": ["hybrid"] * 6 + ["cosine"] * 2 + ["bm25"] * 2,
+                            "alpha": [1.0, 1.0, 0.0, 0.0, 0.5, 0.5] + [np.nan] * 4,
+                            "ndcg": [0.6, 0.8, 0.2, 0.4, 0.5, 0.7, 0.5, 0.9, 0.1, 0.3], "mrr": 1.0})
+    fig, ax = plt.subplots()
+    assert plots.hybrid_weight(metrics, ax=ax) is ax
+    curve, *rest = ax.lines
+    np.testing.assert_allclose(curve.get_xdata(), [0.0, 0.5, 1.0])  # sorted by weight
+    np.testing.assert_allclose(curve.get_ydata(), [0.3, 0.6, 0.7])  # means over queries
+    assert [line.get_label() for line in rest] == ["bm25", "cosine", "default alpha = 0.5"]
+    np.testing.assert_allclose(rest[0].get_ydata(), [0.2, 0.2])
+    np.testing.assert_allclose(rest[1].get_ydata(), [0.7, 0.7])
+    np.testing.assert_allclose(rest[2].get_xdata(), [0.5, 0.5])
+    assert "alpha" in ax.get_xlabel() and ax.get_ylabel() == "mean ndcg over queries"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["hybrid", "bm25", "cosine", "default alpha = 0.5"]
+    fig, ax = plt.subplots()
+    plots.hybrid_weight(metrics, metric="mrr", default=None, ax=ax)
+    assert len(ax.lines) == 3 and ax.get_title() == "Mean mrr against the hybrid's weight"
+
+
+def test_hybrid_weight_bad_input():
+    metrics = pd.DataFrame({"query_id": ["q1"], "condition": ["hybrid"], "alpha": [np.nan], "ndcg": [0.5]})
+    with pytest.raises(ValueError, match="needs 'hybrid' rows, each with its weight in 'alpha'"):
+        plots.hybrid_weight(metrics)
+    with pytest.raises(KeyError, match=r"missing column\(s\) \['alpha'\]"):
+        plots.hybrid_weight(metrics.drop(columns="alpha"))
+    with pytest.raises(ValueError, match="`default`"):
+        plots.hybrid_weight(metrics.assign(alpha=0.5), default=2.0)

@@ -152,6 +152,7 @@ ELSEWHERE = {
     "models.call_and_parse": "test_floor.py::test_call_and_parse_engine",
     "models.model_identity": "test_floor.py::test_call_and_parse_engine",
     "datasets.load_summeval": "test_datasets.py::test_load_summeval_errors",
+    "datasets.load_healthfc": "test_datasets.py::test_load_healthfc_refuses_what_does_not_parse",
     "infer.mean": "test_infer.py::test_types_options_and_no_mutation",
     "infer.difference": "test_infer.py::test_difference_bad_input",
     "infer.pass_rate": "test_infer.py::test_pass_rate_by_column_and_bad_input",
