@@ -65,7 +65,7 @@ def _ppi_py(table: pd.DataFrame, level: float):
     out = {}
     for name, group in table.groupby("system"):
         labelled = group["human"].notna().to_numpy()
-        if labelled.sum() < 2:
+        if labelled.sum() < 2 or labelled.all():  # ppi_py needs unlabelled cases
             out[name] = (np.nan, np.nan, np.nan)
             continue
         low, high = ppi_mean_ci(group["human"].to_numpy()[labelled], group["judge"].to_numpy()[labelled],

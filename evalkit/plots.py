@@ -716,6 +716,7 @@ def system_estimates(table: pd.DataFrame, *, ax=None, **kwargs):
     check_columns(table, ["estimate", "ci_low", "ci_high"], "table")
     name = table.columns[0]
     table = _numbers(table, ["estimate", "ci_low", "ci_high"], "table")
+    _interval_holds(table, "estimate", name)
     if ax is None:
         ax = plt.gca()
     order = table.sort_values("estimate", ascending=False, kind="stable", na_position="last")

@@ -154,10 +154,16 @@ def test_segment_with_too_few_labels_gets_a_nan_row(rng):
     lonely = [i for i in scores.index if i not in human.index][:5] + [human.index[0]]
     segment[lonely] = "small"
     with pytest.warns(EvalkitWarning, match=r"fewer than 2 human labels in segment\(s\) \['small'\]"):
-        table = infer.mean(scores, human, by=segment)
+        table = infer.mean(scores, human, by=segment, method="ppi++")
     row = table.set_index("segment").loc["small"]
     assert row["n_labelled"] == 1 and np.isnan(row["estimate"]) and np.isnan(row["ci_low"])
     assert np.isfinite(table.set_index("segment").loc["big", "estimate"])
+    # the default (calibrated): the shared calibration's mean stands, with no interval, and the note says why
+    with pytest.warns(EvalkitWarning, match=r"no interval for \['small'\]"):
+        table = infer.mean(scores, human, by=segment)
+    row = table.set_index("segment").loc["small"]
+    assert row["n_labelled"] == 1 and np.isfinite(row["estimate"]) and np.isnan(row["ci_low"])
+    assert "1 label(s) < 10" in row["note"]
 
 
 # ----------------------------------------------------------------------------------------- difference
@@ -191,8 +197,10 @@ def test_difference_bad_input(rng):
     with pytest.raises(ValueError, match="must score the same cases"):
         infer.difference(scores, scores.iloc[:-1], human, human)
     with pytest.warns(EvalkitWarning, match="3 label\\(s\\) belong to cases labelled for only one system"):
-        res = infer.difference(scores, scores * 0.9, human, human.iloc[3:])
+        res = infer.difference(scores, scores * 0.9, human, human.iloc[3:], method="ppi++")
     assert res["n_labelled"].iloc[0] == 37
+    res = infer.difference(scores, scores * 0.9, human, human.iloc[3:])  # the default: every label counts
+    assert res["n_labelled"].iloc[0] == 40 and res["method"].iloc[0] == "calibrated"
     with pytest.raises(ValueError, match="`alternative` must be one of"):
         infer.difference(scores, scores, human, human, alternative="larger")
 

@@ -20,7 +20,7 @@ from evalkit._validation import (
     show,
 )
 
-METHODS = ("ppi++", "ppi", "classical", "judge")
+METHODS = ("calibrated", "ppi++", "ppi", "classical", "judge")
 COLUMNS = ["estimate", "ci_low", "ci_high", "n_labelled", "n_unlabelled", "lam", "method", "interval", "note"]
 
 

@@ -65,6 +65,9 @@ def _responses(responses, system, case, judge, human, bounds):
                          "needs at least 2.")
     y = labels.to_numpy(dtype=float)
     seen = y[~np.isnan(y)]
+    if responses[case][labels.notna().to_numpy()].nunique() < 2:
+        raise ValueError(f"`responses` column {human!r} labels one case only; the cross-fitted calibration needs labels "
+                         "on at least 2 cases.")
     if bounds is None:
         scale = (0.0, 1.0) if np.isin(seen, (0.0, 1.0)).all() else None
     else:
