@@ -763,7 +763,6 @@ NOT_GENERATED = {
     **dict.fromkeys(["agreement.position_consistency", "agreement.first_slot_preference", "agreement.length_bias",
                      "agreement.self_preference"], "a deprecated alias of the pairwise function of the same name, "
                                                    "which is generated here"),
-    "logs.pass_rate": "a deprecated alias of judge.pass_rate, which is generated here on the tables logs give",
     "calibrate.cohen_kappa": "a deprecated alias of the kernel under agreement.cohen_kappa, which is generated here",
     **dict.fromkeys(["report.find_notebooks", "report.parse_params", "report.float_format", "report.run_notebook",
                      "report.build_report"], "runs notebooks (the 'report' extra)"),

@@ -322,16 +322,6 @@ def test_log_tables_round_trip_and_feed_the_labeller(tmp_path):
     labeller.close()
 
 
-@pytest.mark.parametrize("interval", ["clopper-pearson", "wilson"])
-def test_the_deprecated_pass_rate_of_logs_is_judges(interval):
-    table = logs.read_promptfoo(DEMO / "promptfoo_v1.json")
-    first = table[table["repeat"] == 1]  # one epoch: no clusters
-    with pytest.warns(FutureWarning, match="evalkit.judge.pass_rate reads a log's epochs as clusters"):
-        ours = logs.pass_rate(first, interval=interval)
-    pd.testing.assert_frame_equal(ours, judge.pass_rate(first, interval=interval, unparseable_alert=1.0))
-    assert ours["interval"].eq(interval).all() and "n_clusters" not in ours.columns
-
-
 def test_pass_rate_with_epochs_is_clopper_pearson_on_the_case_means_when_asked():
     table = logs.read_promptfoo(DEMO / "promptfoo_v2.json")
     rates = judge.pass_rate(table, interval="clopper-pearson").set_index("rubric")

@@ -208,7 +208,6 @@ ELSEWHERE = {
     "logs.read_openai_evals": "test_logs.py::test_truncated_files_are_refused",
     "logs.from_deepeval": "test_logs.py::test_wrong_contents_are_refused",
     "logs.from_ragas": "test_logs.py::test_wrong_contents_are_refused",
-    "logs.pass_rate": "test_logs.py::test_wrong_contents_are_refused",
 }
 
 

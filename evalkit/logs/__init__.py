@@ -52,7 +52,6 @@ Each tool's reader is a module of its own (``evalkit/logs/_inspect.py``, ``_prom
 
 from __future__ import annotations
 
-import warnings
 
 import pandas as pd
 
@@ -63,27 +62,9 @@ from evalkit.logs._openai_evals import read_openai_evals
 from evalkit.logs._promptfoo import read_promptfoo
 from evalkit.logs._ragas import from_ragas
 
-__all__ = ["read_inspect", "read_promptfoo", "read_lm_eval", "read_openai_evals", "from_deepeval", "from_ragas",
-           "pass_rate"]
+__all__ = ["read_inspect", "read_promptfoo", "read_lm_eval", "read_openai_evals", "from_deepeval", "from_ragas"]
 
 #: The readers, by tool: one module each (``evalkit/logs/_<tool>.py``), every one following the rules of
 #: ``evalkit/logs/_shared.py``. A new tool is a new module and a line here.
 READERS = {"inspect_ai": read_inspect, "promptfoo": read_promptfoo, "lm-evaluation-harness": read_lm_eval,
            "openai-evals": read_openai_evals, "deepeval": from_deepeval, "ragas": from_ragas}
-
-
-def pass_rate(results: pd.DataFrame, *, confidence_level: float = 0.95, interval: str = "clopper-pearson",
-              pass_levels=None) -> pd.DataFrame:
-    """Deprecated: :func:`evalkit.judge.pass_rate` is the one pass rate of a results table and reads a log's epochs
-    (repeated ``sample_id``) as clusters; this name calls it and will be removed in the next release.
-
-    ``interval="clopper-pearson"`` (this function's default) is Clopper-Pearson on the per-case means, as before;
-    :func:`evalkit.judge.pass_rate`'s own default with epochs is the betting interval over whole clusters. The table
-    is :func:`evalkit.judge.pass_rate`'s (``n``, ``n_clusters``, ``interval``, ``mean_score``).
-    """
-    warnings.warn("evalkit.logs.pass_rate is deprecated: evalkit.judge.pass_rate reads a log's epochs as clusters "
-                  "(call it instead; this name will be removed in the next release).", FutureWarning, stacklevel=2)
-    from evalkit import judge  # the deprecated name only: the module itself does not depend on judge
-
-    return judge.pass_rate(results, confidence_level=confidence_level, interval=interval, pass_levels=pass_levels,
-                           unparseable_alert=1.0)

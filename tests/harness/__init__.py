@@ -73,7 +73,6 @@ EXEMPT = {
     "infer.simulate": "is itself a coverage simulation on a fully labelled set",
     "plots.ratings": "draws the intervals of pairwise.bradley_terry",
     "plots.system_estimates": "draws the intervals and rank sets of infer.systems",
-    "logs.pass_rate": "deprecated alias of judge.pass_rate, whose epoch entries measure it",
     "compare.adjust_p_values": "adjusts p-values it is given (Holm, Bonferroni, BH, BY: equal to statsmodels' multipletests)",
     **infer.EXEMPT,
 }

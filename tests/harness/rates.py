@@ -1,4 +1,4 @@
-"""Rates of results tables and calibration: judge.pass_rate, logs.pass_rate, calibrate.*."""
+"""Rates of results tables and calibration: judge.pass_rate, calibrate.*."""
 
 from __future__ import annotations
 
