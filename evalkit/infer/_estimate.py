@@ -64,12 +64,20 @@ def mean(judge: pd.Series, human: pd.Series, *, method=None, interval: str = "au
     human : Series
         The human labels of the labelled cases, on the same scale; its index must be a subset of ``judge``'s.
         The cases of ``judge`` it does not name are the unlabelled ones.
-    method : str or list of str, default "ppi++"
-        The estimator: ``"ppi++"`` (power-tuned lam, clipped to [0, 1]), ``"ppi"`` (lam = 1), ``"classical"``
-        (human labels only, lam = 0) or ``"judge"`` (the judge's mean over all cases with its sampling interval:
-        what a judge-only report claims; it ignores the labels and is biased whenever the judge is).
+    method : str or list of str, optional
+        The estimator. Default: ``"calibrated"``, the estimator of :func:`systems` on these cases (one segment, or
+        each ``by`` segment a system): the judge's score calibrated to the labels by one cross-fitted isotonic map,
+        the mean calibrated score rectified by the labels, with the calibrated t interval (``interval`` column
+        ``calibrated-t``; where too few labels lie off the end of the scale, the whole row is the humans-only
+        interval that holds at any n, and the note says so; see :func:`systems`). ``by=`` rows then carry
+        ``rank_low, rank_high``, the ranks each segment could hold, jointly. Where an option asks for what only the
+        PPI estimators offer (``interval`` other than ``"auto"``/``"t"``, ``cluster``, ``finite_population``,
+        ``adjust``, ``null``, ``probabilities`` or a jury) the default is ``"ppi++"``. By name: ``"ppi++"``
+        (power-tuned lam, clipped to [0, 1]), ``"ppi"`` (lam = 1), ``"classical"`` (human labels only, lam = 0) or
+        ``"judge"`` (the judge's mean over all cases with its sampling interval: what a judge-only report claims; it
+        ignores the labels and is biased whenever the judge is).
     interval : {"auto", "betting", "clt", "t", "t-pseudo"}, default "auto"
-        How the interval is made. ``"auto"`` is ``"betting"`` on a known scale (``bounds``, or 0/1 labels) and
+        For ``"calibrated"``: its calibrated t. For the PPI methods: how the interval is made. ``"auto"`` is ``"betting"`` on a known scale (``bounds``, or 0/1 labels) and
         ``"t"`` where the scale is not known (a metric, a log-probability: the smallest and largest value seen are
         not bounds, and a betting interval on them would claim a guarantee it does not have); the note says so.
         ``"betting"``: the betting confidence interval of Waudby-Smith & Ramdas (2024) on the labels, whose coverage
