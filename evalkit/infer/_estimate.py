@@ -71,7 +71,7 @@ def mean(judge: pd.Series, human: pd.Series, *, method=None, interval: str = "au
         ``calibrated-t``; where too few labels lie off the end of the scale, the whole row is the humans-only
         interval that holds at any n, and the note says so; see :func:`systems`). ``by=`` rows then carry
         ``rank_low, rank_high``, the ranks each segment could hold, jointly. Where an option asks for what only the
-        PPI estimators offer (``interval`` other than ``"auto"``/``"t"``, ``cluster``, ``finite_population``,
+        PPI estimators offer (an ``interval`` by name, ``cluster``, ``finite_population``,
         ``adjust``, ``null``, ``probabilities`` or a jury) the default is ``"ppi++"``. By name: ``"ppi++"``
         (power-tuned lam, clipped to [0, 1]), ``"ppi"`` (lam = 1), ``"classical"`` (human labels only, lam = 0) or
         ``"judge"`` (the judge's mean over all cases with its sampling interval: what a judge-only report claims; it
@@ -216,7 +216,7 @@ def mean(judge: pd.Series, human: pd.Series, *, method=None, interval: str = "au
     confidence_level = check_level(confidence_level)
     check_option(nan_policy, ["raise", "omit"], "nan_policy")
     check_option(interval, list(INTERVALS), "interval")
-    options = {"interval": interval if interval not in ("auto", "t") else None, "cluster": cluster,
+    options = {"interval": interval if interval != "auto" else None, "cluster": cluster,
                "finite_population": finite_population or None, "null": null, "adjust": adjust,
                "probabilities": probabilities, "judge": "a jury" if isinstance(judge, pd.DataFrame) else None}
     methods = _resolve_methods(method, options)
@@ -381,7 +381,7 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
     check_option(nan_policy, ["raise", "omit"], "nan_policy")
     check_option(interval, list(INTERVALS), "interval")
     several = isinstance(judge_a, pd.DataFrame) or isinstance(judge_b, pd.DataFrame)
-    options = {"interval": interval if interval not in ("auto", "t") else None, "cluster": cluster,
+    options = {"interval": interval if interval != "auto" else None, "cluster": cluster,
                "finite_population": finite_population or None, "probabilities": probabilities,
                "alternative": alternative if alternative != "two-sided" else None, "judge": "a jury" if several else None}
     methods = _resolve_methods(method, options)
