@@ -950,3 +950,27 @@ def test_t_pseudo_is_t_with_half_a_pseudo_label_at_each_end_and_refused_where_th
     with pytest.warns(EvalkitWarning, match="t-pseudo' is not given"):
         refused = infer.mean(passes, passes, method="classical", interval="t-pseudo").iloc[0]
     assert np.isnan(refused["ci_low"]) and "far end of the scale" in refused["note"]
+
+
+def test_a_ppi_row_whose_betting_interval_is_the_humans_only_one_is_the_humans_only_row():
+    """One method per row: where PPI++'s bets gave the judge no weight (its interval equal to the humans-only one), the
+    row reports the humans-only estimate, lam = 0 and the note, not PPI++'s estimate and lam beside that interval."""
+    n_cases = 1600
+    ids = [f"c{i}" for i in range(n_cases)]
+    gen = np.random.default_rng(1)
+    y = np.clip(np.round(gen.normal(4.3, 0.9, n_cases)), 1, 5)
+    judge_scores = pd.Series(y + gen.normal(0, 1.2, n_cases), index=ids)
+    segment = pd.Series(np.arange(n_cases) % 6, index=ids, name="system")
+    picks = gen.choice(n_cases, 180, replace=False)
+    labels = pd.Series(y[picks], index=[ids[i] for i in picks])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = infer.mean(judge_scores, labels, by=segment, bounds=(1, 5), method=["ppi++", "classical"],
+                           interval="betting")
+    ppi = table[table["method"] == "ppi++"].set_index("system")
+    classical = table[table["method"] == "classical"].set_index("system")
+    same = np.isclose(ppi["ci_low"], classical["ci_low"], atol=1e-9) & np.isclose(ppi["ci_high"], classical["ci_high"],
+                                                                                    atol=1e-9)
+    assert same.any()
+    assert (ppi.loc[same, "lam"] == 0).all() and (ppi.loc[same, "estimate"] == classical.loc[same, "estimate"]).all()
+    assert ppi.loc[same, "note"].str.startswith("the judge did not narrow").all()
