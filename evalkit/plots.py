@@ -12,7 +12,8 @@ from evalkit import verdicts as _verdicts
 from evalkit._validation import check_columns, check_dataframe, check_number
 
 __all__ = ["temperature_sweep", "verdict_distribution", "confusion", "calibration_rates", "length_bias", "fd_by_bin",
-           "tier_share", "hybrid_weight", "label_budget", "human_ceiling", "ratings", "rank_sets", "win_rates"]
+           "tier_share", "hybrid_weight", "label_budget", "human_ceiling", "ratings", "rank_sets", "win_rates",
+           "system_estimates"]
 
 def _rows(table: pd.DataFrame, name: str) -> pd.DataFrame:
     if table.empty:
@@ -738,4 +739,74 @@ def win_rates(matrix: pd.DataFrame, *, ax=None, cmap="RdBu", **kwargs):
         ties = {"half": " (ties as half a win)", "drop": " (ties left out)"}.get(matrix.attrs.get("ties"), "")
         ax.set_title(f"Win rates of {len(names)} systems, head to head{ties}")
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return ax
+
+
+def system_estimates(table: pd.DataFrame, *, ax=None, **kwargs):
+    """A forest plot of several systems' estimates: each system's estimate and interval, the highest at the top, its
+    joint rank set beside its name.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Output of :func:`evalkit.infer.systems` (its first column names the systems; ``estimate, ci_low, ci_high``,
+        and ``rank_low, rank_high`` where present). A system without an interval (NaN) is drawn as its estimate
+        alone, a hollow marker; a row replaced by the humans-only interval (``method`` ``"classical"``) is drawn
+        in grey. The level rides in the axis label from ``attrs``.
+    ax : matplotlib Axes, optional
+    **kwargs
+        Passed to ``ax.errorbar``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from evalkit import infer, plots
+    >>> rng = np.random.default_rng(0)
+    >>> rows = [{"system": name, "case_id": i, "judge": q + rng.normal(0, 0.3), "human": q if i < 30 else np.nan}
+    ...         for name, mu in (("a", 3.0), ("b", 3.8)) for i, q in enumerate(rng.normal(mu, 0.6, 200))]
+    >>> ax = plots.system_estimates(infer.systems(pd.DataFrame(rows)))
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['b  (rank 1)', 'a  (rank 2)']
+    """
+    table = check_dataframe(table, "table")
+    _rows(table, "table")
+    check_columns(table, ["estimate", "ci_low", "ci_high"], "table")
+    name = table.columns[0]
+    table = _numbers(table, ["estimate", "ci_low", "ci_high"], "table")
+    _interval_holds(table, "estimate", name)
+    if ax is None:
+        ax = plt.gca()
+    order = table.sort_values("estimate", ascending=False, kind="stable", na_position="last")
+    y = np.arange(len(order))[::-1].astype(float)
+    estimate = order["estimate"].to_numpy(float)
+    low, high = order["ci_low"].to_numpy(float), order["ci_high"].to_numpy(float)
+    has = ~(np.isnan(low) | np.isnan(high))
+    humans_only = (order["method"] == "classical").to_numpy() if "method" in order else np.zeros(len(order), bool)
+    level = table.attrs.get("confidence_level")
+    kwargs.setdefault("fmt", "o")
+    kwargs.setdefault("capsize", 3)
+    for mask, colour, label in ((has & ~humans_only, kwargs.pop("color", "C0"), "calibrated"),
+                                (has & humans_only, "grey", "humans-only (too few labels off the end)")):
+        if mask.any():
+            err = np.vstack([estimate[mask] - low[mask], high[mask] - estimate[mask]])
+            ax.errorbar(estimate[mask], y[mask], xerr=err, color=colour, label=label, **kwargs)
+    if (~has).any():
+        ax.plot(estimate[~has], y[~has], "o", mfc="none", color="C3", label="no interval")
+    ticks = []
+    for (_, row) in order.iterrows():
+        text = _plain(row[name])
+        if "rank_low" in order and pd.notna(row["rank_low"]):
+            low_rank, high_rank = int(row["rank_low"]), int(row["rank_high"])
+            text += f"  (rank {low_rank})" if low_rank == high_rank else f"  (ranks {low_rank}-{high_rank})"
+        ticks.append(text)
+    ax.set_yticks(y, ticks)
+    ax.set_xlabel("estimate" + (f" ({level:.0%} interval)" if level else ""))
+    if humans_only.any() or (~has).any():
+        _legend_above(ax)
+    if not ax.get_title():
+        ax.set_title(f"{len(order)} systems, from the judge and the labels")
     return ax

@@ -520,6 +520,9 @@ GENERATED = {
         "system": st.sampled_from(SYSTEMS), "estimate": g.numbers(0, 1)[1], "rank_low": g.numbers(1, 4)[1],
         "rank_high": g.numbers(1, 4)[1]})),
     "plots.win_rates": lambda g: partial(_plot("win_rates"), _win_matrix(g)),
+    "plots.system_estimates": lambda g: partial(_plot("system_estimates"), g.table({
+        "system": st.sampled_from(SYSTEMS), "estimate": g.numbers(0, 1)[1], "ci_low": g.numbers(0, 1)[1],
+        "ci_high": g.numbers(0, 1)[1]})),
     # retrieval
     "retrieval.search": lambda g: _search(g),
     "retrieval.evaluate": lambda g: partial(retrieval.evaluate, g.runs(), g.qrels(), k=g.option(g.pick([1, 3]))),

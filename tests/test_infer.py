@@ -154,10 +154,16 @@ def test_segment_with_too_few_labels_gets_a_nan_row(rng):
     lonely = [i for i in scores.index if i not in human.index][:5] + [human.index[0]]
     segment[lonely] = "small"
     with pytest.warns(EvalkitWarning, match=r"fewer than 2 human labels in segment\(s\) \['small'\]"):
-        table = infer.mean(scores, human, by=segment)
+        table = infer.mean(scores, human, by=segment, method="ppi++")
     row = table.set_index("segment").loc["small"]
     assert row["n_labelled"] == 1 and np.isnan(row["estimate"]) and np.isnan(row["ci_low"])
     assert np.isfinite(table.set_index("segment").loc["big", "estimate"])
+    # the default (calibrated): the shared calibration's mean stands, with no interval, and the note says why
+    with pytest.warns(EvalkitWarning, match=r"no interval for \['small'\]"):
+        table = infer.mean(scores, human, by=segment)
+    row = table.set_index("segment").loc["small"]
+    assert row["n_labelled"] == 1 and np.isfinite(row["estimate"]) and np.isnan(row["ci_low"])
+    assert "1 label(s) < 10" in row["note"]
 
 
 # ----------------------------------------------------------------------------------------- difference
@@ -191,8 +197,10 @@ def test_difference_bad_input(rng):
     with pytest.raises(ValueError, match="must score the same cases"):
         infer.difference(scores, scores.iloc[:-1], human, human)
     with pytest.warns(EvalkitWarning, match="3 label\\(s\\) belong to cases labelled for only one system"):
-        res = infer.difference(scores, scores * 0.9, human, human.iloc[3:])
+        res = infer.difference(scores, scores * 0.9, human, human.iloc[3:], method="ppi++")
     assert res["n_labelled"].iloc[0] == 37
+    res = infer.difference(scores, scores * 0.9, human, human.iloc[3:])  # the default: every label counts
+    assert res["n_labelled"].iloc[0] == 40 and res["method"].iloc[0] == "calibrated"
     with pytest.raises(ValueError, match="`alternative` must be one of"):
         infer.difference(scores, scores, human, human, alternative="larger")
 
@@ -948,3 +956,27 @@ def test_t_pseudo_is_t_with_half_a_pseudo_label_at_each_end_and_refused_where_th
     with pytest.warns(EvalkitWarning, match="t-pseudo' is not given"):
         refused = infer.mean(passes, passes, method="classical", interval="t-pseudo").iloc[0]
     assert np.isnan(refused["ci_low"]) and "far end of the scale" in refused["note"]
+
+
+def test_a_ppi_row_whose_betting_interval_is_the_humans_only_one_is_the_humans_only_row():
+    """One method per row: where PPI++'s bets gave the judge no weight (its interval equal to the humans-only one), the
+    row reports the humans-only estimate, lam = 0 and the note, not PPI++'s estimate and lam beside that interval."""
+    n_cases = 1600
+    ids = [f"c{i}" for i in range(n_cases)]
+    gen = np.random.default_rng(1)
+    y = np.clip(np.round(gen.normal(4.3, 0.9, n_cases)), 1, 5)
+    judge_scores = pd.Series(y + gen.normal(0, 1.2, n_cases), index=ids)
+    segment = pd.Series(np.arange(n_cases) % 6, index=ids, name="system")
+    picks = gen.choice(n_cases, 180, replace=False)
+    labels = pd.Series(y[picks], index=[ids[i] for i in picks])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = infer.mean(judge_scores, labels, by=segment, bounds=(1, 5), method=["ppi++", "classical"],
+                           interval="betting")
+    ppi = table[table["method"] == "ppi++"].set_index("system")
+    classical = table[table["method"] == "classical"].set_index("system")
+    same = np.isclose(ppi["ci_low"], classical["ci_low"], atol=1e-9) & np.isclose(ppi["ci_high"], classical["ci_high"],
+                                                                                    atol=1e-9)
+    assert same.any()
+    assert (ppi.loc[same, "lam"] == 0).all() and (ppi.loc[same, "estimate"] == classical.loc[same, "estimate"]).all()
+    assert ppi.loc[same, "note"].str.startswith("the judge did not narrow").all()

@@ -179,3 +179,60 @@ def test_bad_input(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         infer.systems(table, bounds=(1, 5))  # nothing to warn of
+
+
+def test_too_few_labels_off_the_end_of_the_scale_replace_the_whole_row_by_the_exact_humans_only_interval(rng):
+    """0/1 labels with fewer than 5 of the rarer class: the calibrated t is known not to hold, so the row is the
+    Clopper-Pearson interval of the labels, with their mean as the estimate and lam 0 (one method per row)."""
+    table = responses(rng, systems=3, labels=40)
+    table["human"] = np.where(table["human"].isna(), np.nan, (table["human"] >= 2).astype(float))
+    rare = (table["system"] == "s2") & table["human"].notna()
+    table.loc[rare, "human"] = 1.0
+    table.loc[rare[rare].index[:2], "human"] = 0.0  # 2 fails of 40
+    out = infer.systems(table).set_index("system")
+    row = out.loc["s2"]
+    ci = stats.binomtest(38, 40).proportion_ci(method="exact")
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((ci.low, ci.high), abs=1e-10)
+    assert row["estimate"] == pytest.approx(38 / 40) and row["lam"] == 0.0 and row["method"] == "classical"
+    assert row["interval"] == "clopper-pearson" and "2 of 40 labels off" in row["note"]
+    assert row["estimate"] == pytest.approx(row["lam"] * row["calibrated_mean"] + row["correction"])
+    others = out.drop(index="s2")
+    assert (others["interval"] == "calibrated-t").all() or (others["interval"] == "clopper-pearson").any()
+    # on a 1-5 scale, labels all at 5 but for two: the betting interval of the labels on the scale
+    ratings = responses(rng, systems=2, labels=30)
+    top = (ratings["system"] == "s1") & ratings["human"].notna()
+    ratings.loc[top, "human"] = 5.0
+    ratings.loc[top[top].index[:2], "human"] = 4.0
+    row = infer.systems(ratings, bounds=(1, 5)).set_index("system").loc["s1"]
+    assert row["interval"] == "betting" and row["lam"] == 0.0 and row["ci_high"] == pytest.approx(5.0, abs=1e-6)
+    assert row["ci_low"] <= row["estimate"] <= row["ci_high"]
+
+
+def test_rank_sets_are_every_pair_of_bonferroni_intervals_from_the_same_fit(rng):
+    table = responses(rng, systems=4, labels=40)
+    out = infer.systems(table, bounds=(1, 5)).set_index("system")
+    pairs = infer.system_differences(table, bounds=(1, 5), adjust="bonferroni")
+    above = {name: 0 for name in out.index}
+    below = dict(above)
+    for row in pairs.itertuples():
+        if row.ci_low > 0:
+            above[row.system_b] += 1  # system_a is surely higher than system_b
+            below[row.system_a] += 1
+        elif row.ci_high < 0:
+            above[row.system_a] += 1
+            below[row.system_b] += 1
+    for name in out.index:
+        assert out.loc[name, "rank_low"] == 1 + above[name]
+        assert out.loc[name, "rank_high"] == 4 - below[name]
+    assert (out["rank_low"] <= out["rank_high"]).all()
+    best = out["estimate"].idxmax()
+    assert out.loc[best, "rank_low"] == 1  # quality rises with the system's number: s3 is the best
+    assert out.loc["s0", "rank_high"] == 4 and out.loc["s0", "rank_low"] > 1
+
+
+def test_one_system_is_the_one_segment_case(rng):
+    table = responses(rng, systems=1, labels=40)
+    out = infer.systems(table, bounds=(1, 5))
+    assert len(out) == 1 and out.loc[0, "rank_low"] == out.loc[0, "rank_high"] == 1
+    assert out.loc[0, "ci_low"] < out.loc[0, "estimate"] < out.loc[0, "ci_high"]
+    assert out.loc[0, "estimate"] == pytest.approx(by_hand(table)["s0"], abs=1e-12)

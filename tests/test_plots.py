@@ -261,3 +261,30 @@ def test_hybrid_weight_bad_input():
         plots.hybrid_weight(metrics.drop(columns="alpha"))
     with pytest.raises(ValueError, match="`default`"):
         plots.hybrid_weight(metrics.assign(alpha=0.5), default=2.0)
+
+
+def test_system_estimates_draws_each_systems_interval_and_its_rank_set(rng):
+    import matplotlib.pyplot as plt
+
+    from evalkit import infer
+
+    rows = []
+    for name, mu in (("a", 3.0), ("b", 3.0), ("c", 3.9)):
+        for i, q in enumerate(rng.normal(mu, 0.6, 200)):
+            rows.append({"system": name, "case_id": i, "judge": q + rng.normal(0, 0.3), "human": q if i < 40 else np.nan})
+    table = infer.systems(pd.DataFrame(rows))
+    fig, ax = plt.subplots()
+    assert plots.system_estimates(table, ax=ax) is ax
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[0] == "c  (rank 1)" and sorted(labels[1:]) == ["a  (ranks 2-3)", "b  (ranks 2-3)"]
+    line = ax.lines[0]  # the estimates, highest at the top (largest y)
+    xs, ys = line.get_xdata(), line.get_ydata()
+    by_name = table.set_index("system")
+    assert xs[np.argmax(ys)] == pytest.approx(by_name.loc["c", "estimate"])
+    segments = ax.collections[0].get_segments()  # one horizontal whisker per system: its interval
+    spans = sorted((round(seg[0][0], 9), round(seg[1][0], 9)) for seg in segments)
+    assert spans == sorted((round(r.ci_low, 9), round(r.ci_high, 9)) for r in table.itertuples())
+    assert "95% interval" in ax.get_xlabel()
+    with pytest.raises(KeyError):
+        plots.system_estimates(table.drop(columns="ci_low"))
+    plt.close(fig)

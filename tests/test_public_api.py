@@ -190,6 +190,7 @@ ELSEWHERE = {
     "datasets.load_arena": "test_pairwise.py::test_load_arena_errors",
     "plots.ratings": "test_plots.py::test_pairwise_plots_draw_what_the_tables_hold",
     "plots.rank_sets": "test_plots.py::test_pairwise_plots_draw_what_the_tables_hold",
+    "plots.system_estimates": "test_plots.py::test_system_estimates_draws_each_systems_interval_and_its_rank_set",
     "plots.win_rates": "test_plots.py::test_pairwise_plots_draw_what_the_tables_hold",
     "judge.render_prompts": "test_batch.py::test_bad_input",
     "batch.BatchError": "test_batch.py::test_kernel_killed_while_polling_resumes_without_resubmitting",

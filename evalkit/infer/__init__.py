@@ -1,4 +1,10 @@
-r"""Estimates from few human labels and many judge labels: prediction-powered inference (PPI, PPI++).
+r"""Estimates from few human labels and many judge labels: one calibrated route, and prediction-powered inference.
+
+The default of :func:`mean`, :func:`pass_rate`, :func:`difference`, :func:`systems` and :func:`system_differences`
+is one estimator: the judge's score calibrated to the labels by one cross-fitted isotonic map learned from every
+label of every system, each system's mean calibrated score rectified by its own labels, with the calibrated t
+interval (see :func:`systems`); one system is its one-segment case, a difference comes from the same fit. The PPI
+estimators below and the betting interval (finite-sample, anytime-valid) are there by name.
 
 A judge (an LLM verdict, a TCVA score, any automatic metric) scores every case; humans label a random
 subset. Prediction-powered inference (Angelopoulos et al., Science 2023) estimates the humans' mean over

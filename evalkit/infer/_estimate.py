@@ -24,6 +24,7 @@ from evalkit._validation import (
 from evalkit.infer._active import active_p_value, active_table
 from evalkit.infer._engine import (
     FALLBACK_NOTE,
+    INTERVALS,
     _align,
     _as_scores,
     _betting_rows,
@@ -37,7 +38,7 @@ from evalkit.infer._engine import (
 from evalkit.infer._jury import _judge_frame, jury_p_value, jury_table
 
 
-def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = "auto", confidence_level: float = 0.95,
+def mean(judge: pd.Series, human: pd.Series, *, method=None, interval: str = "auto", confidence_level: float = 0.95,
          by=None, adjust: str | None = None, null=None, cluster=None, bounds=None, finite_population: bool = False,
          nan_policy: str = "raise", probabilities: pd.Series | None = None) -> pd.DataFrame:
     """The humans' mean over all cases, from judge scores on every case and human labels on a random subset.
@@ -63,12 +64,20 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
     human : Series
         The human labels of the labelled cases, on the same scale; its index must be a subset of ``judge``'s.
         The cases of ``judge`` it does not name are the unlabelled ones.
-    method : str or list of str, default "ppi++"
-        The estimator: ``"ppi++"`` (power-tuned lam, clipped to [0, 1]), ``"ppi"`` (lam = 1), ``"classical"``
-        (human labels only, lam = 0) or ``"judge"`` (the judge's mean over all cases with its sampling interval:
-        what a judge-only report claims; it ignores the labels and is biased whenever the judge is).
+    method : str or list of str, optional
+        The estimator. Default: ``"calibrated"``, the estimator of :func:`systems` on these cases (one segment, or
+        each ``by`` segment a system): the judge's score calibrated to the labels by one cross-fitted isotonic map,
+        the mean calibrated score rectified by the labels, with the calibrated t interval (``interval`` column
+        ``calibrated-t``; where too few labels lie off the end of the scale, the whole row is the humans-only
+        interval that holds at any n, and the note says so; see :func:`systems`). ``by=`` rows then carry
+        ``rank_low, rank_high``, the ranks each segment could hold, jointly. Where an option asks for what only the
+        PPI estimators offer (an ``interval`` by name, ``cluster``, ``finite_population``,
+        ``adjust``, ``null``, ``probabilities`` or a jury) the default is ``"ppi++"``. By name: ``"ppi++"``
+        (power-tuned lam, clipped to [0, 1]), ``"ppi"`` (lam = 1), ``"classical"`` (human labels only, lam = 0) or
+        ``"judge"`` (the judge's mean over all cases with its sampling interval: what a judge-only report claims; it
+        ignores the labels and is biased whenever the judge is).
     interval : {"auto", "betting", "clt", "t", "t-pseudo"}, default "auto"
-        How the interval is made. ``"auto"`` is ``"betting"`` on a known scale (``bounds``, or 0/1 labels) and
+        For ``"calibrated"``: its calibrated t. For the PPI methods: how the interval is made. ``"auto"`` is ``"betting"`` on a known scale (``bounds``, or 0/1 labels) and
         ``"t"`` where the scale is not known (a metric, a log-probability: the smallest and largest value seen are
         not bounds, and a betting interval on them would claim a guarantee it does not have); the note says so.
         ``"betting"``: the betting confidence interval of Waudby-Smith & Ramdas (2024) on the labels, whose coverage
@@ -204,9 +213,18 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
           method  estimate  ci_low  ci_high  n_clusters         interval
     0  classical       3.1   2.733    3.388          30  cluster-betting
     """
-    methods = _methods(method)
     confidence_level = check_level(confidence_level)
     check_option(nan_policy, ["raise", "omit"], "nan_policy")
+    check_option(interval, list(INTERVALS), "interval")
+    options = {"interval": interval if interval != "auto" else None, "cluster": cluster,
+               "finite_population": finite_population or None, "null": null, "adjust": adjust,
+               "probabilities": probabilities, "judge": "a jury" if isinstance(judge, pd.DataFrame) else None}
+    methods = _resolve_methods(method, options)
+    if "calibrated" in methods:
+        return _with_calibrated(methods, judge, human, by=by, bounds=bounds, confidence_level=confidence_level,
+                                nan_policy=nan_policy, others=lambda rest: mean(
+                                    judge, human, method=rest, interval=interval, confidence_level=confidence_level,
+                                    by=by, bounds=bounds, nan_policy=nan_policy))
     if probabilities is not None or isinstance(judge, pd.DataFrame):
         return _designed(judge, human, probabilities, methods=methods, interval=interval,
                          confidence_level=confidence_level, by=by, adjust=adjust, null=null, cluster=cluster,
@@ -215,6 +233,72 @@ def mean(judge: pd.Series, human: pd.Series, *, method="ppi++", interval: str = 
     return _inference(judge, human, methods=methods, interval=interval, confidence_level=confidence_level, by=by,
                       adjust=adjust, cluster=cluster, bounds=bounds, finite_population=bool(finite_population),
                       nan_policy=nan_policy, null=null)
+
+
+def _resolve_methods(method, options: dict) -> list[str]:
+    """The methods asked for; ``None`` is ``"calibrated"`` for the plain question and ``"ppi++"`` where an option
+    asks for what only the PPI estimators offer (an interval by name, clusters, a jury, active labelling, ...)."""
+    asked = {name: value for name, value in options.items() if value is not None}
+    if method is None:
+        return ["ppi++"] if asked else ["calibrated"]
+    methods = _methods(method)
+    if "calibrated" in methods and asked:
+        name, value = next(iter(asked.items()))
+        raise ValueError(f"method='calibrated' is not offered with {name}={show(value)}: its interval is the calibrated "
+                         "t (interval='auto'); clusters, juries, active labelling, the finite population, selection "
+                         "and one-sided tests are the PPI estimators' (method='ppi++').")
+    return methods
+
+
+def _with_calibrated(methods, judge, human, *, by, bounds, confidence_level, nan_policy, others) -> pd.DataFrame:
+    """The calibrated rows (:func:`evalkit.infer.systems` on these cases, segments as systems) and the other methods'
+    rows, in the order asked."""
+    calibrated = _calibrated_mean(judge, human, by=by, bounds=bounds, confidence_level=confidence_level,
+                                  nan_policy=nan_policy)
+    rest = [m for m in methods if m != "calibrated"]
+    if not rest:
+        return calibrated
+    other = others(rest)
+    parts = [calibrated if m == "calibrated" else other[other["method"] == m] for m in methods]
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs = dict(calibrated.attrs)
+    return out
+
+
+def _calibrated_mean(judge, human, *, by, bounds, confidence_level, nan_policy) -> pd.DataFrame:
+    """:func:`mean`'s ``"calibrated"`` rows: one segment (or each of ``by``) as a system of
+    :func:`evalkit.infer.systems`, its cases the judge's."""
+    from evalkit.infer._engine import _codes
+    from evalkit.infer._systems import systems
+
+    judge, human = _as_scores(judge, "judge"), _as_scores(human, "human")
+    y, positions, _, values = _align(judge, human, nan_policy)
+    if len(y) < 2:
+        raise ValueError(f"`human` must hold at least 2 labels (with a score and a label); got {len(y)}.")
+    labels = np.full(len(values), np.nan)
+    labels[positions] = y
+    keep = ~np.isnan(values)
+    if by is None:
+        segment, name = np.zeros(len(values), dtype=np.int64), None
+        names = pd.Index([0])
+    else:
+        segment, names = _codes(by, judge)
+        name = names.name or "segment"
+    frame = pd.DataFrame({"_segment": names[segment[keep]], "case_id": np.arange(len(values))[keep], "judge": values[keep],
+                          "human": labels[keep]})
+    table = systems(frame, system="_segment", judge="judge", human="human", bounds=bounds,
+                    confidence_level=confidence_level)
+    out = pd.DataFrame({"estimate": table["estimate"], "ci_low": table["ci_low"], "ci_high": table["ci_high"],
+                        "n_labelled": table["n_labelled"], "n_unlabelled": table["n_cases"] - table["n_labelled"],
+                        "lam": table["lam"], "method": table["method"], "interval": table["interval"],
+                        "note": table["note"]})
+    if by is not None:
+        out.insert(0, name, table["_segment"].to_numpy())
+        out["rank_low"], out["rank_high"] = table["rank_low"].to_numpy(), table["rank_high"].to_numpy()
+    out.attrs.update(confidence_level=confidence_level, joint_confidence_level=None, adjust=None, interval="auto",
+                     cluster=None, population="superpopulation", bounds=table.attrs["bounds"],
+                     folds=table.attrs["folds"], increasing=table.attrs["increasing"])
+    return out
 
 
 def _designed(judge, human, probabilities, *, methods, interval, confidence_level, by, adjust, null, cluster, bounds,
@@ -238,7 +322,7 @@ def _designed(judge, human, probabilities, *, methods, interval, confidence_leve
                       nan_policy=nan_policy, alternative=alternative, keep_se=keep_se)
 
 
-def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human_b: pd.Series, *, method="ppi++",
+def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human_b: pd.Series, *, method=None,
                interval: str = "auto", confidence_level: float = 0.95, alternative: str = "two-sided", cluster=None,
                bounds=None, finite_population: bool = False, nan_policy: str = "raise",
                probabilities: pd.Series | None = None) -> pd.DataFrame:
@@ -292,11 +376,21 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
        estimate  ci_low  ci_high  p_val
     0     0.204   0.144    0.264    0.0
     """
-    methods = _methods(method)
     confidence_level = check_level(confidence_level)
     check_option(alternative, ["two-sided", "greater", "less"], "alternative")
     check_option(nan_policy, ["raise", "omit"], "nan_policy")
+    check_option(interval, list(INTERVALS), "interval")
     several = isinstance(judge_a, pd.DataFrame) or isinstance(judge_b, pd.DataFrame)
+    options = {"interval": interval if interval != "auto" else None, "cluster": cluster,
+               "finite_population": finite_population or None, "probabilities": probabilities,
+               "alternative": alternative if alternative != "two-sided" else None, "judge": "a jury" if several else None}
+    methods = _resolve_methods(method, options)
+    if methods == ["calibrated"]:
+        return _calibrated_difference(judge_a, judge_b, human_a, human_b, bounds=bounds,
+                                      confidence_level=confidence_level, nan_policy=nan_policy)
+    if "calibrated" in methods:
+        raise ValueError("method='calibrated' is a difference of its own (every label of either system counts); ask "
+                         "for it alone, and for the PPI methods in another call.")
     if several:
 
         ja, jb = _judge_frame(judge_a, "judge_a"), _judge_frame(judge_b, "judge_b")
@@ -355,6 +449,41 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
     out.insert(3, "p_val", np.asarray(p_values, dtype=float))
     return out.drop(columns=["_se", "_df"], errors="ignore")
 
+
+
+def _calibrated_difference(judge_a, judge_b, human_a, human_b, *, bounds, confidence_level, nan_policy) -> pd.DataFrame:
+    """:func:`difference`'s ``"calibrated"`` row: the two systems through :func:`evalkit.infer.system_differences`, on
+    their shared cases, every label of either system counting."""
+    from evalkit.infer._systems import system_differences
+
+    ja, jb = _as_scores(judge_a, "judge_a"), _as_scores(judge_b, "judge_b")
+    ha, hb = _as_scores(human_a, "human_a"), _as_scores(human_b, "human_b")
+    for index, name in ((ha.index, "human_a"), (hb.index, "human_b"), (ja.index, "judge_a"), (jb.index, "judge_b")):
+        check_unique_index(index, name)
+    if len(ja) != len(jb) or not ja.index.isin(jb.index).all():
+        raise ValueError("`judge_a` and `judge_b` must score the same cases (a paired comparison); they differ, e.g. "
+                         f"{ja.index.symmetric_difference(jb.index)[:3].tolist()}.")
+    parts = []
+    for system, judged, labels, name in (("a", ja, ha, "human_a"), ("b", jb.reindex(ja.index), hb, "human_b")):
+        y, positions, _, values = _align(judged, labels, nan_policy, name=name)
+        full = np.full(len(values), np.nan)
+        full[positions] = y
+        parts.append(pd.DataFrame({"system": system, "case_id": np.arange(len(values)), "judge": values, "human": full}))
+    frame = pd.concat(parts, ignore_index=True)
+    scored = frame.groupby("case_id")["judge"].transform(lambda v: v.notna().all())
+    frame = frame[scored.to_numpy()]
+    labelled = frame[frame["human"].notna()]["case_id"].nunique()
+    if labelled < 2:
+        raise ValueError(f"`human_a` and `human_b` label {labelled} case(s) both judges score; the calibration needs "
+                         "labels on at least 2 cases.")
+    table = system_differences(frame, baseline="b", bounds=bounds, confidence_level=confidence_level).iloc[0]
+    cases = frame["case_id"].nunique()
+    out = pd.DataFrame([{"estimate": table["estimate"], "ci_low": table["ci_low"], "ci_high": table["ci_high"],
+                         "p_val": table["p_val"], "n_labelled": labelled, "n_unlabelled": cases - labelled,
+                         "lam": np.nan, "method": "calibrated", "interval": table["interval"], "note": table["note"]}])
+    out.attrs.update(confidence_level=confidence_level, interval="auto", alternative="two-sided", cluster=None,
+                     population="superpopulation")
+    return out
 
 
 def _designed_difference(judge, human, probabilities, *, methods, interval, confidence_level, cluster, scale,
@@ -428,7 +557,7 @@ class _DifferenceTest:
             degenerate, null=0.0)[method])
 
 
-def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame | None = None, method="ppi++",
+def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame | None = None, method=None,
               interval: str = "auto", confidence_level: float = 0.95, by=None, adjust: str | None = None, null=None,
               cluster=None, finite_population: bool = False, probabilities: pd.Series | None = None) -> pd.DataFrame:
     """The human pass rate over all judged cases, from a judge results table and a few human labels.
@@ -517,7 +646,7 @@ def pass_rate(results: pd.DataFrame, human: pd.Series, *, checks: pd.DataFrame |
     results = results.reset_index(drop=True)  # concatenated runs repeat labels
     results.attrs = {}  # a new frame: the rubric is read above, and pandas would copy the metadata at every step
     check_columns(results, ["case_id", "rubric", "rubric_version", "model", "verdict", "error"], "results")
-    methods = _methods(method)
+    methods = method if method is None else _methods(method)
     human = _as_scores(human, "human", levels=levels, pass_levels=passing)
     check_unique_index(human.index, "human")
     unknown = human.index[~human.index.isin(results["case_id"])]

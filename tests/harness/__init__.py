@@ -72,6 +72,7 @@ EXEMPT = {
     "report.formatted": "shows a table's numbers rounded (its p_val and ci_low among them); computes none",
     "infer.simulate": "is itself a coverage simulation on a fully labelled set",
     "plots.ratings": "draws the intervals of pairwise.bradley_terry",
+    "plots.system_estimates": "draws the intervals and rank sets of infer.systems",
     "compare.adjust_p_values": "adjusts p-values it is given (Holm, Bonferroni, BH, BY: equal to statsmodels' multipletests)",
     **infer.EXEMPT,
 }

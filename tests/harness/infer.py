@@ -179,25 +179,26 @@ def _paired_truth(shift: float) -> float:
     return float((a - b).mean())
 
 
-def _difference(interval="auto", kind="interval"):
+def _difference(interval="auto", kind="interval", method="ppi++"):
     def run(sample, level):
         from evalkit import infer
 
-        row = infer.difference(sample["ja"], sample["jb"], sample["ha"], sample["hb"], interval=interval,
+        row = infer.difference(sample["ja"], sample["jb"], sample["ha"], sample["hb"], interval=interval, method=method,
                                confidence_level=level if kind == "interval" else 0.95, bounds=sample["bounds"]).iloc[0]
         return (row["ci_low"], row["ci_high"], row["estimate"]) if kind == "interval" else row["p_val"]
 
     return run
 
 
-def _infer_pass_rate(interval="auto"):
+def _infer_pass_rate(interval="auto", method="ppi++"):
     def run(sample, level):
         from evalkit import infer
 
         judge = sample["judge"]
         results = pd.DataFrame({"case_id": judge.index, "rubric": "r", "rubric_version": "v1", "model": "m",
                                 "verdict": np.where(judge.to_numpy() > 0, "PASS", "FAIL"), "parsed": True, "error": None})
-        row = infer.pass_rate(results, sample["human"] > 0, interval=interval, confidence_level=level).iloc[0]
+        row = infer.pass_rate(results, sample["human"] > 0, interval=interval, method=method,
+                              confidence_level=level).iloc[0]
         return row["ci_low"], row["ci_high"], row["estimate"]
 
     return run
@@ -283,8 +284,22 @@ SUMMEVAL_DESIGNS = tuple(summeval_design(d) for d in SUMMEVAL_JUDGES)
 
 
 ENTRIES = [
-    # infer.mean: the default (betting) beside the large-sample intervals and a bootstrap, on the same designs
-    Entry("infer.mean", "method='ppi++', interval='betting' (default)", "interval", _mean(),
+    # the default of infer.mean, difference and pass_rate: the calibrated estimator of infer.systems, one segment
+    Entry("infer.mean", "method='calibrated' (default; infer.systems' estimator, one segment)", "interval",
+          _mean("calibrated"), (skewed_ppi_design(), summeval_design("consistency"), summeval_design("fluency"),
+                                summeval_design("relevance"), pass_fail_design(0.9), pass_fail_design(0.97, 0.9),
+                                pass_fail_design(0.5, 0.8)),
+          default=True, sizes=(20, 30, 50, 100, 200), test_sizes=(30,),
+          notes="large-sample with a measured switch: too few labels off the end of the scale give the humans-only "
+                "exact row"),
+    Entry("infer.difference", "method='calibrated' (default; infer.system_differences' estimator)", "interval",
+          _difference(method=None), (paired_design(0.0), paired_design(0.3)), default=True,
+          sizes=(20, 30, 50, 100, 200), test_sizes=(30,)),
+    Entry("infer.pass_rate", "method='calibrated' (default)", "interval", _infer_pass_rate(method=None),
+          (pass_fail_design(0.9), pass_fail_design(0.97, 0.9), pass_fail_design(0.5, 0.8)), default=True,
+          sizes=(20, 30, 50, 100, 200), test_sizes=(30,)),
+    # infer.mean: the betting interval by name beside the large-sample intervals and a bootstrap, on the same designs
+    Entry("infer.mean", "method='ppi++', interval='auto' (betting, by name: finite-sample)", "interval", _mean(),
           (summeval_design("consistency"), summeval_design("fluency"), skewed_ppi_design()), default=True,
           notes="finite-sample coverage; the test subset runs the two skewed SummEval dimensions and the synthetic one"),
     Entry("infer.mean", "method='ppi++', interval='betting' (all four SummEval dimensions)", "interval", _mean(),
@@ -325,17 +340,17 @@ ENTRIES = [
           (segments_design(), segments_design(12, 0.9, 0.75, 6)), sizes=(120, 300, 600)),
     Entry("infer.mean", "by=system, adjust='bonferroni', interval='clt'", "interval", _per_system("clt"),
           (per_system_design(),), sizes=(200, 480)),
-    Entry("infer.difference", "interval='betting' (default)", "interval", _difference(),
+    Entry("infer.difference", "method='ppi++', interval='betting' (by name: finite-sample)", "interval", _difference(),
           (paired_design(0.0), paired_design(0.3)), default=True, test_sizes=(50,), test_reps=200,
           notes="the fast suite runs 200 samples (each call also finds the p-value)"),
     Entry("infer.difference", "interval='clt'", "interval", _difference("clt"), (paired_design(0.0), paired_design(0.3))),
-    Entry("infer.difference", "p_val, interval='betting' (default), no difference", "test", _difference(kind="test"),
+    Entry("infer.difference", "p_val, method='ppi++', interval='betting' (by name), no difference", "test", _difference(kind="test"),
           (paired_design(0.0),), default=True, test_sizes=(50,), test_reps=300, slow=True,
           notes="the dual of the betting interval of the difference (checked in the fast tier); checked with the slow "
                 "tests"),
     Entry("infer.difference", "p_val, interval='clt', no difference", "test", _difference("clt", "test"),
           (paired_design(0.0),)),
-    Entry("infer.pass_rate", "method='ppi++', interval='betting' (default)", "interval", _infer_pass_rate(),
+    Entry("infer.pass_rate", "method='ppi++', interval='betting' (by name: finite-sample)", "interval", _infer_pass_rate(),
           (pass_fail_design(0.9), pass_fail_design(0.97, 0.9), pass_fail_design(0.5, 0.8)), default=True),
     Entry("infer.pass_rate", "method='ppi++', interval='clt'", "interval", _infer_pass_rate("clt"),
           (pass_fail_design(0.9), pass_fail_design(0.97, 0.9), pass_fail_design(0.5, 0.8))),
@@ -382,7 +397,9 @@ def beta_design(a: float = 8.0, b: float = 2.0, n_cases: int = 2000) -> Design:
 
 
 ENTRIES += [
-    Entry("infer.mean", "method='ppi++' (default) on scores with no known scale: the t interval", "interval", _mean(),
+    Entry("infer.mean", "method='calibrated' (default) on scores with no known scale", "interval", _mean("calibrated"),
+          (unbounded_design(), beta_design()), default=True, sizes=(20, 30, 50, 100, 200), test_sizes=(30,)),
+    Entry("infer.mean", "method='ppi++' on scores with no known scale: the t interval", "interval", _mean(),
           (unbounded_design(),), default=True, sizes=(30, 50, 100, 200), test_sizes=(50,),
           notes="no bounds given and the labels not 0/1: betting needs a scale, so the default is Student's t "
                 "(refused below 30 labels)"),

@@ -16,7 +16,7 @@ import pandas as pd
 
 from tests.harness.core import SHARED_DATA, Design, Entry, _summeval_table, _usr, load_shared
 
-SYSTEM_SIZES = (20, 30, 50)
+SYSTEM_SIZES = (20, 30, 50, 100, 200)
 
 
 def _labels(rng, systems: int, cases: int, n: int, shared: bool) -> np.ndarray:
@@ -57,10 +57,11 @@ def _matrix_design(name: str, description: str, population, *, cases: int | None
         y, f = y[:, keep], f[:, keep]
         labelled = _labels(rng, y.shape[0], y.shape[1], n, shared)
         target = int(rng.integers(0, y.shape[0]))
-        other = int(rng.choice([s for s in range(y.shape[0]) if s != target]))
+        others = [s for s in range(y.shape[0]) if s != target]
+        other = int(rng.choice(others)) if others else target
         t = truth()
         return {"table": _table(y, f, labelled), "bounds": bounds, "target": target, "other": other,
-                "truth": t[target], "truth_difference": t[target] - t[other]}
+                "truth": t[target], "truth_difference": t[target] - t[other] if others else np.nan}
 
     return Design(name + ("-shared" if shared else "-own"), description + (", the same cases labelled for every system"
                   if shared else ", each system's labels on cases of its own"), draw, data=data)
@@ -172,7 +173,82 @@ def arena_systems() -> Design:
                   "human votes, GPT-4's verdicts as the judge, about n labelled comparisons per system", draw, data="arena")
 
 
+@functools.cache
+def _summeval_one_system(dimension: str):
+    """SummEval as one system: all 1,600 summaries (16 systems x 100 documents) judged, one population."""
+    table = _summeval_table()
+    return (table[dimension].to_numpy(float)[None, :], table[SUMMEVAL_SYSTEM_JUDGES[dimension]].to_numpy(float)[None, :])
+
+
+def summeval_one_system(dimension: str) -> Design:
+    return _matrix_design(f"summeval-{dimension}-1-system", f"SummEval {dimension} as one system: 1,600 summaries "
+                          f"resampled, the judge {SUMMEVAL_SYSTEM_JUDGES[dimension]}",
+                          functools.partial(_summeval_one_system, dimension), cases=None, shared=False, bounds=(1, 5),
+                          data="summeval")
+
+
+@functools.cache
+def _top_matrix(systems: int):
+    """1-5 ratings piled at the top (mean about 4.6, like SummEval's consistency), a judge on [0, 1] at r about 0.6."""
+    rng = np.random.default_rng(20261205 + systems)
+    quality = np.linspace(4.75, 4.95, systems) if systems > 1 else np.array([4.85])
+    hardness = rng.normal(0, 0.5, 20_000)
+    latent = quality[:, None] + hardness[None, :] + rng.normal(0, 0.6, (systems, 20_000))
+    y = np.clip(np.round(latent), 1, 5)
+    f = np.clip((latent - 1) / 4 + rng.normal(0, 0.15, (systems, 20_000)), 0, 1)
+    return y, f
+
+
+def top_systems(systems: int, *, shared: bool = False) -> Design:
+    return _matrix_design(f"top-1to5-{systems}-system{'s' if systems > 1 else ''}", f"{systems} system(s) x 1,000 "
+                          "cases of 1-5 ratings piled at the top (mean about 4.6), a judge on [0, 1]",
+                          functools.partial(_top_matrix, systems), cases=1000, shared=shared, bounds=(1, 5))
+
+
+@functools.cache
+def _binary_matrix(rate: float, systems: int):
+    """0/1 labels at about ``rate`` (each system a little off it), a judge's P(pass) on [0, 1] that separates the
+    classes at an AUC of about 0.85, prompts that are harder for every system (a shared prompt effect)."""
+    from scipy import optimize, special
+
+    rng = np.random.default_rng(int(rate * 1000) + 97 * systems)
+    hardness = rng.normal(0, 0.8, 20_000)
+    offsets = np.linspace(-0.3, 0.3, systems) if systems > 1 else np.zeros(1)
+    base = optimize.brentq(lambda b: special.expit(b + hardness).mean() - rate, -12, 12)
+    p = special.expit(base + offsets[:, None] + hardness[None, :])
+    y = (rng.random(p.shape) < p).astype(float)
+    f = special.expit(special.logit(p) + 2.0 * (y - 0.5) + rng.normal(0, 1.0, p.shape))
+    return y, f
+
+
+def binary_systems(rate: float, systems: int, *, shared: bool = False) -> Design:
+    return _matrix_design(f"pass-fail-{rate:g}-{systems}-system{'s' if systems > 1 else ''}", f"{systems} system(s) x "
+                          f"1,000 cases of 0/1 labels at a rate about {rate:g}, a judge's P(pass)",
+                          functools.partial(_binary_matrix, rate, systems), cases=1000, shared=shared, bounds=(0, 1))
+
+
+@functools.cache
+def _prompt_matrix():
+    """6 systems whose ratings move together by prompt (a strong prompt effect: intraclass correlation about 0.6)."""
+    rng = np.random.default_rng(20261206)
+    quality = np.array([2.8, 3.0, 3.2, 3.3, 3.5, 3.7])
+    hardness = rng.normal(0, 1.1, 20_000)
+    latent = quality[:, None] + hardness[None, :] + rng.normal(0, 0.6, (6, 20_000))
+    y = np.clip(np.round(latent), 1, 5)
+    f = np.clip((latent - 1) / 4 + rng.normal(0, 0.12, (6, 20_000)), 0, 1)
+    return y, f
+
+
+def prompt_clustered_systems(*, shared: bool) -> Design:
+    return _matrix_design("prompt-clustered-6-systems", "6 systems x 150 prompts whose ratings move together by prompt "
+                          "(intraclass correlation about 0.6)", _prompt_matrix, cases=150, shared=shared, bounds=(1, 5))
+
+
+
 def _systems(kind: str = "mean"):
+    """Run the entry on one draw: its interval and estimate less the truth (the draw's target differs from draw to
+    draw, so the oracle is the central interval of the estimate's error, the truth then 0)."""
+
     def run(sample, level):
         from evalkit import infer
 
@@ -185,18 +261,19 @@ def _systems(kind: str = "mean"):
             out = infer.system_differences(table, baseline=names[sample["other"]], bounds=sample["bounds"],
                                            confidence_level=level)
             row = out.set_index("system_a").loc[names[sample["target"]]]
-        return row["ci_low"], row["ci_high"], row["estimate"]
+        centre = sample["centre"]
+        return row["ci_low"] - centre, row["ci_high"] - centre, row["estimate"] - centre
 
     return run
 
 
-def _truth_of_difference(design: Design) -> Design:
-    """The same draws, with the pair's difference as the truth."""
+def _centred(design: Design, kind: str = "mean") -> Design:
+    """The same draws, the truth (a system's mean, or a pair's difference) moved to ``centre`` and 0 in its place."""
     import dataclasses
 
     def draw(rng, n):
         sample = design.draw(rng, n)
-        return {**sample, "truth": sample["truth_difference"]}
+        return {**sample, "truth": 0.0, "centre": sample["truth" if kind == "mean" else "truth_difference"]}
 
     return dataclasses.replace(design, draw=draw)
 
@@ -205,13 +282,18 @@ MEAN_DESIGNS = (synthetic_systems(skew=True, shared=False), synthetic_systems(sk
                 summeval_systems("consistency", shared=False), summeval_systems("consistency", shared=True),
                 summeval_systems("relevance", shared=False), summeval_systems("fluency", shared=True),
                 summeval_systems("coherence", shared=False), usr_systems(shared=False), usr_systems(shared=True),
-                arena_systems())
+                arena_systems(), top_systems(6), top_systems(1), summeval_one_system("consistency"),
+                binary_systems(0.03, 1), binary_systems(0.97, 1), binary_systems(0.03, 6, shared=True),
+                binary_systems(0.97, 6), prompt_clustered_systems(shared=True), prompt_clustered_systems(shared=False))
+#: the designs with two or more systems: a pair's difference
+PAIR_DESIGNS = tuple(d for d in MEAN_DESIGNS if "-1-system" not in d.name)
 
 ENTRIES = [
-    Entry("infer.systems", "calibrated PPI, t with pseudo-residuals (default)", "interval", _systems(), MEAN_DESIGNS,
+    Entry("infer.systems", "calibrated PPI, t with pseudo-residuals (default)", "interval", _systems(),
+          tuple(_centred(d) for d in MEAN_DESIGNS),
           default=True, sizes=SYSTEM_SIZES, test_sizes=(30,), test_reps=300,
           notes="large-sample; one system's interval per draw (a random one), against its population mean"),
     Entry("infer.system_differences", "calibrated PPI, t with pseudo-residuals (default)", "interval", _systems("difference"),
-          tuple(_truth_of_difference(d) for d in MEAN_DESIGNS), default=True, sizes=SYSTEM_SIZES, test_sizes=(30,),
+          tuple(_centred(d, "difference") for d in PAIR_DESIGNS), default=True, sizes=SYSTEM_SIZES, test_sizes=(30,),
           test_reps=300, notes="one pair per draw, against its population difference"),
 ]
