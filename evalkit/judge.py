@@ -44,6 +44,8 @@ __all__ = [
     "pass_rate",
     "save_results",
     "load_results",
+    "identity",
+    "identity_changes",
 ]
 
 PARSER_VERSION = "first-line-exact/1"
@@ -574,6 +576,73 @@ def _warn_unparseable(key, row, alert: float, base_rate, max_jump: float) -> Non
     if base_rate is not None and rate - base_rate > max_jump:
         warnings.warn(f"{key[0]}: the unparseable rate jumped from {base_rate:.1%} (baseline) to {rate:.1%}.",
                       EvalkitWarning, stacklevel=4)
+
+
+#: Model parameters that pick a draw of one judge rather than make another judge: left out of its identity.
+DRAW_PARAMS = ("seed",)
+
+
+def _values(results: pd.DataFrame, column: str) -> str | None:
+    """The distinct values of a column, as one text (None when the column is absent or empty)."""
+    if column not in results.columns:
+        return None
+    found = sorted(map(str, pd.unique(results[column].dropna())))
+    return ", ".join(found) if found else None
+
+
+def identity(results: pd.DataFrame) -> dict:
+    """Who judged a results table: ``model`` (the judge model's id), ``params`` (its parameters, without the seed
+    that only picks a draw), ``rubric`` and ``rubric_version``.
+
+    evalkit's own tables carry it in ``attrs`` (kept by :func:`save_results`); a table read from another tool's log
+    names the grading model in its ``grader`` column (its ``model`` is the system evaluated), and is None where the
+    tool does not say.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import judge
+    >>> cases = pd.DataFrame({"case_id": ["c1"], "output": ["Paris"]})
+    >>> rubric = judge.Rubric("capital", "Names the capital.", "{criterion} {output}? {levels}")
+    >>> res = judge.run_judge(cases, rubric, lambda p: "PASS", model_id="rule", progress=False)
+    >>> judge.identity(res)
+    {'model': 'rule', 'params': {}, 'rubric': 'capital', 'rubric_version': 'e3e4c997b509'}
+    """
+    results = check_dataframe(results, "results")
+    attrs = results.attrs or {}
+    model_attrs = attrs.get("model") if isinstance(attrs.get("model"), dict) else {}
+    if attrs.get("source"):  # a log: `model` is the system evaluated; the judge is the grader, where named
+        model, params = _values(results, "grader"), {}
+    else:
+        model = model_attrs.get("id") or _values(results, "model")
+        params = {k: v for k, v in (model_attrs.get("params") or {}).items() if k not in DRAW_PARAMS}
+    rubric_attrs = attrs.get("rubric") if isinstance(attrs.get("rubric"), dict) else {}
+    return {"model": None if model is None else str(model), "params": params,
+            "rubric": _values(results, "rubric") or rubric_attrs.get("name"),
+            "rubric_version": _values(results, "rubric_version") or rubric_attrs.get("version")}
+
+
+def identity_changes(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
+    """How the judges of two results tables differ (:func:`identity`): one sentence per difference, empty when they are
+    the same judge. What one table does not record is not counted as a difference.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import judge
+    >>> a = pd.DataFrame({"case_id": ["c1"], "rubric_version": ["v1"], "model": ["judge-a"]})
+    >>> judge.identity_changes(a, a.assign(model="judge-b", rubric_version="v2"))
+    ["judge model 'judge-a' in a, 'judge-b' in b", "rubric version 'v1' in a, 'v2' in b"]
+    """
+    ia, ib = identity(a), identity(b)
+    changes = []
+    for key, name in (("model", "judge model"), ("rubric_version", "rubric version")):
+        if ia[key] is not None and ib[key] is not None and ia[key] != ib[key]:
+            changes.append(f"{name} {ia[key]!r} in a, {ib[key]!r} in b")
+    differ = sorted(k for k in set(ia["params"]) | set(ib["params"]) if ia["params"].get(k) != ib["params"].get(k))
+    for key in differ:
+        changes.append(f"judge parameter {key!r} {ia['params'].get(key)!r} in a, {ib['params'].get(key)!r} in b")
+    return changes
 
 
 def save_results(results: pd.DataFrame, path) -> Path:
