@@ -8,7 +8,8 @@ of its repeats, so the repeats of a case are never counted as independent eviden
 - **regression** (exit 1): the whole interval lies below ``-margin`` (the candidate is worse than the margin);
 - **no regression** (exit 0): the whole interval lies above ``-margin`` (non-inferior within the margin);
 - **inconclusive** (exit 2): the interval holds ``-margin``: too few cases to tell; the result says about how many
-  cases a margin of that size needs (:func:`evalkit.compare.cases_needed` at the observed share of changed cases).
+  cases would tell the observed change from the margin (:func:`evalkit.compare.cases_needed` at the observed share of
+  changed cases; for a candidate that did not change, how many cases the margin needs).
 
 Each side of the interval is wrong with probability at most ``(1 - confidence_level) / 2``, so a candidate that
 did not change is called a regression at most that often (``benchmarks/bench_gate.py`` measures it, with a noisy
@@ -24,6 +25,7 @@ estimated from the judge on every case and the labels (:func:`evalkit.infer.diff
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -34,7 +36,7 @@ import pandas as pd
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._stats import cluster_difference_interval, mcnemar_exact_p, newcombe_paired_interval
 from evalkit._tables import epoch_column
-from evalkit._validation import check_columns, check_dataframe, check_level, check_number
+from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_level, check_number
 
 __all__ = ["GateResult", "decide", "check", "read_run", "EXIT_CODES"]
 
@@ -80,8 +82,9 @@ class GateResult:
     discordant : float
         Share of the paired cases whose pass rate changed.
     cases_needed : int or None
-        Inconclusive only: about how many cases a margin of this size needs (80% power), at the observed share of
-        changed cases; None otherwise, or when no plan can be made (a margin of 0).
+        Inconclusive only: about how many cases tell the observed change from ``-margin`` (80% power; for a candidate
+        that did not change, how many a margin of this size needs), at the observed share of changed cases; None
+        otherwise, or when the change sits on the margin.
     message : str
         The verdict in one line, with the figures.
     """
@@ -414,7 +417,8 @@ def decide(baseline: pd.DataFrame, candidate: pd.DataFrame, *, margin: float = 0
         status = "no regression"
     else:
         status = "inconclusive"
-    needed = _cases_needed(margin, discordant, power, confidence_level) if status == "inconclusive" else None
+    gap = abs(found["estimate"] + margin)
+    needed = _cases_needed(gap, discordant, power, confidence_level) if status == "inconclusive" else None
     message = _message(status, found, margin, confidence_level, len(common), estimand, needed, n_labelled)
     return GateResult(status=status, exit_code=EXIT_CODES[status], margin=margin, confidence_level=confidence_level,
                       n_cases=len(common), n_labelled=n_labelled, estimand=estimand,
@@ -440,16 +444,18 @@ def _judge_difference(x_a: np.ndarray, x_b: np.ndarray, cases: pd.Index, repeats
             "interval": "cluster-betting"}
 
 
-def _cases_needed(margin: float, discordant: float, power: float, confidence_level: float) -> int | None:
-    """About how many cases show a candidate that did not change to be within ``margin`` (80% power by default): the
-    exact McNemar plan (:func:`evalkit.compare.cases_needed`) for a change of the margin's size, at the observed share
-    of changed cases (at least the margin: fewer changed cases need fewer)."""
-    if margin <= 0:
+def _cases_needed(gap: float, discordant: float, power: float, confidence_level: float) -> int | None:
+    """About how many cases tell the observed change from the margin (``power``, 80% by default): the exact McNemar
+    plan (:func:`evalkit.compare.cases_needed`) for a change the size of the gap between the estimate and
+    ``-margin``, at the observed share of changed cases (at least the gap). For a candidate that did not change the
+    gap is the margin. None when the estimate sits on the margin (no number of cases can tell)."""
+    if gap < 1e-9:
         return None
     from evalkit.compare import cases_needed
 
-    plan = cases_needed(margin, discordant=min(1.0, max(discordant, margin)), power=power,
-                        alpha=1 - confidence_level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalkitWarning)  # beyond two million cases: no plan (None)
+        plan = cases_needed(gap, discordant=min(1.0, max(discordant, gap)), power=power, alpha=1 - confidence_level)
     n = plan["n"].iloc[0]
     return None if pd.isna(n) else int(n)
 
@@ -462,8 +468,8 @@ def _message(status, found, margin, level, n, estimand, needed, n_labelled) -> s
         return f"regression: the candidate is worse than the margin: {figures}."
     if status == "no regression":
         return f"no regression: the candidate is within the margin: {figures}."
-    plan = (f"; about {needed} cases would tell a margin of {margin:.3f}" if needed is not None else
-            "; a margin of 0 can never be shown: give a margin above 0")
+    plan = (f"; about {needed} cases would tell a change of {found['estimate']:+.3f} from the margin" if needed is not None
+            else "; the change sits on the margin: no number of cases can tell")
     return f"inconclusive: too few cases to tell: {figures}{plan}."
 
 
