@@ -81,6 +81,7 @@ ELSEWHERE = {
     "judge.identity_changes": "test_judge_noise.py::test_identity_rides_in_the_saved_file_and_a_judge_change_is_named",
     "judge.verdict_score": "test_judge_noise.py::test_verdict_score_from_logprobs",
     "judge.consistency": "test_judge_noise.py::test_consistency_bad_input",
+    "judge.Consistency": "test_judge_noise.py::test_consistency_by_hand",
     "judge.rejudge": "test_judge_noise.py::test_rejudge_a_saved_baseline_with_the_current_judge",
     "gate.GateResult": "test_public_api.py::test_result_containers_are_frozen",
     "gate.decide": "test_gate.py::test_a_broken_run_is_refused_not_counted_as_fails",
