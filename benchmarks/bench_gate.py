@@ -11,8 +11,11 @@ is an independent draw: a run with k repeats judges each case k times.
   judge pass rate by ``--drop`` (0.10). The cases are ``compare.cases_needed(drop, discordant=D, power=0.8,
   alpha=1 - level)``, with D the share of cases whose single verdict differs between the two runs (computed from the
   design); the gate with margin 0 should call a regression at least as often as the plan promised (0.8).
-- **No change with a margin**: at the number of cases the gate's inconclusive message names for a margin (the same
-  plan for a change of the margin's size), the share of runs that end "no regression" (exit 0).
+- **No change with a margin**: at the cases ``compare.cases_needed`` plans for a change of the margin's size (from the
+  design's discordance), the share of runs that end "no regression" (exit 0).
+- **The gate's own plan**: a pilot of ``--pilot`` cases (100) with no change ends inconclusive and names about how many
+  cases would tell (its interval's half-width scaled as 1 / sqrt(n), 80% power); a fresh run of that many cases then
+  ends "no regression" this often (a pilot that already decided counts as its own outcome).
 
 Each setting runs with one verdict per case (Newcombe's interval) and with 3 repeats (the betting interval of the
 per-case mean change). The statistics are the kernel :func:`evalkit.gate.decide` calls; a few draws per setting are
@@ -33,7 +36,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalkit import compare, gate  # noqa: E402
-from evalkit.gate import _judge_difference  # noqa: E402
+from evalkit.gate import _cases_needed, _judge_difference  # noqa: E402
 
 GOOD_PASS, BAD_PASS = 0.95, 0.05
 
@@ -88,6 +91,28 @@ def run_setting(n: int, k: int, flip: float, margin: float, reps: int, level: fl
     return {share: float(np.mean(outcomes == share)) for share in ("regression", "no regression", "inconclusive")}
 
 
+def run_plan(pilot: int, k: int, margin: float, reps: int, level: float, args, seed: int) -> tuple[float, float]:
+    """The share of no-change gates that end "no regression" at the size the pilot's inconclusive gate named, and the
+    median size named."""
+    rng = np.random.default_rng(seed)
+    ends, sizes = [], []
+    for _ in range(reps):
+        _, mu = case_probabilities(pilot, rng, good=args.good, ambiguous=args.ambiguous)
+        found = _judge_difference(judged(mu, k, rng), judged(mu, k, rng), pd.Index([f"c{i:05d}" for i in range(pilot)]),
+                                  k, level)
+        first = status(found, margin)
+        if first != "inconclusive":
+            ends.append(first)
+            continue
+        n = _cases_needed(found, margin, pilot, 0.8, level)
+        n = min(n, 50_000) if n is not None else 50_000
+        sizes.append(n)
+        _, mu = case_probabilities(n, rng, good=args.good, ambiguous=args.ambiguous)
+        ends.append(status(_judge_difference(judged(mu, k, rng), judged(mu, k, rng),
+                                             pd.Index([f"c{i:05d}" for i in range(n)]), k, level), margin))
+    return float(np.mean(np.array(ends) == "no regression")), float(np.median(sizes)) if sizes else float("nan")
+
+
 def check_against_decide(n: int, k: int, flip: float, margin: float, level: float, args, draws: int = 3) -> None:
     """A few draws through gate.decide on results tables: the same status as the kernel."""
     rng = np.random.default_rng(99)
@@ -122,6 +147,7 @@ def main(argv=None) -> None:
     parser.add_argument("--good", type=float, default=0.85)
     parser.add_argument("--ambiguous", type=float, default=0.20)
     parser.add_argument("--repeats", type=int, nargs="+", default=[1, 3])
+    parser.add_argument("--pilot", type=int, default=100)
     args = parser.parse_args(argv)
     alpha = 1 - args.level
     flip = flip_for(args.drop, args.good, args.ambiguous)
@@ -147,6 +173,10 @@ def main(argv=None) -> None:
             rows.append({"setting": name, "repeats": k, "n": n, "outcome": outcome, "rate": round(found[outcome], 3),
                          "mc_se": round(se, 3), "claim": claim})
             check_against_decide(min(n, 300), k, fl, margin, args.level, args)
+        share, size = run_plan(args.pilot, k, args.margin, args.reps, args.level, args, seed=1000 * k + 99)
+        rows.append({"setting": f"no change, margin {args.margin}, the gate's plan from {args.pilot} cases", "repeats": k,
+                     "n": f"{size:.0f} (median)", "outcome": "no regression", "rate": round(share, 3),
+                     "mc_se": round(np.sqrt(share * (1 - share) / args.reps), 3), "claim": ">= 0.80 (planned)"})
     table = pd.DataFrame(rows)
     print(table.to_string(index=False))
     print("\nthe kernel agreed with gate.decide on results tables in every draw checked")

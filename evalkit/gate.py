@@ -8,8 +8,8 @@ of its repeats, so the repeats of a case are never counted as independent eviden
 - **regression** (exit 1): the whole interval lies below ``-margin`` (the candidate is worse than the margin);
 - **no regression** (exit 0): the whole interval lies above ``-margin`` (non-inferior within the margin);
 - **inconclusive** (exit 2): the interval holds ``-margin``: too few cases to tell; the result says about how many
-  cases would tell the observed change from the margin (:func:`evalkit.compare.cases_needed` at the observed share of
-  changed cases; for a candidate that did not change, how many cases the margin needs).
+  cases would tell the observed change from the margin with 80% power (the interval's half-width scaled as
+  1 / sqrt(n); ``benchmarks/bench_gate.py`` measures the power such a plan delivers).
 
 Each side of the interval is wrong with probability at most ``(1 - confidence_level) / 2``, so a candidate that
 did not change is called a regression at most that often (``benchmarks/bench_gate.py`` measures it, with a noisy
@@ -25,7 +25,7 @@ estimated from the judge on every case and the labels (:func:`evalkit.infer.diff
 
 from __future__ import annotations
 
-import warnings
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -36,7 +36,7 @@ import pandas as pd
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._stats import cluster_difference_interval, mcnemar_exact_p, newcombe_paired_interval
 from evalkit._tables import epoch_column
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_level, check_number
+from evalkit._validation import check_columns, check_dataframe, check_level, check_number
 
 __all__ = ["GateResult", "decide", "check", "read_run", "EXIT_CODES"]
 
@@ -82,9 +82,8 @@ class GateResult:
     discordant : float
         Share of the paired cases whose pass rate changed.
     cases_needed : int or None
-        Inconclusive only: about how many cases tell the observed change from ``-margin`` (80% power; for a candidate
-        that did not change, how many a margin of this size needs), at the observed share of changed cases; None
-        otherwise, or when the change sits on the margin.
+        Inconclusive only: about how many cases would tell the observed change from ``-margin`` (``power``, 80%): the
+        interval's half-width scaled as 1 / sqrt(n); None otherwise, or when the change sits on the margin.
     message : str
         The verdict in one line, with the figures.
     """
@@ -417,8 +416,7 @@ def decide(baseline: pd.DataFrame, candidate: pd.DataFrame, *, margin: float = 0
         status = "no regression"
     else:
         status = "inconclusive"
-    gap = abs(found["estimate"] + margin)
-    needed = _cases_needed(gap, discordant, power, confidence_level) if status == "inconclusive" else None
+    needed = _cases_needed(found, margin, len(common), power, confidence_level) if status == "inconclusive" else None
     message = _message(status, found, margin, confidence_level, len(common), estimand, needed, n_labelled)
     return GateResult(status=status, exit_code=EXIT_CODES[status], margin=margin, confidence_level=confidence_level,
                       n_cases=len(common), n_labelled=n_labelled, estimand=estimand,
@@ -444,20 +442,22 @@ def _judge_difference(x_a: np.ndarray, x_b: np.ndarray, cases: pd.Index, repeats
             "interval": "cluster-betting"}
 
 
-def _cases_needed(gap: float, discordant: float, power: float, confidence_level: float) -> int | None:
-    """About how many cases tell the observed change from the margin (``power``, 80% by default): the exact McNemar
-    plan (:func:`evalkit.compare.cases_needed`) for a change the size of the gap between the estimate and
-    ``-margin``, at the observed share of changed cases (at least the gap). For a candidate that did not change the
-    gap is the margin. None when the estimate sits on the margin (no number of cases can tell)."""
-    if gap < 1e-9:
-        return None
-    from evalkit.compare import cases_needed
+def _cases_needed(found: dict, margin: float, n: int, power: float, confidence_level: float) -> int | None:
+    """About how many cases would tell the observed change from ``-margin`` with ``power``: the interval's half-width
+    on the margin's side, scaled as 1 / sqrt(n) until the change's distance from the margin is (z_a + z_power) / z_a
+    half-widths (the usual sample-size rule, for the change observed). It scales the interval the gate made (Newcombe,
+    betting over repeats, or the labelled estimate's), so repeats and labels count; from a handful of cases it is
+    rough. None when the change sits on the margin (no number of cases can tell)."""
+    from scipy import stats
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EvalkitWarning)  # beyond two million cases: no plan (None)
-        plan = cases_needed(gap, discordant=min(1.0, max(discordant, gap)), power=power, alpha=1 - confidence_level)
-    n = plan["n"].iloc[0]
-    return None if pd.isna(n) else int(n)
+    estimate = found["estimate"]
+    gap = abs(estimate + margin)
+    half = (estimate - found["ci_low"]) if estimate > -margin else (found["ci_high"] - estimate)
+    if gap < 1e-9 or not np.isfinite(half) or half <= 0:
+        return None
+    z_a = stats.norm.ppf(0.5 + confidence_level / 2)
+    factor = (z_a + stats.norm.ppf(power)) / z_a
+    return max(n + 1, math.ceil(n * (factor * half / gap) ** 2))
 
 
 def _message(status, found, margin, level, n, estimand, needed, n_labelled) -> str:

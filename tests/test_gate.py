@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -10,8 +11,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
-from evalkit import cli, compare, gate, judge
+from evalkit import cli, gate, judge
 from evalkit._stats import mcnemar_exact_p, newcombe_paired_interval
 from tests.conftest import ROOT
 
@@ -43,8 +45,10 @@ def _passes(n, rate, rng):
     return rng.random(n) < rate
 
 
-@pytest.fixture
-def saved(tmp_path, rng):
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    rng = np.random.default_rng(20261205)
+    tmp_path = tmp_path_factory.mktemp("runs")
     base = _passes(400, 0.85, rng)
     same = base.copy()
     same[rng.choice(np.flatnonzero(base), 10, replace=False)] = False  # ten flips each way: no change in pass rate
@@ -57,13 +61,33 @@ def saved(tmp_path, rng):
             "other_judge": _run(tmp_path, "other", base, model_id="judge-2")}
 
 
-def _cli(*args):
+def _subprocess(*args):
     return subprocess.run([sys.executable, "-m", "evalkit.cli", "gate", *map(str, args)], capture_output=True,
                           text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
+@dataclasses.dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def _cli(capsys):
+    """``evalkit gate ARGS`` in this process (cli.main): its exit status and what it printed."""
+
+    def run(*args):
+        capsys.readouterr()
+        status = cli.main(["gate", *map(str, args)])
+        out = capsys.readouterr()
+        return Done(status, out.out, out.err)
+
+    return run
+
+
 def test_no_change_exits_0_with_the_figures(saved, tmp_path):
-    done = _cli(saved["baseline"], saved["same"], "--margin", "0.05", "--junit", tmp_path / "g.xml",
+    done = _subprocess(saved["baseline"], saved["same"], "--margin", "0.05", "--junit", tmp_path / "g.xml",
                 "--summary", tmp_path / "g.md")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("no regression: the candidate is within the margin: change in judge pass rate")
@@ -73,7 +97,7 @@ def test_no_change_exits_0_with_the_figures(saved, tmp_path):
     assert "## evalkit gate: no regression" in (tmp_path / "g.md").read_text()
 
 
-def test_a_regression_exits_1_and_writes_a_failure(saved, tmp_path):
+def test_a_regression_exits_1_and_writes_a_failure(saved, tmp_path, _cli):
     done = _cli(saved["baseline"], saved["worse"], "--junit", tmp_path / "g.xml", "--summary", tmp_path / "g.md")
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.startswith("regression: the candidate is worse than the margin")
@@ -82,19 +106,21 @@ def test_a_regression_exits_1_and_writes_a_failure(saved, tmp_path):
     assert "| baseline | 400 | 400 |" in (tmp_path / "g.md").read_text()
 
 
-def test_too_few_cases_exits_2_and_says_how_many_are_needed(saved, tmp_path):
+def test_too_few_cases_exits_2_and_says_how_many_are_needed(saved, tmp_path, _cli):
     done = _cli(saved["small_a"], saved["small_b"], "--margin", "0.05", "--junit", tmp_path / "g.xml")
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stdout.startswith("inconclusive: too few cases to tell")
     result = gate.check(saved["small_a"], saved["small_b"], margin=0.05, allow_inconclusive=True)
     assert f"about {result.cases_needed} cases would tell a change of {result.estimate:+.3f} from the margin" in done.stdout
-    gap = abs(result.estimate + 0.05)
-    plan = compare.cases_needed(gap, discordant=max(result.discordant, gap), alpha=0.05)["n"].iloc[0]
-    assert result.cases_needed == plan > 20
+    # the interval's half-width on the margin's side, scaled as 1 / sqrt(n) to (1.96 + 0.84) / 1.96 of the gap
+    half = (result.estimate - result.ci_low) if result.estimate > -0.05 else (result.ci_high - result.estimate)
+    z_a, z_b = stats.norm.ppf(0.975), stats.norm.ppf(0.8)
+    plan = int(np.ceil(20 * ((z_a + z_b) / z_a * half / abs(result.estimate + 0.05)) ** 2))
+    assert result.cases_needed == max(plan, 21) > 20
     assert ET.parse(tmp_path / "g.xml").getroot().get("skipped") == "1"
 
 
-def test_a_missing_file_exits_3_naming_it(saved, tmp_path):
+def test_a_missing_file_exits_3_naming_it(saved, tmp_path, _cli):
     missing = tmp_path / "nope.jsonl"
     done = _cli(saved["baseline"], missing, "--junit", tmp_path / "g.xml", "--summary", tmp_path / "g.md")
     assert done.returncode == 3
@@ -104,22 +130,22 @@ def test_a_missing_file_exits_3_naming_it(saved, tmp_path):
     assert "bad input" in (tmp_path / "g.md").read_text()
 
 
-def test_another_judge_exits_3_with_the_reason(saved):
+def test_another_judge_exits_3_with_the_reason(saved, _cli):
     done = _cli(saved["baseline"], saved["other_judge"])
     assert done.returncode == 3
     assert "different judges (judge model 'judge-1' in a, 'judge-2' in b)" in done.stderr
 
 
-def test_usage_errors_exit_3_and_help_names_every_exit_code():
+def test_usage_errors_exit_3_and_help_names_every_exit_code(_cli):
     assert _cli("only-one").returncode == 3
     assert cli.main(["gate", "a.jsonl", "b.jsonl", "--margin", "x"]) == 3
-    done = _cli("--help")
+    done = _subprocess("--help")
     assert done.returncode == 0
     for line in ("0  no regression", "1  regression", "2  inconclusive", "3  bad input or usage"):
         assert line in done.stdout
 
 
-def test_an_unreadable_file_is_named(tmp_path, saved):
+def test_an_unreadable_file_is_named(tmp_path, saved, _cli):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     assert cli.main(["gate", str(bad), str(saved["baseline"])]) == 3
@@ -172,7 +198,7 @@ def test_unmatched_cases_are_counted(saved):
     assert (res.n_cases, res.n_only_baseline, res.n_only_candidate) == (385, 5, 10)
 
 
-def test_labels_give_the_humans_change(saved, tmp_path, rng):
+def test_labels_give_the_humans_change(saved, tmp_path, rng, _cli):
     a, b = judge.load_results(saved["baseline"]), judge.load_results(saved["worse"])
     labelled = rng.choice(400, 80, replace=False)
     ids = a["case_id"].to_numpy()[labelled]
