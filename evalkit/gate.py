@@ -26,6 +26,7 @@ estimated from the judge on every case and the labels (:func:`evalkit.infer.diff
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -36,7 +37,7 @@ import pandas as pd
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._stats import cluster_difference_interval, mcnemar_exact_p, newcombe_paired_interval
 from evalkit._tables import epoch_column
-from evalkit._validation import check_columns, check_dataframe, check_level, check_number
+from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_level, check_number
 
 __all__ = ["GateResult", "decide", "check", "read_run", "EXIT_CODES"]
 
@@ -397,6 +398,10 @@ def decide(baseline: pd.DataFrame, candidate: pd.DataFrame, *, margin: float = 0
     if not len(common):
         raise ValueError("the baseline and the candidate share no case with a verdict in both; gate runs of the same "
                          "cases.")
+    only_a, only_b = len(case_a.index.difference(common)), len(case_b.index.difference(common))
+    if only_a or only_b:
+        warnings.warn(f"{len(common)} cases judged in both runs are compared; left out: {only_a} case(s) judged in the "
+                      f"baseline only, {only_b} in the candidate only.", EvalkitWarning, stacklevel=2)
     x_a, x_b = case_a.loc[common, "mean"].to_numpy(), case_b.loc[common, "mean"].to_numpy()
     repeats = int(max(case_a["size"].max(), case_b["size"].max()))
     d = x_b - x_a
@@ -418,11 +423,12 @@ def decide(baseline: pd.DataFrame, candidate: pd.DataFrame, *, margin: float = 0
         status = "inconclusive"
     needed = _cases_needed(found, margin, len(common), power, confidence_level) if status == "inconclusive" else None
     message = _message(status, found, margin, confidence_level, len(common), estimand, needed, n_labelled)
+    if only_a or only_b:
+        message += f" Left out: {only_a} case(s) in the baseline only, {only_b} in the candidate only."
     return GateResult(status=status, exit_code=EXIT_CODES[status], margin=margin, confidence_level=confidence_level,
                       n_cases=len(common), n_labelled=n_labelled, estimand=estimand,
                       counts=pd.DataFrame([counts_a, counts_b], columns=_COUNT_COLUMNS),
-                      n_only_baseline=len(case_a.index.difference(common)),
-                      n_only_candidate=len(case_b.index.difference(common)), repeats=repeats, discordant=discordant,
+                      n_only_baseline=only_a, n_only_candidate=only_b, repeats=repeats, discordant=discordant,
                       cases_needed=needed, message=message, **found)
 
 

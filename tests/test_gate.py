@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalkit import cli, gate, judge
+from evalkit import EvalkitWarning, cli, gate, judge
 from evalkit._stats import mcnemar_exact_p, newcombe_paired_interval
 from tests.conftest import ROOT
 
@@ -194,8 +194,10 @@ def test_repeats_are_clustered_by_case_and_row_order_does_not_matter(tmp_path, r
 
 def test_unmatched_cases_are_counted(saved):
     a, b = judge.load_results(saved["baseline"]), judge.load_results(saved["same"])
-    res = gate.decide(a.iloc[:390], b.iloc[5:])
+    with pytest.warns(EvalkitWarning, match="385 cases judged in both runs are compared; left out: 5 case"):
+        res = gate.decide(a.iloc[:390], b.iloc[5:])
     assert (res.n_cases, res.n_only_baseline, res.n_only_candidate) == (385, 5, 10)
+    assert res.message.endswith("Left out: 5 case(s) in the baseline only, 10 in the candidate only.")
 
 
 def test_labels_give_the_humans_change(saved, tmp_path, rng, _cli):
