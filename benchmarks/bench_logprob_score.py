@@ -13,7 +13,7 @@ coverage of the true mean of the labels over all cases, over ``--reps`` draws.
 Designs: an overconfident judge (large strength and spread: p near 0 or 1, the score adds little to the verdict), a
 graded judge (moderate strength: p carries how sure it is), and a skewed pass rate (0.9).
 
-    python benchmarks/bench_logprob_score.py [--reps 200] [--cases 1000] [--labels 20 50 100 200]
+    python benchmarks/bench_logprob_score.py [--reps 200] [--cases 1000] [--labels 20 50 200]
 """
 
 from __future__ import annotations
@@ -44,30 +44,35 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--cases", type=int, default=1000)
-    parser.add_argument("--labels", type=int, nargs="+", default=[20, 50, 100, 200])
+    parser.add_argument("--labels", type=int, nargs="+", default=[20, 50, 200])
     args = parser.parse_args(argv)
     rng = np.random.default_rng(20261205)
     rows = []
     ids = pd.Index([f"c{i}" for i in range(args.cases)])
     for name, (pass_rate, strength, spread) in DESIGNS.items():
         for n in args.labels:
-            found = {"verdict": [], "score": []}
-            for _ in range(args.reps):
-                y, verdict, p = draw(args.cases, pass_rate, strength, spread, rng)
-                truth = y.mean()
-                labelled = rng.choice(args.cases, n, replace=False)
-                human = pd.Series(y[labelled], index=ids[labelled])
-                for kind, judge in (("verdict", verdict), ("score", p)):
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", EvalkitWarning)
-                        row = infer.mean(pd.Series(judge, index=ids), human).iloc[0]
-                    found[kind].append((row["ci_high"] - row["ci_low"], row["ci_low"] <= truth <= row["ci_high"]))
-            width = {k: float(np.mean([w for w, _ in v])) for k, v in found.items()}
-            cover = {k: float(np.mean([c for _, c in v])) for k, v in found.items()}
-            rows.append({"design": name, "labels": n, "width_verdict": round(width["verdict"], 4),
-                         "width_score": round(width["score"], 4), "ratio": round(width["score"] / width["verdict"], 3),
-                         "coverage_verdict": round(cover["verdict"], 3), "coverage_score": round(cover["score"], 3)})
-    print(f"{args.cases} cases, {args.reps} draws per row; PPI++ with infer.mean's default interval; "
+            for interval in ("betting", "t"):
+                if interval == "t" and n < infer.MIN_LARGE_SAMPLE:
+                    continue
+                found = {"verdict": [], "score": []}
+                for _ in range(args.reps):
+                    y, verdict, p = draw(args.cases, pass_rate, strength, spread, rng)
+                    truth = y.mean()
+                    labelled = rng.choice(args.cases, n, replace=False)
+                    human = pd.Series(y[labelled], index=ids[labelled])
+                    for kind, judge in (("verdict", verdict), ("score", p)):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", EvalkitWarning)
+                            row = infer.mean(pd.Series(judge, index=ids), human, interval=interval,
+                                             bounds=(0, 1)).iloc[0]
+                        found[kind].append((row["ci_high"] - row["ci_low"], row["ci_low"] <= truth <= row["ci_high"]))
+                width = {k: float(np.mean([w for w, _ in v])) for k, v in found.items()}
+                cover = {k: float(np.mean([c for _, c in v])) for k, v in found.items()}
+                rows.append({"design": name, "labels": n, "interval": interval, "width_verdict": round(width["verdict"], 4),
+                             "width_score": round(width["score"], 4),
+                             "ratio": round(width["score"] / width["verdict"], 3),
+                             "coverage_verdict": round(cover["verdict"], 3), "coverage_score": round(cover["score"], 3)})
+    print(f"{args.cases} cases, {args.reps} draws per row; PPI++, the same interval for the verdict and the score; "
           "ratio = score width / verdict width")
     print(pd.DataFrame(rows).to_string(index=False))
 

@@ -139,7 +139,8 @@ class GateResult:
         if self.n_only_baseline or self.n_only_candidate:
             lines.append(f"| cases left out (one run only) | baseline {self.n_only_baseline}, "
                          f"candidate {self.n_only_candidate} |")
-        lines += ["", "| run | rows | cases | PASS | FAIL | unparseable | errors | pass rate |", "|---|---|---|---|---|---|---|---|"]
+        lines += ["", "| run | rows | cases | PASS | FAIL | unparseable | errors | pass rate |",
+                  "|---|---|---|---|---|---|---|---|"]
         for row in self.counts.itertuples(index=False):
             lines.append(f"| {row.run} | {row.n_rows} | {row.n_cases} | {row.n_pass} | {row.n_fail} | "
                          f"{row.n_unparseable} | {row.n_error} | {row.pass_rate:.3f} |")
