@@ -952,8 +952,9 @@ def rejudge(baseline, rubric: Rubric, model, *, cases: pd.DataFrame | None = Non
     return result
 
 
-#: Model parameters that pick a draw of one judge rather than make another judge: left out of its identity.
-DRAW_PARAMS = ("seed",)
+#: Model parameters left out of a judge's identity: the seed picks a draw of one judge, and asking for token
+#: log-probabilities reads them beside the same answer.
+IDENTITY_IGNORES = ("seed", "logprobs", "top_logprobs")
 
 
 def _values(results: pd.DataFrame, column: str) -> str | None:
@@ -965,8 +966,9 @@ def _values(results: pd.DataFrame, column: str) -> str | None:
 
 
 def identity(results: pd.DataFrame) -> dict:
-    """Who judged a results table: ``model`` (the judge model's id), ``params`` (its parameters, without the seed
-    that only picks a draw), ``rubric`` and ``rubric_version``.
+    """Who judged a results table: ``model`` (the judge model's id), ``params`` (its parameters, without the seed,
+    which only picks a draw, and the log-probability options: ``IDENTITY_IGNORES``), ``rubric`` and
+    ``rubric_version``.
 
     evalkit's own tables carry it in ``attrs`` (kept by :func:`save_results`); a table read from another tool's log
     names the grading model in its ``grader`` column (its ``model`` is the system evaluated), and is None where the
@@ -989,7 +991,7 @@ def identity(results: pd.DataFrame) -> dict:
         model, params = _values(results, "grader"), {}
     else:
         model = model_attrs.get("id") or _values(results, "model")
-        params = {k: v for k, v in (model_attrs.get("params") or {}).items() if k not in DRAW_PARAMS}
+        params = {k: v for k, v in (model_attrs.get("params") or {}).items() if k not in IDENTITY_IGNORES}
     rubric_attrs = attrs.get("rubric") if isinstance(attrs.get("rubric"), dict) else {}
     return {"model": None if model is None else str(model), "params": params,
             "rubric": _values(results, "rubric") or rubric_attrs.get("name"),
