@@ -6,7 +6,8 @@ per-call pass probability is drawn uniform in [0.3, 0.7] once per case: there it
 is an independent draw: a run with k repeats judges each case k times.
 
 - **No change**: the candidate's outputs are the baseline's, judged again (fresh judge noise). The gate's false-alarm
-  rate is the share of runs it calls a regression; the claim is at most ``(1 - level) / 2`` (at most the level).
+  rate is the share of runs it calls a regression; the claim is at most the level, ``1 - level`` (one side of the
+  interval aims at ``(1 - level) / 2``).
 - **A regression of the planned size**: each good output turns bad with the probability that lowers the expected
   judge pass rate by ``--drop`` (0.10). The cases are ``compare.cases_needed(drop, discordant=D, power=0.8,
   alpha=1 - level)``, with D the share of cases whose single verdict differs between the two runs (computed from the
@@ -162,8 +163,8 @@ def main(argv=None) -> None:
     print(f"plans (cases_needed, power 0.8, alpha {alpha:.2f}): drop {args.drop} -> {n_drop} cases; "
           f"margin {args.margin} -> {n_margin} cases\n")
     rows = []
-    settings = [("no change, margin 0", n_drop, 0.0, 0.0, "regression", f"<= {alpha / 2:.3f}"),
-                (f"no change, margin {args.margin}", n_drop, 0.0, args.margin, "regression", f"<= {alpha / 2:.3f}"),
+    settings = [("no change, margin 0", n_drop, 0.0, 0.0, "regression", f"<= {alpha:.3f} (level)"),
+                (f"no change, margin {args.margin}", n_drop, 0.0, args.margin, "regression", f"<= {alpha:.3f} (level)"),
                 (f"drop {args.drop}, margin 0", n_drop, flip, 0.0, "regression", ">= 0.80 (planned)"),
                 (f"no change, margin {args.margin}", n_margin, 0.0, args.margin, "no regression", ">= 0.80 (planned)")]
     for k in args.repeats:

@@ -11,9 +11,9 @@ of its repeats, so the repeats of a case are never counted as independent eviden
   cases would tell the observed change from the margin with 80% power (the interval's half-width scaled as
   1 / sqrt(n); ``benchmarks/bench_gate.py`` measures the power such a plan delivers).
 
-Each side of the interval is wrong with probability at most ``(1 - confidence_level) / 2``, so a candidate that
-did not change is called a regression at most that often (``benchmarks/bench_gate.py`` measures it, with a noisy
-judge). Parse failures and errors are counted apart from FAILs: an unparseable answer counts as a FAIL in the pass
+A candidate that did not change is called a regression only when the interval excludes it, so at most
+``1 - confidence_level`` of the time; ``benchmarks/bench_gate.py`` measures it with a noisy judge (0.010-0.030 at 95%
+with margin 0, never with a margin), and the power at the planned number of cases. Parse failures and errors are counted apart from FAILs: an unparseable answer counts as a FAIL in the pass
 rate (as in :func:`evalkit.judge.pass_rate`) and is reported beside it; an error (no verdict) leaves its repeat out.
 A run in which more than ``max_broken`` of the rows are errors or unparseable is refused: the judge broke, and its
 pass rate says nothing about the system. Runs judged by different judges (model, its parameters, rubric version)
@@ -348,7 +348,7 @@ def decide(baseline: pd.DataFrame, candidate: pd.DataFrame, *, margin: float = 0
     margin : float, default 0.05
         The largest drop in pass rate that is not a regression (non-inferiority margin), in [0, 1).
     confidence_level : float, default 0.95
-        The two-sided interval's level; each of its sides errs at most ``(1 - confidence_level) / 2`` of the time.
+        The two-sided interval's level.
     labels : DataFrame, optional
         Human labels of both runs' outputs on a random subset of the cases: ``case_id, baseline, candidate``
         (PASS/FAIL, booleans or 0/1). The change is then the humans' pass rate, estimated from the judge on every
