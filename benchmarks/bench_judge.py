@@ -3,12 +3,12 @@
 Run on demand: ``python benchmarks/bench_judge.py [--calls 2000 --concurrency 32 128 --latency 0.05 --repeats 3]``.
 
 The server runs in its own process (as a real server would), so it does not share the client's interpreter
-lock. After a warm-up, every repetition runs, at each concurrency and in the same order, four clients on the
+lock. After a warm-up, every repetition runs, at each concurrency and in the same order, three clients on the
 same prompts: evalkit's ``run_judge`` (with a fresh call cache, as a real run has: ``OpenAIChat``'s calls as
-coroutines on its event loop, over kept-alive connections), the bare official ``openai`` client in as many threads
-(connection pool sized to the concurrency), a bare ``http.client`` loop (one keep-alive connection per thread, no
-deadline, no checks, no cache: the least a client with a thread per call can do), and the limit, a bare
-``selectors`` loop in one thread over as many sockets (no deadline, no checks, no cache). Medians of the paired repetitions are quoted with their range,
+coroutines on evalkit's call loop, over aiohttp's kept-alive connections, with evalkit's deadline, size cap, checks
+and cache), the bare official ``openai`` client in as many threads (connection pool sized to the concurrency), and
+the limit, a bare aiohttp loop in one thread (one session, as many requests in flight; no deadline, no checks, no
+cache). Medians of the paired repetitions are quoted with their range,
 beside the latency bound ``calls x latency / concurrency`` (and the rounds of ``concurrency`` calls it takes at the
 latency, a bound no client beats) and the client CPU per call (the interpreter runs one
 thread's Python at a time, so the client's CPU work does not spread over cores). The targets are printed
@@ -20,18 +20,12 @@ must make no call. Profile: benchmarks/notes/judge.md.
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import multiprocessing as mp
 import os
-import selectors
-import socket
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import urlparse
 
 import numpy as np
 import pandas as pd
@@ -90,69 +84,25 @@ def run_bare(url: str, prompts: list[str], concurrency: int) -> tuple[float, flo
     return wall, cpu
 
 
-def run_lean(url: str, prompts: list[str], concurrency: int) -> tuple[float, float]:
-    parts = urlparse(url)
-    local = threading.local()
+def run_aiohttp(url: str, prompts: list[str], concurrency: int) -> tuple[float, float]:
+    """The limit: a bare aiohttp loop in one thread, ``concurrency`` requests in flight over one session's kept-alive
+    connections (no deadline, no size cap, no checks, no cache): what evalkit's wire costs without its policies."""
+    import asyncio
 
-    def one(prompt: str) -> str:
-        if not hasattr(local, "conn"):
-            local.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-        body = json.dumps({"model": "bench-judge", "messages": [{"role": "user", "content": prompt}], "temperature": 0.0})
-        local.conn.request("POST", parts.path + "/chat/completions", body, {"Content-Type": "application/json"})
-        return json.loads(local.conn.getresponse().read())["choices"][0]["message"]["content"]
+    import aiohttp
 
-    start, cpu = time.perf_counter(), cpu_seconds()
-    with ThreadPoolExecutor(concurrency) as pool:
-        texts = list(pool.map(one, prompts))
-    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
-    assert all(texts)
-    return wall, cpu
+    async def all_of_them() -> list[str]:
+        gate = asyncio.Semaphore(concurrency)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+            async def one(prompt: str) -> str:
+                body = {"model": "bench-judge", "messages": [{"role": "user", "content": prompt}], "temperature": 0.0}
+                async with gate, session.post(url + "/chat/completions", json=body) as response:
+                    return (await response.json())["choices"][0]["message"]["content"]
 
-
-def run_selector(url: str, prompts: list[str], concurrency: int) -> tuple[float, float]:
-    """The limit: one thread multiplexing ``concurrency`` keep-alive sockets with ``selectors`` (no deadline, no
-    checks, no cache, replies framed by Content-Length only): the least a client can do at high concurrency."""
-    parts = urlparse(url)
-    target = (parts.path + "/chat/completions").encode()
-    todo, texts = list(reversed(prompts)), []
-
-    def send(sock: socket.socket, prompt: str) -> None:
-        body = json.dumps({"model": "bench-judge", "messages": [{"role": "user", "content": prompt}],
-                           "temperature": 0.0}).encode()
-        sock.sendall(b"POST " + target + b" HTTP/1.1\r\nHost: " + parts.netloc.encode() + b"\r\nContent-Type: "
-                     b"application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            return await asyncio.gather(*(one(prompt) for prompt in prompts))
 
     start, cpu = time.perf_counter(), cpu_seconds()
-    with selectors.DefaultSelector() as selector:
-        sockets = []
-        for _ in range(min(concurrency, len(todo))):
-            sock = socket.create_connection((parts.hostname, parts.port))
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.setblocking(False)
-            selector.register(sock, selectors.EVENT_READ, bytearray())
-            sockets.append(sock)
-            send(sock, todo.pop())
-        in_flight = len(sockets)
-        while in_flight:
-            for key, _ in selector.select():
-                sock, buffer = key.fileobj, key.data
-                buffer += sock.recv(1 << 16)
-                end = buffer.find(b"\r\n\r\n")
-                if end < 0:
-                    continue
-                head = bytes(buffer[:end]).lower()
-                at = head.index(b"content-length:") + 15
-                length = int(head[at:].split(b"\r\n", 1)[0])
-                if len(buffer) < end + 4 + length:
-                    continue
-                texts.append(json.loads(bytes(buffer[end + 4:end + 4 + length]))["choices"][0]["message"]["content"])
-                del buffer[:end + 4 + length]
-                if todo:
-                    send(sock, todo.pop())
-                else:
-                    in_flight -= 1
-        for sock in sockets:
-            sock.close()
+    texts = asyncio.run(all_of_them())
     wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     assert len(texts) == len(prompts) and all(texts)
     return wall, cpu
@@ -189,8 +139,7 @@ def main() -> None:
                 for concurrency in args.concurrency:
                     for name, run in (("evalkit", lambda c, t, _: run_evalkit(url, t, c, folder)[:2]),
                                       ("bare", lambda c, _, p: run_bare(url, p, c)),
-                                      ("lean", lambda c, _, p: run_lean(url, p, c)),
-                                      ("selector", lambda c, _, p: run_selector(url, p, c))):
+                                      ("aiohttp", lambda c, _, p: run_aiohttp(url, p, c))):
                         wall, cpu = run(concurrency, cases, prompts)
                         if rep >= 0:
                             times.setdefault((name, concurrency), []).append((wall, cpu))
@@ -214,7 +163,7 @@ def main() -> None:
     walls = {key: [w for w, _ in value] for key, value in times.items()}
     for concurrency in args.concurrency:
         cpu = {name: np.median([c for _, c in times[(name, concurrency)]]) / args.calls * 1000
-               for name in ("evalkit", "bare", "lean", "selector")}
+               for name in ("evalkit", "bare", "aiohttp")}
         latency_bound = args.calls * args.latency / concurrency
         rounds = -(-args.calls // concurrency) * args.latency  # whole rounds of `concurrency` calls at the latency
         ratios = [e / b for e, b in zip(walls[("evalkit", concurrency)], walls[("bare", concurrency)], strict=True)]
@@ -224,16 +173,13 @@ def main() -> None:
         print(f"  evalkit run_judge   {fmt(walls[('evalkit', concurrency)])}   CPU {cpu['evalkit']:.2f} ms per call "
               "(target <= 0.80)")
         print(f"  bare openai client  {fmt(walls[('bare', concurrency)])}   CPU {cpu['bare']:.2f} ms per call")
-        print(f"  bare http.client    {fmt(walls[('lean', concurrency)])}   CPU {cpu['lean']:.2f} ms per call "
-              "(a thread per call)")
-        print(f"  limit: selector loop{fmt(walls[('selector', concurrency)])}   CPU {cpu['selector']:.2f} ms per call "
-              "(one thread, every socket)")
+        print(f"  limit: bare aiohttp {fmt(walls[('aiohttp', concurrency)])}   CPU {cpu['aiohttp']:.2f} ms per call "
+              "(one loop, no policies)")
         print(f"  evalkit / latency bound {np.median(to_bound):.2f}x [{min(to_bound):.2f}-{max(to_bound):.2f}]"
               f"{' (target <= 1.5x)' if concurrency == max(args.concurrency) else ''}; evalkit / bare openai: median "
-              f"of paired ratios {np.median(ratios):.3f}x [{min(ratios):.3f}-{max(ratios):.3f}]; bare http.client / "
-              f"latency bound {np.median(walls[('lean', concurrency)]) / latency_bound:.2f}x; limit / latency bound "
-              f"{np.median(walls[('selector', concurrency)]) / latency_bound:.2f}x; evalkit / limit "
-              f"{np.median(walls[('evalkit', concurrency)]) / np.median(walls[('selector', concurrency)]):.2f}x")
+              f"of paired ratios {np.median(ratios):.3f}x [{min(ratios):.3f}-{max(ratios):.3f}]; limit / latency bound "
+              f"{np.median(walls[('aiohttp', concurrency)]) / latency_bound:.2f}x; evalkit / limit "
+              f"{np.median(walls[('evalkit', concurrency)]) / np.median(walls[('aiohttp', concurrency)]):.2f}x")
     if len(args.concurrency) > 1:
         low, high = min(args.concurrency), max(args.concurrency)
         paired = [lo / h for h, lo in zip(walls[("evalkit", high)], walls[("evalkit", low)], strict=True)]

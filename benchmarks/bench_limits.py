@@ -13,7 +13,7 @@ warm-up and in turn with its baseline in every repetition; medians of the paired
   ``decompressobj``, zipfile's ``read``);
 - a 200 reply whose body is 500 MB (its Content-Length says so) and an endless chunked body, both served as fast as
   the loopback allows by a server in its own process: ``OpenAIChat`` with its default limit (16 MiB) against a bare
-  ``http.client`` read of the whole body and its JSON (what the client did before). The endless body has no
+  aiohttp read of the whole body and its JSON (a client without a limit). The endless body has no
   baseline: read whole it ends only when memory does.
 
 The limit, printed beside each figure, is the least a process can do: the floor (a process that imports evalkit
@@ -43,8 +43,7 @@ GIB = 1 << 30
 CHILD = r"""
 import json, resource, sys, time
 kind, arg = sys.argv[1], sys.argv[2]
-import pandas, zstandard, zipfile, http.client
-from urllib.parse import urlsplit
+import asyncio, pandas, zstandard, zipfile, aiohttp
 from evalkit import logs, models
 start = time.perf_counter()
 outcome = "read"
@@ -65,10 +64,12 @@ try:
     elif kind == "evalkit-reply":
         models.OpenAIChat("m", base_url=arg, timeout=120)("x")
     elif kind == "baseline-reply":
-        parts = urlsplit(arg)
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
-        conn.request("POST", parts.path + "/chat/completions", b"{}", {"Content-Type": "application/json"})
-        body = conn.getresponse().read()
+        async def whole():
+            async with aiohttp.ClientSession() as session:
+                async with session.post(arg + "/chat/completions", data=b"{}",
+                                        timeout=aiohttp.ClientTimeout(total=120)) as response:
+                    return await response.read()
+        body = asyncio.run(whole())
         outcome = f"read {len(json.loads(body)['choices'][0]['message']['content']):,} characters"
 except Exception as exc:
     outcome = f"{type(exc).__name__}: {str(exc)[:90]}"

@@ -5,12 +5,14 @@ retries, timeouts and concurrency are exercised end to end. A *script* decides e
 and from how many times that prompt was asked before: return a string (the answer), a :class:`Fail` (an
 HTTP error status, optionally with Retry-After), a :class:`Hang` (wait before answering, to provoke a client
 timeout), a :class:`Trickle` (send the reply slowly, headers included if asked), a :class:`Drop` (close the
-connection without answering) or a :class:`Raw` (any body at all: malformed replies).
+connection without answering), a :class:`Raw` (any body at all: malformed replies) or an :class:`Answer` (text with
+a ``finish_reason`` and log probabilities).
 
 The server is asyncio-based and runs in a background thread: waiting (latency, hangs) costs no thread, so
-it keeps up with many concurrent clients, as a production server would. The standard library has no
-asyncio HTTP server, hence the small HTTP/1.1 reader below (Content-Length bodies only, which is what the
-client sends).
+it keeps up with many concurrent clients, as a production server would. It is a test server that must
+misbehave on purpose (trickle its status line a byte at a time, drop a connection after reading a request), which
+a server library does not let a handler do, hence the small reader of requests below (Content-Length bodies only,
+which is what a client sends); the client side, evalkit's, is aiohttp's.
 
 :class:`BatchServer` adds the OpenAI Files and Batches APIs (upload, batch create / retrieve / list, file
 download), answering each line of a batch with the same script; a :class:`Raw` answer becomes that line's
@@ -60,6 +62,32 @@ class Trickle:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """Answer ``text`` (None: no content) with this ``finish_reason`` and, when given, ``logprobs``: one
+    ``{token: logprob}`` per answer token, its first entry the chosen token and the others its top alternatives, sent
+    as a chat completion's ``choices[0].logprobs.content`` is.
+
+    Examples
+    --------
+    >>> from evalkit._testing import Answer, ChatServer
+    >>> from evalkit.models import OpenAIChat
+    >>> script = lambda prompt, attempt: Answer("PASS", logprobs=({"PASS": -0.1, "FAIL": -2.4},))
+    >>> with ChatServer(script) as server:
+    ...     OpenAIChat("m", base_url=server.url, logprobs=2)("Is it?").logprobs
+    ({'PASS': -0.1, 'FAIL': -2.4},)
+    >>> with ChatServer(lambda prompt, attempt: Answer("PA", finish_reason="length")) as server:
+    ...     OpenAIChat("m", base_url=server.url)("Is it?")
+    Traceback (most recent call last):
+    ...
+    evalkit._wire.ReplyError: the answer was cut at max_tokens (finish_reason 'length'); no verdict is read from it
+    """
+
+    text: str | None
+    finish_reason: str = "stop"
+    logprobs: tuple | None = None
+
+
+@dataclass(frozen=True)
 class Drop:
     """Close the connection after reading the request, without answering."""
 
@@ -85,8 +113,8 @@ class ChatServer:
     Parameters
     ----------
     script : callable
-        ``script(prompt, attempt) -> str | Fail | Hang | Trickle | Drop | Raw``; ``attempt`` counts from 1 per
-        distinct prompt.
+        ``script(prompt, attempt) -> str | Answer | Fail | Hang | Trickle | Drop | Raw``; ``attempt`` counts from 1
+        per distinct prompt.
     latency : float, default 0.0
         Seconds added before every answer.
     port : int, default 0
@@ -104,6 +132,11 @@ class ChatServer:
         The most requests that were being answered at the same time.
     connections : int
         Connections accepted so far (a client that keeps its connections alive opens few).
+    received : list of dict
+        The body of every chat-completions request, in the order they arrived (what a client sent: ``seed``,
+        ``logprobs``...).
+    targets : Counter
+        Requests per request target (path and query).
     """
 
     def __init__(self, script: Callable, *, latency: float = 0.0, port: int = 0, keep_alive: bool = True):
@@ -116,6 +149,8 @@ class ChatServer:
         self.max_in_flight = 0
         self.connections = 0
         self.attempts: Counter = Counter()
+        self.received: list[dict] = []
+        self.targets: Counter = Counter()
         self._loop = asyncio.new_event_loop()
         self._server = None
         self._ready = threading.Event()
@@ -190,10 +225,12 @@ class ChatServer:
         return await self._answer(path, body)
 
     async def _answer(self, path: str, body: bytes) -> tuple[int, object]:
-        if not path.endswith("/chat/completions"):
+        self.targets[path] += 1
+        if not path.partition("?")[0].endswith("/chat/completions"):
             return 404, {"error": {"message": f"no route {path}"}}
         request = json.loads(body or b"{}")
         prompt = request["messages"][-1]["content"]
+        self.received.append(request)
         self.requests += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -216,13 +253,20 @@ class ChatServer:
         return 200, self._completion(answer, prompt, request.get("model", "scripted"))
 
     def _completion(self, answer, prompt: str = "", model: str = "scripted") -> dict:
-        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(str(answer).split())}
+        scripted = answer if isinstance(answer, Answer) else Answer(answer)
+        usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(str(scripted.text or "").split())}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        choice = {"index": 0, "message": {"role": "assistant", "content": scripted.text},
+                  "finish_reason": scripted.finish_reason}
+        if scripted.logprobs is not None:
+            choice["logprobs"] = {"content": [
+                {"token": chosen, "logprob": alternatives[chosen], "bytes": list(chosen.encode()),
+                 "top_logprobs": [{"token": token, "logprob": logprob, "bytes": list(token.encode())}
+                                  for token, logprob in alternatives.items()]}
+                for alternatives in scripted.logprobs for chosen in [next(iter(alternatives))]]}
         return {
             "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
-            "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-            "usage": usage,
+            "model": model, "choices": [choice], "usage": usage,
         }
 
     def __enter__(self) -> ChatServer:

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 
-from evalkit import _chat
+from evalkit import _wire
 from evalkit import judge as _judge
 from evalkit import models as _models
 from evalkit._validation import EvalkitWarning, check_number
@@ -369,9 +369,9 @@ def _line_result(raw: bytes) -> tuple[str | None, _models.Reply | None, str | No
             error = body.get("error") if isinstance(body, dict) else body
             message = error.get("message") if isinstance(error, dict) else error
             return custom_id, None, f"HTTP {status}: {message if isinstance(message, str) else 'no message'}", 0
-        reply, replaced = _chat.checked_reply(_chat.reply_from_json(body))
+        reply, replaced = _wire.checked_reply(_wire.reply_from_json(body))
         return custom_id, reply, None, replaced
-    except _chat.ReplyError as exc:
+    except _wire.ReplyError as exc:
         return custom_id, None, f"ReplyError: {exc}", 0
     except Exception as exc:  # noqa: BLE001 - nothing in one line may stop its job from being collected
         return custom_id, None, f"unreadable output line ({type(exc).__name__}: {exc})", 0

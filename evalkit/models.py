@@ -5,15 +5,17 @@ Give it a ``model_id`` attribute (and optionally ``params``, a dict of what chan
 ``model_id=`` to the functions that call it, so cached answers are matched to the model that gave them.
 
 :class:`OpenAIChat` adapts any OpenAI-compatible chat-completions server (hosted APIs, vLLM, llama.cpp,
-Ollama...) over HTTP/1.1 with the standard library, so the base install makes live calls; the official
-``openai`` client (``pip install "llm-evalkit[openai]"``) is used only for the provider's Files and Batches APIs
-(:mod:`evalkit.batch`). Its key is read from an environment variable and is never stored, printed or written
-to the cache.
+Ollama...) over aiohttp's HTTP client, a dependency of the base install, so the base install makes live calls;
+evalkit writes the policies on top (one deadline over the whole reply, a size cap, redaction, retries,
+``finish_reason``). The official ``openai`` client (``pip install "llm-evalkit[openai]"``) is used only for the
+provider's Files and Batches APIs (:mod:`evalkit.batch`). Its key is read from an environment variable and is never
+stored, printed or written to the cache.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -25,6 +27,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,8 +36,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit import _chat, _chat_loop
-from evalkit._chat import APIConnectionError, APIStatusError, Reply, ReplyError
+from evalkit import _wire
+from evalkit._wire import APIConnectionError, APIStatusError, Reply, ReplyError
 from evalkit._optional import install_hint
 from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, show
 from evalkit._version import __version__
@@ -83,7 +86,8 @@ class OpenAIChat:
         The model name the server expects; also the ``model_id`` used for caching.
     base_url : str, optional
         The server, e.g. ``"http://127.0.0.1:8000/v1"`` for a local vLLM; default: the environment variable
-        ``OPENAI_BASE_URL``, else ``"https://api.openai.com/v1"`` (as the official client does).
+        ``OPENAI_BASE_URL``, else ``"https://api.openai.com/v1"`` (as the official client does). A query string is
+        kept on every request (Azure's ``?api-version=...``).
     api_key_env : str, default "OPENAI_API_KEY"
         Environment variable holding the key. Local servers without authentication may leave it unset
         when ``base_url`` is given.
@@ -91,11 +95,15 @@ class OpenAIChat:
     max_tokens : int, optional
     system : str, optional
         A system message sent before every prompt.
+    seed : int, optional
+        Sent as ``seed`` when given (the server's best effort at the same answer for the same request).
+    logprobs : int, optional
+        When given, ``k``: the request asks for ``"logprobs": true, "top_logprobs": k`` and each :class:`Reply`
+        holds, per answer token, the log probabilities of its top ``k`` alternatives (``Reply.logprobs``).
     timeout : float, default 60.0
         Wall-clock deadline in seconds for each request, from opening the connection to the last byte of the
-        reply: connecting, the TLS handshake, sending, the status line and headers and the body each get only
-        the time left, so a server trickling any of them is cut off at the deadline. Retries are handled by
-        :func:`call_many`.
+        reply (aiohttp's ``ClientTimeout(total=)``): a server trickling its head or body is cut off at the
+        deadline. Retries are handled by :func:`call_many`.
     max_reply_bytes : int, default 16777216 (16 MiB)
         The largest reply body read: a larger one is refused with a :class:`ReplyError` naming the URL (not
         retried), at once when its Content-Length says so and otherwise as it arrives, so a huge or endless body
@@ -103,11 +111,16 @@ class OpenAIChat:
 
     Notes
     -----
-    Calls go over HTTP/1.1 through the standard library's ``http.client`` with a pool of keep-alive
-    connections shared by the threads of :func:`call_many`: no dependency, and a fraction of a millisecond of
-    client CPU per call, so a judge answering in tens of milliseconds is bound by its latency and the
-    concurrency, not by the client (``benchmarks/bench_judge.py``). The official ``openai`` client is used only
-    for the Files and Batches APIs (:attr:`client`, :mod:`evalkit.batch`).
+    HTTP is aiohttp's: every call goes through one ``aiohttp.ClientSession`` per model on an event loop in a thread
+    of evalkit's own, so a call from any thread, from a notebook whose loop is running, and the many calls in flight
+    of :func:`call_many` (which awaits :meth:`acall` on that loop) share kept-alive connections. Idle connections
+    are dropped after 5 seconds (a NAT or load balancer may have forgotten them); a request that a kept-alive
+    connection lost before any reply is sent again at once, on a new connection, and counts as an attempt. Redirects
+    are not followed (a 3xx is an :class:`APIStatusError`); TLS certificates are verified. Ctrl-C during a call
+    aborts the request in flight. ``params`` holds what changes an answer (``temperature``, ``max_tokens``,
+    ``system``, and ``seed`` and ``logprobs`` when given), and so keys the call cache; :meth:`replace` makes the same
+    model with some of them changed (repeats with other seeds). The official ``openai`` client is used only for the
+    Files and Batches APIs (:attr:`client`, :mod:`evalkit.batch`).
 
     A proxy is taken from the environment as the official client's httpx takes it: ``HTTPS_PROXY`` or
     ``HTTP_PROXY`` (by the server's scheme), else ``ALL_PROXY``; ``NO_PROXY`` entries as httpx reads them (``*``,
@@ -122,15 +135,16 @@ class OpenAIChat:
     does not show it.
 
     The reply body is read as JSON by evalkit: any shape a server sends (no ``choices``, no ``message``,
-    content that is not text, an HTML page) raises :class:`ReplyError` with a plain message, which
-    :func:`call_many` turns into an error row. An HTTP error status raises :class:`APIStatusError` (its
-    subclasses are named as the official client names them: ``RateLimitError`` for 429,
-    ``InternalServerError`` for 5xx, ``BadRequestError``, ``AuthenticationError``...) carrying the reply's
-    headers, so Retry-After is honoured; a server that cannot be reached raises :class:`APIConnectionError`,
-    and a missed deadline ``TimeoutError``. :meth:`redact` removes the key and a proxy's credentials from any
-    text, in every form they take (as they are, escaped as in a repr or JSON, URL-quoted, base64): every
-    exception a call raises is redacted, so is a reply that echoes them, and ``call_many`` applies it again to
-    every error it stores.
+    content that is not text, an HTML page, a charset or content encoding that does not decode, which the message
+    names) raises :class:`ReplyError` with a plain message, which :func:`call_many` turns into an error row; so does
+    an answer the server cut short (``finish_reason`` ``"length"``: ``max_tokens`` reached; ``"content_filter"``),
+    which is never read as a verdict. An HTTP error status raises :class:`APIStatusError` (its subclasses are named
+    as the official client names them: ``RateLimitError`` for 429, ``InternalServerError`` for 5xx,
+    ``BadRequestError``, ``AuthenticationError``...) carrying the reply's headers, so Retry-After is honoured; a
+    server that cannot be reached, or a connection that breaks, raises :class:`APIConnectionError`, and a missed
+    deadline ``TimeoutError``. :meth:`redact` removes the key and a proxy's credentials from any text, in every form
+    they take (as they are, escaped as in a repr or JSON, URL-quoted, base64): every exception a call raises is
+    redacted, so is a reply that echoes them, and ``call_many`` applies it again to every error it stores.
 
     Examples
     --------
@@ -142,38 +156,66 @@ class OpenAIChat:
     ...     judge = OpenAIChat("local-judge", base_url=server.url)
     ...     reply = judge("Reply with PASS.")
     >>> reply
-    Reply(text='PASS', prompt_tokens=3, completion_tokens=1)
+    Reply(text='PASS', prompt_tokens=3, completion_tokens=1, finish_reason='stop')
+    >>> judge.replace(seed=3, temperature=0.7).params
+    {'temperature': 0.7, 'max_tokens': None, 'system': None, 'seed': 3}
     """
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  temperature: float = 0.0, max_tokens: int | None = None, system: str | None = None,
-                 timeout: float = 60.0, max_reply_bytes: int = _chat.MAX_REPLY_BYTES):
+                 seed: int | None = None, logprobs: int | None = None, timeout: float = 60.0,
+                 max_reply_bytes: int = _wire.MAX_REPLY_BYTES):
         given = os.environ.get(api_key_env)
-        key = None if given is None else _chat.checked_key(given, api_key_env)
+        key = None if given is None else _wire.checked_key(given, api_key_env)
         if key is None and base_url is None:
             raise ValueError(f"set the environment variable {api_key_env} (the API key is never passed as an argument).")
+        seed = check_number(seed, "seed", integer=True, allow_none=True)
+        logprobs = check_number(logprobs, "logprobs", low=0, high=20, integer=True, allow_none=True)
         self.model_id = model
         self.params = {"temperature": temperature, "max_tokens": max_tokens, "system": system}
+        # only when given: the cache keys of a model without them are those earlier versions wrote
+        self.params.update({name: value for name, value in (("seed", seed), ("logprobs", logprobs)) if value is not None})
         self.timeout = check_number(timeout, "timeout", low=0.0)
         if self.timeout == 0:
             raise ValueError("`timeout` must be a positive number of seconds; got 0.")
         max_reply_bytes = check_number(max_reply_bytes, "max_reply_bytes", low=1, integer=True)
+        self._options = {"base_url": base_url, "api_key_env": api_key_env, "temperature": temperature,
+                         "max_tokens": max_tokens, "system": system, "seed": seed, "logprobs": logprobs,
+                         "timeout": timeout, "max_reply_bytes": max_reply_bytes}
         self._key = key
         self._base_url = base_url
-        self._pool = _chat.Pool(base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+        self._wire = _wire.Wire(base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
                                 max_reply_bytes=max_reply_bytes)
-        self._loop_pool = _chat_loop.LoopPool(self._pool)
-        self._secrets = _chat.Secrets(given, key, *self._pool.secrets)
+        self._secrets = _wire.Secrets(given, key, *self._wire.secrets)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
                          "User-Agent": f"evalkit/{__version__}"}
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
         self._client = None
         self._lock = threading.Lock()
+        weakref.finalize(self, self._wire.close)  # a model dropped (or the process ending) closes its connections
 
     def __repr__(self) -> str:
         where = f", base_url={self._base_url!r}" if self._base_url else ""
         return f"OpenAIChat({self.model_id!r}{where}, params={self.params})"
+
+    def replace(self, **changes) -> OpenAIChat:
+        """The same model (server, key variable, options) with some options changed, e.g. ``replace(seed=3)``.
+
+        ``changes`` are keyword options of :class:`OpenAIChat` (not ``model``); the new model has its own
+        connections and its own ``params``, so its answers are cached apart.
+
+        Examples
+        --------
+        >>> from evalkit.models import OpenAIChat
+        >>> judge = OpenAIChat("m", base_url="http://127.0.0.1:1/v1", temperature=0.0)
+        >>> [judge.replace(seed=k, temperature=0.7).params["seed"] for k in (1, 2)]
+        [1, 2]
+        """
+        unknown = sorted(set(changes) - set(self._options))
+        if unknown:
+            raise TypeError(f"replace() got option(s) {unknown}; the options are {sorted(self._options)}.")
+        return OpenAIChat(self.model_id, **{**self._options, **changes})
 
     def redact(self, text: str) -> str:
         """``text`` with the API key and a proxy's credentials replaced by ``[redacted]``, in every form they take (a
@@ -205,12 +247,18 @@ class OpenAIChat:
         >>> from evalkit.models import OpenAIChat
         >>> OpenAIChat("m", base_url="http://127.0.0.1:1/v1", system="Be brief.").request_body("Hi")
         {'model': 'm', 'messages': [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'Hi'}], 'temperature': 0.0}
+        >>> OpenAIChat("m", base_url="http://127.0.0.1:1/v1", seed=7, logprobs=2).request_body("Hi")
+        {'model': 'm', 'messages': [{'role': 'user', 'content': 'Hi'}], 'temperature': 0.0, 'seed': 7, 'logprobs': True, 'top_logprobs': 2}
         """
         messages = ([{"role": "system", "content": self.params["system"]}] if self.params["system"] else [])
         messages.append({"role": "user", "content": prompt})
         body = {"model": self.model_id, "messages": messages, "temperature": self.params["temperature"]}
         if self.params["max_tokens"] is not None:
             body["max_tokens"] = self.params["max_tokens"]
+        if "seed" in self.params:
+            body["seed"] = self.params["seed"]
+        if "logprobs" in self.params:
+            body.update(logprobs=True, top_logprobs=self.params["logprobs"])
         return body
 
     def _encoded(self, prompt: str) -> bytes:
@@ -220,27 +268,30 @@ class OpenAIChat:
         except UnicodeEncodeError:  # a lone surrogate in the prompt: escaped, as JSON allows
             return json.dumps(request).encode("ascii")
 
-    def _reply(self, status: int, headers, data: bytes) -> Reply:
-        if not 200 <= status < 300:
-            raise _chat.status_error(status, headers, data, self.redact)
-        reply = _chat.reply_from_bytes(data, headers.get("content-type", ""))
-        if self._secrets.found(reply.text):  # a server echoing the key: it goes no further
-            return Reply(self._secrets(reply.text), reply.prompt_tokens, reply.completion_tokens)
-        return reply
-
-    def __call__(self, prompt: str) -> Reply:
+    async def _send(self, prompt: str, sent: list | None) -> Reply:
+        """One call on the running loop (evalkit's call loop): the request, its reply checked, every error redacted."""
         try:
-            return self._reply(*self._pool.post("/chat/completions", self._encoded(prompt), self._headers, self.timeout))
+            status, headers, data = await self._wire.post("/chat/completions", self._encoded(prompt), self._headers,
+                                                          self.timeout, sent)
+            if not 200 <= status < 300:
+                raise _wire.status_error(status, headers, data, self.redact)
+            reply = _wire.reply_from_bytes(data, headers.get("Content-Type", ""), headers.get("Content-Encoding", ""))
         except Exception as exc:
             self._secrets.scrub(exc)  # whatever raised it, its message never holds the key
             raise
+        if self._secrets.found(reply.text):  # a server echoing the key: it goes no further
+            return dataclasses.replace(reply, text=self._secrets(reply.text))
+        return reply
+
+    def __call__(self, prompt: str) -> Reply:
+        """One call, from any thread (a notebook's included): it runs on evalkit's call loop; Ctrl-C aborts it."""
+        return _wire.run(self._send(prompt, _wire.SENT.get()))
 
     async def acall(self, prompt: str) -> Reply:
         """The call as a coroutine, for an event loop with many calls in flight (what :func:`call_many` runs).
 
-        The same request, deadline, limits, errors and redaction as a call; the connections are those of the loop
-        (``evalkit._chat_loop``). With a proxy from the environment, the call runs on the loop's executor
-        (a thread), through the proxy as a call does.
+        The same request, deadline, limits, errors and redaction as a call. Awaited on another loop than evalkit's
+        call loop, the call runs there and this coroutine waits for it (cancelling it cancels the call).
 
         Examples
         --------
@@ -251,19 +302,14 @@ class OpenAIChat:
         ...     asyncio.run(OpenAIChat("m", base_url=server.url).acall("Is it?")).text
         'PASS'
         """
-        if self._pool.proxy is not None:
-            return await asyncio.get_running_loop().run_in_executor(None, self, prompt)
-        try:
-            return self._reply(*await self._loop_pool.post("/chat/completions", self._encoded(prompt), self._headers,
-                                                           self.timeout))
-        except Exception as exc:
-            self._secrets.scrub(exc)
-            raise
+        loop = _wire.call_loop()
+        if asyncio.get_running_loop() is loop:
+            return await self._send(prompt, _wire.SENT.get())
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._send(prompt, _wire.SENT.get()), loop))
 
     def close(self) -> None:
         """Close the kept-alive connections now (a later call opens new ones)."""
-        self._pool.close()
-        self._loop_pool.close()
+        self._wire.close()
 
 
 class Replay:
@@ -316,13 +362,14 @@ def _retry_after(exc: BaseException) -> float | None:
     headers = getattr(exc, "headers", None)
     if headers is None:  # the official client keeps them on the response
         headers = getattr(getattr(exc, "response", None), "headers", None)
-    return None if headers is None else _chat.retry_after(headers)
+    return None if headers is None else _wire.retry_after(headers)
 
 
 class CallCache:
     """An on-disk cache of model answers (SQLite), keyed by model id, parameters and prompt.
 
-    Only successful answers are stored, so a re-run retries what failed and re-uses the rest. Safe to
+    Only successful answers are stored, with their usage, ``finish_reason`` and ``logprobs``, so a re-run retries
+    what failed and re-uses the rest (a file an earlier version wrote is read as it is). Safe to
     share between threads of one process. :meth:`put_many` writes many answers in one transaction (what
     :func:`call_many` does, a batch at a time); each committed batch survives a killed process.
 
@@ -350,8 +397,12 @@ class CallCache:
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: safe against a killed process, one fsync per checkpoint
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT, text TEXT, prompt_tokens INTEGER,"
-            " completion_tokens INTEGER, created_at TEXT)"
+            " completion_tokens INTEGER, created_at TEXT, finish_reason TEXT, logprobs TEXT)"
         )
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(calls)")}
+        for column in ("finish_reason", "logprobs"):  # a file written before the reply kept them: read as it is
+            if column not in columns:
+                self._db.execute(f"ALTER TABLE calls ADD COLUMN {column} TEXT")
 
     def __repr__(self) -> str:
         return f"CallCache({str(self.path)!r}, {len(self)} answers)"
@@ -371,8 +422,8 @@ class CallCache:
 
     def get(self, key: str) -> Reply | None:
         with self._lock:
-            row = self._db.execute("SELECT text, prompt_tokens, completion_tokens FROM calls WHERE key = ?", (key,)).fetchone()
-        return None if row is None else Reply(*row)
+            row = self._db.execute(f"SELECT {_REPLY_COLUMNS} FROM calls WHERE key = ?", (key,)).fetchone()
+        return None if row is None else _stored_reply(*row)
 
     def _get_many(self, keys: list[str]) -> dict[str, Reply]:
         """The answers stored under any of ``keys``, by key: one query per 500 keys instead of one per key."""
@@ -380,27 +431,25 @@ class CallCache:
         with self._lock:
             for first in range(0, len(keys), 500):
                 chunk = keys[first:first + 500]
-                query = f"SELECT key, text, prompt_tokens, completion_tokens FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
-                found.update((key, Reply(*rest)) for key, *rest in self._db.execute(query, chunk))
+                query = f"SELECT key, {_REPLY_COLUMNS} FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
+                found.update((key, _stored_reply(*rest)) for key, *rest in self._db.execute(query, chunk))
         return found
 
     def put(self, key: str, model_id: str, reply: Reply) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
-                (key, model_id, reply.text, reply.prompt_tokens, reply.completion_tokens, _now()),
-            )
+        self.put_many([(key, model_id, reply)])
 
     def put_many(self, rows) -> None:
         """Store ``(key, model_id, reply)`` triples in one transaction."""
         now = _now()
-        values = [(key, model_id, r.text, r.prompt_tokens, r.completion_tokens, now) for key, model_id, r in rows]
+        values = [(key, model_id, r.text, r.prompt_tokens, r.completion_tokens, now, r.finish_reason,
+                   None if r.logprobs is None else json.dumps(r.logprobs)) for key, model_id, r in rows]
         if not values:
             return
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                self._db.executemany("INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?)", values)
+                self._db.executemany(f"INSERT OR REPLACE INTO calls ({_ALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                     values)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -413,6 +462,15 @@ class CallCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+_REPLY_COLUMNS = "text, prompt_tokens, completion_tokens, finish_reason, logprobs"
+_ALL_COLUMNS = "key, model, text, prompt_tokens, completion_tokens, created_at, finish_reason, logprobs"
+
+
+def _stored_reply(text, prompt_tokens, completion_tokens, finish_reason, logprobs) -> Reply:
+    return Reply(text, prompt_tokens, completion_tokens, finish_reason=finish_reason,
+                 logprobs=None if logprobs is None else tuple(json.loads(logprobs)))
 
 
 def _now() -> str:
@@ -603,7 +661,9 @@ def _attempts(prompt: str, *, policy: _RetryPolicy, unreachable: _Unreachable, s
               redact: Callable, gave_up: str):
     """One prompt's attempts until an answer, a failure not worth retrying, or the run stopping, as steps for a
     driver (:func:`_call` in a thread, :func:`_acall` on an event loop): each ``None`` it yields asks for one call
-    of the model (send back what it returned, or the exception it raised), each number a wait of that many seconds
+    of the model (send back what it returned, or the exception it raised, and how many requests it sent beyond one:
+    a model on evalkit's wire appends each request to :data:`evalkit._wire.SENT`, so ``attempts`` counts every
+    request sent), each number a wait of that many seconds
     that ends early when the run stops (send back None). Returns the prompt's row, its Reply (None on failure) and
     how many lone surrogates its text had.
     """
@@ -613,11 +673,12 @@ def _attempts(prompt: str, *, policy: _RetryPolicy, unreachable: _Unreachable, s
             return _failure(gave_up, attempts, 0.0), None, 0
         attempts += 1
         start = time.perf_counter()
-        outcome = yield None
+        outcome, again = yield None
+        attempts += again  # requests the model sent once more within the call (a connection lost as it went out)
         try:
             if isinstance(outcome, BaseException):
                 raise outcome
-            reply, replaced = _chat.checked_reply(outcome)
+            reply, replaced = _wire.checked_reply(outcome)
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error row
             latency = time.perf_counter() - start
             unreachable.record(exc)
@@ -641,11 +702,15 @@ def _call(prompt: str, model: Callable, *, stop: threading.Event, **options) -> 
         wait = next(steps)
         while True:
             if wait is None:
+                sent = []
+                token = _wire.SENT.set(sent)  # a model on evalkit's wire appends every request it sends
                 try:
                     outcome = model(prompt)
                 except Exception as exc:  # noqa: BLE001 - handed to the steps, which make it a row
                     outcome = exc
-                wait = steps.send(outcome)
+                finally:
+                    _wire.SENT.reset(token)
+                wait = steps.send((outcome, max(0, len(sent) - 1)))
             else:
                 stop.wait(wait)
                 wait = steps.send(None)
@@ -660,11 +725,15 @@ async def _acall(prompt: str, model, *, stop: threading.Event, **options) -> tup
         wait = next(steps)
         while True:
             if wait is None:
+                sent = []
+                token = _wire.SENT.set(sent)
                 try:
                     outcome = await model.acall(prompt)
                 except Exception as exc:  # noqa: BLE001 - handed to the steps, which make it a row
                     outcome = exc
-                wait = steps.send(outcome)
+                finally:
+                    _wire.SENT.reset(token)
+                wait = steps.send((outcome, max(0, len(sent) - 1)))
             else:
                 end = time.monotonic() + wait
                 while not stop.is_set() and (left := end - time.monotonic()) > 0:
@@ -717,40 +786,54 @@ def _in_threads(items: list, work: Callable, n_threads: int, stop: threading.Eve
 def _received(done: queue.SimpleQueue, n: int):
     """``(item, result)`` of the ``n`` items as the workers put them on ``done``; a worker's exception is raised here."""
     for _ in range(n):
-        item, result, exc = done.get()
+        while True:  # short waits: a signal handler (Ctrl-C) runs between them
+            try:
+                item, result, exc = done.get(timeout=0.1)
+                break
+            except queue.Empty:
+                pass
         if exc is not None:
             raise exc
         yield item, result
 
 
 def _on_event_loop(items: list, work: Callable, concurrency: int, stop: threading.Event):
-    """:func:`_in_threads` for a coroutine function ``work``: ``concurrency`` tasks on the process's call loop
-    (:func:`evalkit._chat_loop.call_loop`, a thread of its own) take the items in turn. When the caller stops
-    iterating, ``stop`` is set, nothing new is started and the calls in flight end."""
+    """:func:`_in_threads` for a coroutine function ``work``: ``concurrency`` tasks on evalkit's call loop
+    (:func:`evalkit._wire.call_loop`, a thread of its own) take the items in turn. When the caller stops iterating
+    (Ctrl-C), ``stop`` is set, nothing new is started and the calls in flight are cancelled (their requests aborted):
+    it returns within a second, not when their deadlines pass."""
     done: queue.SimpleQueue = queue.SimpleQueue()
     todo = iter(items)
-    abandoned = threading.Event()
+    ended = threading.Event()
 
     async def worker() -> None:
-        while not abandoned.is_set():
+        while True:
             item = next(todo, done)  # one iterator shared by the tasks of one thread; ``done`` marks its end
             if item is done:
                 return
             try:
                 done.put((item, await work(item), None))
+            except asyncio.CancelledError:
+                raise
             except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
                 done.put((item, None, exc))
 
     async def main() -> None:
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(items)))))
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, len(items)))))
+        finally:
+            ended.set()
 
-    running = asyncio.run_coroutine_threadsafe(main(), _chat_loop.call_loop())
+    running = asyncio.run_coroutine_threadsafe(main(), _wire.call_loop())
     try:
         yield from _received(done, len(items))
     finally:
-        abandoned.set()
         stop.set()
-        running.result()
+        if not running.done():
+            running.cancel()  # the calls in flight are cancelled on the loop
+            ended.wait(1.0)
+        elif running.exception() is not None:
+            raise running.exception()
 
 
 def _calls_table(prompts: pd.Series, rows: Mapping[str, dict], *, model_id: str, params: dict, n_replaced: int,
@@ -835,7 +918,8 @@ def call_many(
     DataFrame
         Indexed like ``prompts``: ``text`` (missing on failure), ``error`` (the last exception, or missing),
         ``latency_s`` (of the successful call; 0 when cached), ``cached`` (True when the answer came from the
-        cache or from an identical prompt earlier in the same run), ``attempts``, ``prompt_tokens``,
+        cache or from an identical prompt earlier in the same run), ``attempts`` (the requests sent: every retry,
+        and a request :class:`OpenAIChat` sent again when a kept-alive connection lost it), ``prompt_tokens``,
         ``completion_tokens``, ``created_at``. A failure is a row, never an exception: nothing a model or
         server returns stops the run or loses the answers already received. Text is valid UTF-8: lone
         surrogates are replaced by U+FFFD and counted in ``attrs["n_surrogates_replaced"]``;

@@ -30,7 +30,14 @@ MALFORMED = [
     (Raw('{"choices": [{"message": {"content": null}}]}'), "the message has no content"),
     (Raw('["PASS"]'), "the server's reply is a JSON list, not an object"),
     (Raw('{"object": "chat.completion"}'), "the server returned no choices"),
-    (Raw(b"PASS\xff\xfe"), "the server's reply is not JSON"),
+    (Raw(b"PASS\xff\xfe"), "the server's reply is not UTF-8 (byte 4; application/json, 6 bytes)"),
+    # an answer the server cut short is an error row, never a verdict (its text may read as one)
+    (Raw('{"choices": [{"message": {"content": "PASS"}, "finish_reason": "length"}]}'),
+     "the answer was cut at max_tokens (finish_reason 'length')"),
+    (Raw('{"choices": [{"message": {"content": null}, "finish_reason": "content_filter"}]}'),
+     "the answer was withheld by a content filter (finish_reason 'content_filter')"),
+    (Raw('{"choices": [{"message": {"content": "PASS"}}]}', content_type="application/json; charset=klingon"),
+     "the server's reply declares the charset 'klingon', which has no decoder here"),
 ]
 
 

@@ -24,7 +24,7 @@ def fast(**kwargs):
 def test_openai_adapter_roundtrip_with_usage():
     with ChatServer(lambda prompt, attempt: f"echo: {prompt}") as server:
         reply = client(server)("hello there")
-    assert reply == models.Reply("echo: hello there", prompt_tokens=2, completion_tokens=3)
+    assert reply == models.Reply("echo: hello there", prompt_tokens=2, completion_tokens=3, finish_reason="stop")
 
 
 def test_retries_transient_failures_then_succeeds():

@@ -106,6 +106,6 @@ def test_import_evalkit_leaves_matplotlib_and_widgets_unloaded():
 
 def test_a_public_packages_private_modules_are_its_own():
     assert _owner("evalkit.widgets._base") == "widgets" and _owner("evalkit.infer._engine") == "infer"
-    assert _owner("evalkit._stats.ppi") is None and _owner("evalkit.infer") is None and _owner("evalkit._chat") is None
-    assert _on_floor(PACKAGE / "_stats" / "ppi.py") and _on_floor(PACKAGE / "_chat.py")
+    assert _owner("evalkit._stats.ppi") is None and _owner("evalkit.infer") is None and _owner("evalkit._wire") is None
+    assert _on_floor(PACKAGE / "_stats" / "ppi.py") and _on_floor(PACKAGE / "_wire.py")
     assert not _on_floor(PACKAGE / "widgets" / "_base.py") and not _on_floor(PACKAGE / "judge.py")
