@@ -256,3 +256,35 @@ def test_verdict_score_from_logprobs():
     assert judge.verdict_score([{"3": log(0.2), "4": log(0.6), "5": log(0.2)}], likert) == pytest.approx(4.0)
     words = judge.Rubric("t", "c", "{output}", levels=("GOOD", "OK", "BAD"), fail_level="BAD")
     assert judge.verdict_score([{"GOOD": log(0.5), "OK": log(0.3), "BAD": log(0.2)}], words) == pytest.approx(0.8)
+
+
+# ------------------------------------------------------------------------------------ over the wire (loopback)
+def test_repeats_over_the_wire_draw_seeds_and_are_cached_apart(tmp_path):
+    """OpenAIChat's replace(seed=...) through a loopback server: each repeat its own request and cache entry; the server
+    answers a prompt's successive requests PASS, FAIL, PASS, so the repeats flip and the consistency table sees it."""
+    from evalkit._testing import ChatServer
+
+    cache = models.CallCache(tmp_path / "cache.sqlite")
+    with ChatServer(lambda prompt, attempt: "PASS\nok" if attempt % 2 else "FAIL\nno") as server:
+        model = models.OpenAIChat("judge-m", base_url=server.url, api_key_env="EVALKIT_TEST_NO_KEY", temperature=0.7)
+        res = judge.run_judge(_cases(5), RUBRIC, model, cache=cache, repeats=3, progress=False, concurrency=2)
+        assert server.requests == 15
+        assert [(d["seed"], d["temperature"]) for d in res.attrs["repeats"]] == [(None, 0.7), (1, 0.7), (2, 0.7)]
+        assert res.groupby("repeat")["verdict"].agg(lambda v: set(v.astype(str))).tolist() == [{"PASS"}, {"FAIL"},
+                                                                                             {"PASS"}]
+        noise = judge.consistency(res).summary.set_index("quantity")
+        assert noise.loc["flip rate", "estimate"] == pytest.approx(2 / 3)
+        again = judge.run_judge(_cases(5), RUBRIC, model, cache=cache, repeats=3, progress=False)
+        assert server.requests == 15 and again["cached"].all()
+    cache.close()
+
+
+def test_the_score_from_a_server_that_returns_logprobs():
+    """A loopback server returning token log-probabilities: the reply's first token's alternatives give P(PASS)."""
+    from evalkit._testing import Answer, ChatServer
+
+    logprobs = ({"PASS": math.log(0.8), "FAIL": math.log(0.15), "Pass": math.log(0.05)}, {"\n": 0.0}, {"ok": 0.0})
+    with ChatServer(lambda prompt, attempt: Answer("PASS\nok", logprobs=logprobs)) as server:
+        model = models.OpenAIChat("judge-m", base_url=server.url, api_key_env="EVALKIT_TEST_NO_KEY", logprobs=3)
+        reply = model(RUBRIC.render({"output": "an answer"}))
+    assert judge.verdict_score(reply.logprobs, RUBRIC) == pytest.approx(0.8 / 0.95)
