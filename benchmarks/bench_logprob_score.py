@@ -13,7 +13,7 @@ coverage of the true mean of the labels over all cases, over ``--reps`` draws.
 Designs: an overconfident judge (large strength and spread: p near 0 or 1, the score adds little to the verdict), a
 graded judge (moderate strength: p carries how sure it is), and a skewed pass rate (0.9).
 
-    python benchmarks/bench_logprob_score.py [--reps 200] [--cases 1000] [--labels 20 50 200]
+    python benchmarks/bench_logprob_score.py [--reps 100] [--cases 1000] [--labels 20 50 200] [--intervals betting t]
 """
 
 from __future__ import annotations
@@ -45,13 +45,16 @@ def main(argv=None) -> None:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--labels", type=int, nargs="+", default=[20, 50, 200])
+    parser.add_argument("--intervals", nargs="+", default=["betting", "t"], choices=["betting", "t", "auto"],
+                        help="'auto' is infer.mean's default without bounds: betting or Clopper-Pearson for the verdict, "
+                             "t for the score (not like for like)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(20261205)
     rows = []
     ids = pd.Index([f"c{i}" for i in range(args.cases)])
     for name, (pass_rate, strength, spread) in DESIGNS.items():
         for n in args.labels:
-            for interval in ("betting", "t"):
+            for interval in args.intervals:
                 if interval == "t" and n < infer.MIN_LARGE_SAMPLE:
                     continue
                 found = {"verdict": [], "score": []}
@@ -63,8 +66,8 @@ def main(argv=None) -> None:
                     for kind, judge in (("verdict", verdict), ("score", p)):
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore", EvalkitWarning)
-                            row = infer.mean(pd.Series(judge, index=ids), human, interval=interval,
-                                             bounds=(0, 1)).iloc[0]
+                            bounds = {} if interval == "auto" else {"bounds": (0, 1)}
+                            row = infer.mean(pd.Series(judge, index=ids), human, interval=interval, **bounds).iloc[0]
                         found[kind].append((row["ci_high"] - row["ci_low"], row["ci_low"] <= truth <= row["ci_high"]))
                 width = {k: float(np.mean([w for w, _ in v])) for k, v in found.items()}
                 cover = {k: float(np.mean([c for _, c in v])) for k, v in found.items()}

@@ -230,3 +230,15 @@ def test_untrusted_text_is_escaped_in_the_reports(tmp_path):
     error = ET.parse(tmp_path / "g.xml").getroot().find("testcase/error")
     assert str(name) in error.get("message")
     assert "x\\<y\\>&\\]\\]\\>" in (tmp_path / "g.md").read_text()
+
+
+def test_the_gate_runs_without_the_report_extra(saved):
+    """`evalkit gate` is in the base install: the notebook runner and the widgets are never imported."""
+    blocked = "".join(f"sys.modules[{m!r}] = None; " for m in ("nbformat", "nbclient", "nbconvert", "ipykernel",
+                                                               "ipywidgets", "statsmodels"))
+    code = (f"import sys; {blocked}\nfrom evalkit.cli import main\n"
+            f"sys.exit(main(['gate', {str(saved['baseline'])!r}, {str(saved['worse'])!r}]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("regression:")
