@@ -75,8 +75,8 @@ def main(argv=None) -> None:
                              "width_score": round(width["score"], 4),
                              "ratio": round(width["score"] / width["verdict"], 3),
                              "coverage_verdict": round(cover["verdict"], 3), "coverage_score": round(cover["score"], 3)})
-    print(f"{args.cases} cases, {args.reps} draws per row; PPI++, the same interval for the verdict and the score; "
-          "ratio = score width / verdict width")
+    print(f"{args.cases} cases, {args.reps} draws per row; PPI++ with the row's interval for the verdict and the score "
+          "('auto': infer.mean's own choice for each); ratio = score width / verdict width")
     print(pd.DataFrame(rows).to_string(index=False))
 
 
