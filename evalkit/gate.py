@@ -452,13 +452,15 @@ def _judge_difference(x_a: np.ndarray, x_b: np.ndarray, cases: pd.Index, repeats
 def _cases_needed(found: dict, margin: float, n: int, power: float, confidence_level: float) -> int | None:
     """About how many cases would tell the observed change from ``-margin`` with ``power``: the interval's half-width
     on the margin's side, scaled as 1 / sqrt(n) until the change's distance from the margin is (z_a + z_power) / z_a
-    half-widths (the usual sample-size rule, for the change observed). It scales the interval the gate made (Newcombe,
+    half-widths (the usual sample-size rule, for the change observed; a change above 0 counts as 0). It scales the interval the gate made (Newcombe,
     betting over repeats, or the labelled estimate's), so repeats and labels count; from a handful of cases it is
     rough. None when the change sits on the margin (no number of cases can tell)."""
     from scipy import stats
 
     estimate = found["estimate"]
-    gap = abs(estimate + margin)
+    # toward "no regression" the gap is at most the margin: a pilot that looks better than the baseline plans as if
+    # the candidate did not change (its lead is as likely noise as not)
+    gap = min(estimate + margin, margin) if estimate > -margin else -(estimate + margin)
     half = (estimate - found["ci_low"]) if estimate > -margin else (found["ci_high"] - estimate)
     if gap < 1e-9 or not np.isfinite(half) or half <= 0:
         return None

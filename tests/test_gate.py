@@ -112,10 +112,12 @@ def test_too_few_cases_exits_2_and_says_how_many_are_needed(saved, tmp_path, _cl
     assert done.stdout.startswith("inconclusive: too few cases to tell")
     result = gate.check(saved["small_a"], saved["small_b"], margin=0.05, allow_inconclusive=True)
     assert f"about {result.cases_needed} cases would tell a change of {result.estimate:+.3f} from the margin" in done.stdout
-    # the interval's half-width on the margin's side, scaled as 1 / sqrt(n) to (1.96 + 0.84) / 1.96 of the gap
+    # the interval's half-width on the margin's side, scaled as 1 / sqrt(n) to (1.96 + 0.84) / 1.96 of the gap (the
+    # distance from the margin, at most the margin itself)
     half = (result.estimate - result.ci_low) if result.estimate > -0.05 else (result.ci_high - result.estimate)
     z_a, z_b = stats.norm.ppf(0.975), stats.norm.ppf(0.8)
-    plan = int(np.ceil(20 * ((z_a + z_b) / z_a * half / abs(result.estimate + 0.05)) ** 2))
+    gap = min(result.estimate + 0.05, 0.05) if result.estimate > -0.05 else -(result.estimate + 0.05)
+    plan = int(np.ceil(20 * ((z_a + z_b) / z_a * half / gap) ** 2))
     assert result.cases_needed == max(plan, 21) > 20
     assert ET.parse(tmp_path / "g.xml").getroot().get("skipped") == "1"
 
@@ -242,3 +244,16 @@ def test_the_gate_runs_without_the_report_extra(saved):
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("regression:")
+
+
+def test_a_candidate_that_looks_better_plans_as_if_unchanged(rng):
+    """An inconclusive gate whose candidate looks better names the cases a candidate that did not change would need:
+    a lead seen in a few cases is not counted on."""
+    ids = [f"c{i}" for i in range(30)]
+    a = pd.DataFrame({"case_id": ids, "verdict": ["PASS"] * 24 + ["FAIL"] * 6})
+    b = pd.DataFrame({"case_id": ids, "verdict": ["PASS"] * 25 + ["FAIL"] * 5})
+    better = gate.decide(a, b, margin=0.05)
+    assert better.status == "inconclusive" and better.estimate == pytest.approx(1 / 30)
+    half = better.estimate - better.ci_low
+    z_a, z_b = stats.norm.ppf(0.975), stats.norm.ppf(0.8)
+    assert better.cases_needed == int(np.ceil(30 * ((z_a + z_b) / z_a * half / 0.05) ** 2))
