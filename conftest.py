@@ -34,7 +34,6 @@ SLOW_TIER = "notebooks, the docs build, the browser tests, the wheel build, the 
 OPTIONAL_MODULES = {
     "widgets": ("ipywidgets", "widgets"),
     "report.py": ("nbclient", "report"),
-    "cli.py": ("nbclient", "report"),
 }
 
 

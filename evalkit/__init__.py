@@ -12,7 +12,7 @@ from evalkit._version import __version__
 # costs nothing and a name loads only what it needs: ``evalkit.models`` does not pay for scipy, and nothing
 # pays for matplotlib before ``evalkit.plots``. ``evalkit.widgets`` and ``evalkit.report`` are imported by name.
 _MODULES = ("agreement", "batch", "calibrate", "cases", "checks", "claims", "compare", "correlate", "datasets",
-            "density", "infer", "judge", "labels", "logs", "models", "pairwise", "plots", "retrieval", "tcva", "verdicts")
+            "density", "gate", "infer", "judge", "labels", "logs", "models", "pairwise", "plots", "retrieval", "tcva", "verdicts")
 
 __all__ = ["EvalkitWarning", *_MODULES, "__version__"]
 

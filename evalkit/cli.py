@@ -1,9 +1,14 @@
-"""The ``evalkit`` command line: ``evalkit report [--out DIR] [--notebooks NB ...] [--param NAME=VALUE ...]``.
+"""The ``evalkit`` command line.
 
-The arguments are parsed, and the output folder checked, before anything heavy is imported: ``evalkit --version``,
-``--help`` and every usage error answer at once. Exit status: 0 when every notebook ran, 1 when a cell failed
-(the notebook and the cell are named), 2 for a usage error (one line on stderr naming the option and the
-reason), 130 when interrupted (Ctrl-C: the kernel is stopped, no traceback).
+``evalkit report [--out DIR] [--notebooks NB ...] [--param NAME=VALUE ...]`` executes the notebooks and writes HTML
+(the 'report' extra). The arguments are parsed, and the output folder checked, before anything heavy is imported:
+``evalkit --version``, ``--help`` and every usage error answer at once. Exit status: 0 when every notebook ran, 1 when
+a cell failed (the notebook and the cell are named), 2 for a usage error (one line on stderr naming the option and
+the reason), 130 when interrupted (Ctrl-C: the kernel is stopped, no traceback).
+
+``evalkit gate BASELINE CANDIDATE [--margin M] [--confidence-level L] [--labels FILE] [--junit FILE] [--summary
+FILE]`` compares two judged runs for CI (:mod:`evalkit.gate`; the base install): exit 0 no regression, 1
+regression, 2 inconclusive, 3 bad input or usage.
 """
 
 from __future__ import annotations
@@ -37,7 +42,118 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                         help="set a parameter in the notebooks' parameters cell (repeatable); a relative path is "
                              "read from the notebook's folder")
     report.add_argument("--timeout", type=int, default=1200, help="seconds allowed per cell (default: 1200)")
+    _gate_arguments(sub.add_parser("gate", **_GATE_HELP))
     return parser, report
+
+
+_GATE_EPILOG = """exit status:
+  0  no regression: the whole interval lies above -MARGIN (the candidate is within the margin)
+  1  regression: the whole interval lies below -MARGIN (worse than the margin, with the stated confidence)
+  2  inconclusive: the interval holds -MARGIN: too few cases to tell (the output says about how many are needed)
+  3  bad input or usage: a file missing or unreadable (named), runs judged by different judges, a run whose
+     errors and unparseable answers exceed --max-broken, an unknown option
+
+Repeats of a case (evalkit's repeats, a log's epochs) are one case: the gate pairs cases, never repeats. The
+interval is two-sided at LEVEL, so an unchanged candidate is called a regression at most 1 - LEVEL of the time
+(measured: 0.010-0.030 at 0.95 with a noisy judge, benchmarks/bench_gate.py). Parse failures and errors are
+counted apart from FAILs."""
+
+_GATE_HELP = {
+    "help": "compare a candidate run with a baseline for CI (exit 0 no regression, 1 regression, 2 inconclusive, 3 bad input)",
+    "description": "Is the candidate worse than the baseline by more than a margin? Two judged runs of the same cases "
+                   "(evalkit's saved results, or another tool's log: inspect_ai, promptfoo, OpenAI evals, "
+                   "lm-evaluation-harness), paired by case, repeats of a case clustered. Prints one verdict with the "
+                   "figures behind it.",
+    "epilog": _GATE_EPILOG,
+    "formatter_class": argparse.RawDescriptionHelpFormatter,
+}
+
+
+def _gate_arguments(gate: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    gate.add_argument("baseline", metavar="BASELINE", help="the baseline run (a results file or log)")
+    gate.add_argument("candidate", metavar="CANDIDATE", help="the candidate run, judged by the same judge")
+    gate.add_argument("--margin", type=float, default=0.05,
+                      help="the largest drop in pass rate that is not a regression (default: 0.05)")
+    gate.add_argument("--confidence-level", type=float, default=0.95, metavar="LEVEL",
+                      help="the two-sided interval's level (default: 0.95)")
+    gate.add_argument("--labels", metavar="FILE",
+                      help="human labels of both runs' outputs on a random subset of the cases: a CSV or JSONL with "
+                           "case_id, baseline, candidate; the gate then judges the humans' pass rate (PPI++)")
+    gate.add_argument("--rubric", help="the rubric (a log's scorer, assertion or metric) to gate on, where a file holds several")
+    gate.add_argument("--max-broken", type=float, default=0.05, metavar="SHARE",
+                      help="the largest share of a run's rows that may be errors or unparseable (default: 0.05)")
+    gate.add_argument("--junit", metavar="FILE", help="write JUnit XML (a regression is a failure)")
+    gate.add_argument("--summary", metavar="FILE", help="write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)")
+    return gate
+
+
+class _GateParser(argparse.ArgumentParser):
+    """The gate's own parser: a usage error exits 3 (2 means inconclusive here)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(3, f"evalkit gate: {message}\n")
+
+
+def _read_labels(path: str):
+    import pandas as pd
+
+    from evalkit._io import read_json_lines
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"--labels {path}: no such file.")
+    if file.suffix.lower() in (".jsonl", ".ndjson"):
+        return pd.DataFrame.from_records([record for _, record in read_json_lines(file)[0]])
+    if file.suffix.lower() == ".csv":
+        try:
+            return pd.read_csv(file, dtype={"case_id": str}, keep_default_na=False, na_values=[""])
+        except (ValueError, pd.errors.ParserError) as exc:
+            raise ValueError(f"--labels {path}: not a readable CSV ({exc}).") from None
+    raise ValueError(f"--labels {path}: use a .csv or .jsonl file.")
+
+
+def _write(path: str, text: str) -> None:
+    Path(path).write_text(text, encoding="utf-8")
+
+
+def gate_main(argv) -> int:
+    """``evalkit gate``: returns the exit status (0 no regression, 1 regression, 2 inconclusive, 3 bad input)."""
+    parser = _gate_arguments(_GateParser(prog="evalkit gate", **{k: v for k, v in _GATE_HELP.items() if k != "help"}))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (3)
+        return int(exc.code or 0)
+    from evalkit import gate
+
+    try:
+        baseline = gate.read_run(args.baseline, rubric=args.rubric)
+        candidate = gate.read_run(args.candidate, rubric=args.rubric)
+        labels = _read_labels(args.labels) if args.labels else None
+        result = gate.decide(baseline, candidate, margin=args.margin, confidence_level=args.confidence_level,
+                             labels=labels, max_broken=args.max_broken)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
+        print(f"evalkit gate: bad input: {message}", file=sys.stderr)
+        try:
+            if args.junit:
+                _write(args.junit, gate.bad_input_junit(message))
+            if args.summary:
+                _write(args.summary, gate.bad_input_markdown(message))
+        except OSError as write_error:
+            print(f"evalkit gate: could not write a report: {write_error}", file=sys.stderr)
+        return gate.EXIT_CODES["bad input"]
+    print(result.message)
+    print(result.counts.to_string(index=False))
+    try:
+        if args.junit:
+            _write(args.junit, result.to_junit())
+        if args.summary:
+            _write(args.summary, result.to_markdown())
+    except OSError as exc:
+        print(f"evalkit gate: could not write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return gate.EXIT_CODES["bad input"]
+    return result.exit_code
 
 
 def _missing_report_modules() -> list[str]:
@@ -72,6 +188,9 @@ def _out_problem(out: str) -> str | None:
 
 def main(argv=None) -> int:
     """Entry point of the ``evalkit`` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["gate"]:
+        return gate_main(argv[1:])
     parser, report_parser = _parsers()
     args, extra = parser.parse_known_args(argv)
     if extra:  # an option the subcommand does not know: its own usage, not the top-level one

@@ -40,12 +40,18 @@ __all__ = [
     "UNSUPPORTED_CLAIMS",
     "parse_verdict",
     "render_prompts",
+    "verdict_score",
     "plan",
     "run_judge",
     "pass_rate",
     "save_results",
     "load_results",
     "results_from_verdicts",
+    "identity",
+    "identity_changes",
+    "Consistency",
+    "consistency",
+    "rejudge",
 ]
 
 PARSER_VERSION = "first-line-exact/1"
@@ -282,6 +288,102 @@ def plan(cases: pd.DataFrame, rubric: Rubric, model=None, *, model_id: str | Non
     return _models.plan_calls(prompts, model, model_id=model_id, cache=cache)
 
 
+#: What a repeat records of the model's parameters (``attrs["repeats"]``): what made its answers differ.
+DRAW_RECORD = ("seed", "temperature")
+
+
+def _repeat_model(model, params: dict, r: int):
+    """The model for repeat ``r`` (1-based) and the extra cache-key parameters: repeat 1 is the model as given (its
+    answers are a single run's); a model with ``replace`` (:class:`evalkit.models.OpenAIChat`) draws repeat ``r`` with
+    ``seed = (its seed or 0) + r - 1``; any other callable is called again, with the repeat in its cache key."""
+    if r == 1:
+        return model, None
+    if callable(getattr(model, "replace", None)):
+        return model.replace(seed=int(params.get("seed") or 0) + r - 1), None
+    return model, {"repeat": r}
+
+
+def _results_frame(case_ids, rubric: Rubric, mid: str, calls: pd.DataFrame) -> pd.DataFrame:
+    """One call table as results rows (one per case), with the verdict's probability as ``score`` where the
+    replies carried token log-probabilities."""
+    texts = [t if isinstance(t, str) else None for t in calls["text"].astype(object)]
+    parsed = [rubric.parse(t) if t is not None else (None, False) for t in texts]
+    results = pd.DataFrame({
+        "case_id": case_ids,
+        "rubric": rubric.name,
+        "rubric_version": rubric.version,
+        "model": mid,
+        "verdict": pd.Categorical([v for v, _ in parsed], categories=list(rubric.levels)),
+        "parsed": np.array([p for _, p in parsed], dtype=bool),
+        "raw": calls["text"].to_numpy(),
+        "reason": [_reason(t) if t is not None else None for t in texts],
+        "error": calls["error"].to_numpy(),
+        "latency_s": calls["latency_s"].to_numpy(dtype=float),
+        "cached": calls["cached"].to_numpy(),
+        "created_at": calls["created_at"].to_numpy(),
+    })
+    results["reason"] = results["reason"].astype("string")
+    if "logprobs" in calls.columns and calls["logprobs"].notna().any():
+        results["score"] = [verdict_score(lp, rubric) if isinstance(lp, (tuple, list)) else np.nan
+                            for lp in calls["logprobs"].astype(object)]
+    return results
+
+
+def verdict_score(logprobs, rubric: Rubric) -> float:
+    """The judge's score from the log-probabilities of its first tokens: P(pass) over the verdict levels, or for a
+    rubric whose levels are numbers, the probability-weighted level (G-Eval, Liu et al. 2023).
+
+    At the first token position whose most likely token is not blank, each alternative token (stripped of spaces)
+    that begins exactly one level adds its probability to that level (case-sensitive, as the parser is; a token that
+    begins several levels, or none, adds nothing); the levels' probabilities are normalised to sum to 1.
+
+    Parameters
+    ----------
+    logprobs : sequence of dict
+        For the reply's first content tokens in order, ``{token_text: logprob}`` of the top alternatives (what
+        :class:`evalkit.models.OpenAIChat` returns with ``logprobs=k``).
+    rubric : Rubric
+
+    Returns
+    -------
+    float
+        P(a pass level) in [0, 1]; for numeric levels the expected level; NaN when no alternative names a level.
+
+    Examples
+    --------
+    >>> import math
+    >>> from evalkit.judge import Rubric, verdict_score
+    >>> rubric = Rubric("r", "c", "{output}")
+    >>> round(verdict_score([{"PASS": math.log(0.6), "FAIL": math.log(0.2), "Pass": math.log(0.1)}], rubric), 4)
+    0.75
+    >>> likert = Rubric("q", "c", "{output}", levels=("1", "2", "3", "4", "5"), fail_level="1")
+    >>> round(verdict_score([{"\\n": 0.0}, {"4": math.log(0.5), "5": math.log(0.5)}], likert), 4)
+    4.5
+    """
+    levels = list(rubric.levels)
+    for position in logprobs or ():
+        if not isinstance(position, dict) or not position:
+            return np.nan
+        top = max(position, key=position.get)
+        if not str(top).strip():
+            continue  # a leading newline or space: the verdict starts later
+        mass = dict.fromkeys(levels, 0.0)
+        for token, logprob in position.items():
+            text = str(token).strip()
+            starts = [lvl for lvl in levels if text and lvl.startswith(text)]
+            if len(starts) == 1 and logprob is not None and np.isfinite(logprob):
+                mass[starts[0]] += float(np.exp(logprob))
+        total = sum(mass.values())
+        if total <= 0:
+            return np.nan
+        try:
+            values = [float(lvl) for lvl in levels]
+        except ValueError:
+            return float(sum(mass[lvl] for lvl in rubric.pass_levels) / total)
+        return float(sum(v * mass[lvl] for v, lvl in zip(values, levels, strict=True)) / total)
+    return np.nan
+
+
 def run_judge(
     cases: pd.DataFrame,
     rubric: Rubric,
@@ -295,6 +397,7 @@ def run_judge(
     max_backoff: float = 30.0,
     max_unreachable: int = 20,
     progress: bool = True,
+    repeats: int = 1,
 ) -> pd.DataFrame:
     """Judge every case with one rubric and keep the full record.
 
@@ -320,12 +423,24 @@ def run_judge(
         See :func:`evalkit.models.call_many`: a reply of any shape becomes an error row rather than an
         exception, and a run that cannot reach the server stops and marks the cases it did not try.
         :func:`plan` counts the calls a run would make, without making any.
+    repeats : int, default 1
+        Judge each case this many times, each repeat its own cached call: repeat 1 is the model as given (the
+        answers of a run without repeats); a model with a ``replace`` method (:class:`evalkit.models.OpenAIChat`)
+        draws repeat r with ``seed = (its seed or 0) + r - 1``; any other callable is called again with the repeat
+        in its cache key. ``attrs["repeats"]`` records each repeat's seed and temperature. A judge at temperature 0
+        with a fixed seed may answer every repeat alike: the repeats then measure nothing (see
+        :func:`consistency`).
 
     Returns
     -------
     DataFrame
         One row per case: ``case_id, rubric, rubric_version, model, verdict, parsed, raw, reason, error,
-        latency_s, cached, created_at``. ``verdict`` is categorical over the rubric's levels and missing
+        latency_s, cached, created_at``. With ``repeats`` above 1, one row per case and repeat, shaped as a log's
+        epochs (:mod:`evalkit.logs`): ``case_id`` is ``<case_id>_repeat_<r>``, ``sample_id`` the case, ``repeat``
+        the repeat (1, 2, ...), and ``attrs["clusters"]`` names ``sample_id``, so that :func:`pass_rate`,
+        :func:`evalkit.compare.paired` and :mod:`evalkit.gate` count a case's repeats as one cluster. Where the
+        replies carry token log-probabilities, ``score`` is the judge's probability of a pass (the probability-weighted
+        level for numeric levels; :func:`verdict_score`). ``verdict`` is categorical over the rubric's levels and missing
         only when the call failed (then ``error`` says why). ``df.attrs`` holds ``evalkit_version``, the
         rubric (criterion, template, levels, fail and pass levels), the model id and parameters, the usage
         summary, ``n_surrogates_replaced`` and ``stopped`` (see :func:`evalkit.models.call_many`).
@@ -344,40 +459,52 @@ def run_judge(
     1      c2    FAIL   False
     """
     cases, prompts = _prompts(cases, rubric)
+    repeats = check_number(repeats, "repeats", low=1, integer=True)
     mid, params = _models.model_identity(model, model_id=model_id, cache=cache)
     if _takes_case(model):  # a judge of one's own that reads the case's fields, not the prompt
         model = _WithCase(model, cases, prompts)
-    calls = _models.call_many(prompts, model, model_id=mid, cache=cache, concurrency=concurrency,
-                              max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
-                              max_unreachable=max_unreachable, progress=progress, description=f"judge {rubric.name}")
-    texts = [t if isinstance(t, str) else None for t in calls["text"].astype(object)]
-    parsed = [rubric.parse(t) if t is not None else (None, False) for t in texts]
-    results = pd.DataFrame({
-        "case_id": cases["case_id"].to_numpy(),
-        "rubric": rubric.name,
-        "rubric_version": rubric.version,
-        "model": mid,
-        "verdict": pd.Categorical([v for v, _ in parsed], categories=list(rubric.levels)),
-        "parsed": np.array([p for _, p in parsed], dtype=bool),
-        "raw": calls["text"].to_numpy(),
-        "reason": [_reason(t) if t is not None else None for t in texts],
-        "error": calls["error"].to_numpy(),
-        "latency_s": calls["latency_s"].to_numpy(dtype=float),
-        "cached": calls["cached"].to_numpy(),
-        "created_at": calls["created_at"].to_numpy(),
-    })
-    results["reason"] = results["reason"].astype("string")
+    options = {"cache": cache, "concurrency": concurrency, "max_retries": max_retries, "backoff": backoff,
+               "max_backoff": max_backoff, "max_unreachable": max_unreachable, "progress": progress}
+    if repeats == 1:
+        calls = _models.call_many(prompts, model, model_id=mid, description=f"judge {rubric.name}", **options)
+        results = _results_frame(cases["case_id"].to_numpy(), rubric, mid, calls)
+        runs = [calls]
+    else:
+        frames, runs, draws = [], [], []
+        for r in range(1, repeats + 1):
+            drawn, extra = _repeat_model(model, params, r)
+            calls = _models.call_many(prompts, drawn, model_id=mid, params=extra,
+                                      description=f"judge {rubric.name} (repeat {r} of {repeats})", **options)
+            frame = _results_frame(cases["case_id"].to_numpy(), rubric, mid, calls)
+            ids = frame["case_id"].to_numpy()
+            frame.insert(0, "case_id_", [f"{c}_repeat_{r}" for c in ids])
+            frame = frame.drop(columns="case_id").rename(columns={"case_id_": "case_id"})
+            frame["sample_id"], frame["repeat"] = ids, r
+            frames.append(frame.assign(_order=np.arange(len(frame))))
+            runs.append(calls)
+            draws.append({"repeat": r, **{k: calls.attrs["params"].get(k) for k in DRAW_RECORD}, "extra": extra or {}})
+            if calls.attrs["stopped"]:
+                break
+        results = (pd.concat(frames, ignore_index=True).sort_values(["_order", "repeat"], kind="stable")
+                   .drop(columns="_order").reset_index(drop=True))
+        results["verdict"] = pd.Categorical(results["verdict"], categories=list(rubric.levels))
+        results["reason"] = results["reason"].astype("string")
+    all_calls = pd.concat(runs) if len(runs) > 1 else runs[0]
+    stopped = any(c.attrs["stopped"] for c in runs)
     results.attrs.update({
         "evalkit_version": __version__,
         "rubric": {"name": rubric.name, "version": rubric.version, "criterion": rubric.criterion,
                    "template": rubric.template, "levels": list(rubric.levels), "fail_level": rubric.fail_level,
                    "pass_levels": list(rubric.pass_levels), "parser": PARSER_VERSION},
         "model": {"id": mid, "params": params},
-        "usage": _models.usage_summary(calls).iloc[0].to_dict(),
-        "n_surrogates_replaced": calls.attrs["n_surrogates_replaced"],
-        "stopped": calls.attrs["stopped"],
+        "usage": _models.usage_summary(all_calls).iloc[0].to_dict(),
+        "n_surrogates_replaced": int(sum(c.attrs["n_surrogates_replaced"] for c in runs)),
+        "stopped": stopped,
     })
-    if calls.attrs["stopped"]:
+    if repeats > 1:
+        results.attrs["repeats"] = draws
+        results.attrs["clusters"] = {"column": "sample_id", "within": "repeat"}
+    if stopped:
         warnings.warn(f"the server was unreachable ({max_unreachable} consecutive connection failures or timeouts): "
                       f"the run stopped; {int(results['error'].str.startswith('not attempted').sum())} case(s) were not "
                       "attempted. Re-run with the same cache to resume.", EvalkitWarning, stacklevel=2)
@@ -585,8 +712,330 @@ def _warn_unparseable(key, row, alert: float, base_rate, max_jump: float) -> Non
                       EvalkitWarning, stacklevel=4)
 
 
-def save_results(results: pd.DataFrame, path) -> Path:
+@dataclass(frozen=True)
+class Consistency:
+    """How noisy a judge is, from repeats of each case (:func:`consistency`).
+
+    Attributes
+    ----------
+    summary : DataFrame
+        One row per quantity: ``quantity, estimate, ci_low, ci_high, interval, n, note``. The quantities:
+        ``flip rate`` (the chance that two repeats of a case disagree, averaged over cases), ``unstable cases`` (the
+        share of cases whose repeats do not all agree), ``test-retest kappa`` (Cohen's kappa of pass/fail between
+        the first two repeats of each case), ``judge share of variance`` (how much of the variance of the pass rate,
+        so of its interval's squared width, comes from the judge's noise rather than from the cases, at the run's
+        number of repeats) and ``width without judge noise`` (the pass-rate interval's width with a noiseless judge,
+        as a fraction of its width now: ``sqrt(1 - share)``).
+    cases : DataFrame
+        One row per case: ``case_id, n_repeats, n_pass, pass_rate, flip_rate, stable``.
+    repeats : DataFrame
+        One row per repeat: ``repeat, n, n_error, n_unparseable, unparseable_rate, ci_low, ci_high`` (the unparseable
+        rate among the judged rows, Clopper-Pearson).
+    confidence_level : float
+    """
+
+    summary: pd.DataFrame
+    cases: pd.DataFrame
+    repeats: pd.DataFrame
+    confidence_level: float
+
+    def __repr__(self) -> str:
+        return f"Consistency over {len(self.cases)} cases\n{self.summary.to_string(index=False)}"
+
+
+def _repeat_column(results: pd.DataFrame) -> str:
+    clusters = results.attrs.get("clusters")
+    within = clusters.get("within") if isinstance(clusters, dict) else None
+    for name in (within, "repeat", "epoch"):
+        if isinstance(name, str) and name in results.columns:
+            return name
+    raise KeyError(f"`results` has no repeat column ('repeat' or 'epoch'); columns: {list(map(str, results.columns))}. "
+                   "Judge with run_judge(..., repeats=k) or read a log with epochs.")
+
+
+def consistency(results: pd.DataFrame, *, confidence_level: float = 0.95, pass_levels=None) -> Consistency:
+    """How often the judge changes its mind: flip rates, test-retest agreement and what the noise costs, from repeats.
+
+    Every rate counts cases, not repeats: a case's repeats are one cluster. Error rows (no verdict) are left out of
+    the flips and counted per repeat; unparseable answers are the rubric's fail level (as in :func:`pass_rate`) and
+    counted per repeat. A case with fewer than two judged repeats is left out of the flips.
+
+    Parameters
+    ----------
+    results : DataFrame
+        One rubric judged with repeats (:func:`run_judge` with ``repeats``, or a log with epochs): the case in
+        ``sample_id`` (``attrs["clusters"]``), the repeat in ``repeat`` or ``epoch``.
+    confidence_level : float, default 0.95
+    pass_levels : sequence of str, optional
+        Default: the rubric's.
+
+    Returns
+    -------
+    Consistency
+        The flip rate's interval is the betting interval on the per-case flip rates (cases in a fixed seeded order);
+        the share of unstable cases Clopper-Pearson over cases; kappa's interval the Clopper-Pearson fiducial one of
+        :func:`evalkit.calibrate.calibrate` on the first two repeats. The variance split is a method-of-moments
+        estimate (between cases: the variance of the per-case pass rates less the judge's part; judge: the mean
+        within-case variance, unbiased, over the number of repeats), without an interval.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import judge
+    >>> cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(40)], "output": [f"answer {i}" for i in range(40)]})
+    >>> rubric = judge.Rubric("ok", "The answer is fine.", "{criterion} {output} {levels}")
+    >>> calls = {}
+    >>> def flaky(prompt):  # cases 0-9 flip between calls; the rest always pass
+    ...     calls[prompt] = calls.get(prompt, 0) + 1
+    ...     unsure = int(prompt.split()[-4]) < 10
+    ...     return "FAIL" if unsure and calls[prompt] % 2 else "PASS"
+    >>> res = judge.run_judge(cases, rubric, flaky, model_id="flaky", repeats=2, progress=False)
+    >>> noise = judge.consistency(res)
+    >>> noise.summary.set_index("quantity").loc[["flip rate", "unstable cases"], "estimate"].tolist()
+    [0.25, 0.25]
+    """
+    from evalkit._stats import cohen_kappa, kappa_interval
+
+    results = check_dataframe(results, "results").reset_index(drop=True)
+    check_columns(results, ["case_id", "verdict"], "results")
+    check_level(confidence_level)
+    if "rubric_version" in results.columns and results["rubric_version"].nunique(dropna=True) > 1:
+        raise ValueError("`results` holds several rubrics or versions; select one, e.g. "
+                         "results[results.rubric == '...'].")
+    case = epoch_column(results) or "case_id"
+    repeat = _repeat_column(results)
+    error = results["error"].notna() if "error" in results.columns else pd.Series(False, index=results.index)
+    parsed = (results["parsed"].fillna(False).astype(bool) if "parsed" in results.columns
+              else pd.Series(True, index=results.index))
+    per_repeat = []
+    for r, group in results.groupby(repeat, sort=True):
+        judged = ~error[group.index]
+        n_judged, n_bad = int(judged.sum()), int((~parsed[group.index] & judged).sum())
+        ci = rate_interval(n_bad, n_judged, method="clopper-pearson", confidence_level=confidence_level) if n_judged \
+            else {"ci_low": np.nan, "ci_high": np.nan}
+        per_repeat.append({"repeat": r, "n": len(group), "n_error": int((~judged).sum()), "n_unparseable": n_bad,
+                           "unparseable_rate": n_bad / n_judged if n_judged else np.nan, "ci_low": ci["ci_low"],
+                           "ci_high": ci["ci_high"]})
+    judged = results[~error]
+    levels, passing = verdict_levels(results, pass_levels=pass_levels)
+    passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).astype(bool)
+    frame = pd.DataFrame({"case_id": judged[case].astype(str).to_numpy(), "repeat": judged[repeat].to_numpy(),
+                          "verdict": judged["verdict"].astype(str).to_numpy(), "pass": passed.to_numpy()})
+    rows = []
+    for cid, group in frame.groupby("case_id", sort=True):
+        k = len(group)
+        counts = group["verdict"].value_counts().to_numpy()
+        flip = 1.0 - float((counts * (counts - 1)).sum()) / (k * (k - 1)) if k > 1 else np.nan
+        rows.append({"case_id": cid, "n_repeats": k, "n_pass": int(group["pass"].sum()),
+                     "pass_rate": float(group["pass"].mean()), "flip_rate": flip, "stable": bool(len(counts) == 1)})
+    cases = pd.DataFrame(rows, columns=["case_id", "n_repeats", "n_pass", "pass_rate", "flip_rate", "stable"])
+    usable = cases[cases["n_repeats"] >= 2]
+    if usable.empty:
+        raise ValueError("no case has two judged repeats: consistency needs each case judged at least twice "
+                         "(run_judge(..., repeats=2) or more).")
+    left_out = len(cases) - len(usable)
+    note = f"{left_out} case(s) with fewer than two judged repeats left out" if left_out else ""
+    n = len(usable)
+    flip = rate_interval(usable["flip_rate"].to_numpy(), method="cluster-means-betting", confidence_level=confidence_level,
+                         groups=np.arange(n), bound=1.0)
+    unstable = int((~usable["stable"]).sum())
+    share_ci = rate_interval(unstable, n, method="clopper-pearson", confidence_level=confidence_level)
+    summary = [
+        {"quantity": "flip rate", "estimate": float(usable["flip_rate"].mean()), "ci_low": flip["ci_low"],
+         "ci_high": flip["ci_high"], "interval": "cluster-means-betting", "n": n, "note": note},
+        {"quantity": "unstable cases", "estimate": unstable / n, "ci_low": share_ci["ci_low"],
+         "ci_high": share_ci["ci_high"], "interval": "clopper-pearson", "n": n, "note": note},
+    ]
+    first_two = frame.sort_values(["case_id", "repeat"], kind="stable").groupby("case_id").head(2)
+    pairs = first_two.groupby("case_id").filter(lambda g: len(g) == 2)
+    a = pairs.groupby("case_id")["pass"].first().to_numpy()
+    b = pairs.groupby("case_id")["pass"].last().to_numpy()
+    kappa_row = {"quantity": "test-retest kappa", "estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                 "interval": "cp-fiducial", "n": len(a), "note": "first two repeats of each case, pass/fail"}
+    if len(a):
+        kappa_row["estimate"] = cohen_kappa(a, b)
+        found = kappa_interval(int((~a & ~b).sum()), int((~a & b).sum()), int((a & ~b).sum()), int((a & b).sum()),
+                               confidence_level)
+        kappa_row.update(ci_low=found["ci_low"], ci_high=found["ci_high"])
+        if found["note"]:
+            kappa_row["note"] += "; " + found["note"]
+    summary.append(kappa_row)
+    summary += _variance_split(usable, n, note)
+    return Consistency(summary=pd.DataFrame(summary, columns=["quantity", "estimate", "ci_low", "ci_high", "interval",
+                                                              "n", "note"]),
+                       cases=cases, repeats=pd.DataFrame(per_repeat), confidence_level=confidence_level)
+
+
+def _variance_split(cases: pd.DataFrame, n: int, note: str) -> list[dict]:
+    """The variance of the pass rate (the mean of the per-case rates) split into the cases' part and the judge's: a
+    case's rate varies by Var(true rate) + (within-case variance) / k; the within-case variance of a case with m passes
+    in k repeats is estimated without bias by m (k - m) / (k (k - 1))."""
+    k = cases["n_repeats"].to_numpy(dtype=float)
+    m = cases["n_pass"].to_numpy(dtype=float)
+    within = m * (k - m) / (k * (k - 1))
+    total = float(np.var(cases["pass_rate"].to_numpy(), ddof=1)) if n > 1 else np.nan
+    judge_part = float(np.mean(within / k))
+    share = min(1.0, judge_part / total) if total and total > 0 else (0.0 if judge_part == 0 else np.nan)
+    row = {"ci_low": np.nan, "ci_high": np.nan, "interval": "method of moments", "n": n}
+    return [{"quantity": "judge share of variance", "estimate": share, **row,
+             "note": "of the pass rate's variance, at this number of repeats" + (f"; {note}" if note else "")},
+            {"quantity": "width without judge noise", "estimate": float(np.sqrt(1 - share)) if np.isfinite(share)
+             else np.nan, **row, "note": "the pass-rate interval's width with a noiseless judge, as a fraction of now"}]
+
+
+def rejudge(baseline, rubric: Rubric, model, *, cases: pd.DataFrame | None = None, repeats: int | None = None,
+            **options) -> pd.DataFrame:
+    """Judge a baseline's outputs again with the current judge, so that a comparison with a new run compares systems,
+    not judges.
+
+    Parameters
+    ----------
+    baseline : DataFrame or path
+        The baseline's results (a file :func:`save_results` wrote, or a log's table). The texts the rubric renders
+        come from its columns (a file saved with ``save_results(..., cases=)`` keeps them; logs keep ``input`` and
+        ``output``), or from ``cases``.
+    rubric : Rubric
+    model : callable
+        The current judge.
+    cases : DataFrame, optional
+        ``case_id`` and the rubric's fields, where the baseline does not hold them.
+    repeats : int, optional
+        Default: as many as the baseline had (1 without repeats). A log whose epochs graded different outputs is
+        re-judged output by output, its epochs kept.
+    **options
+        :func:`run_judge`'s options (``cache``, ``model_id``, ``concurrency``, ...).
+
+    Returns
+    -------
+    DataFrame
+        :func:`run_judge`'s table; ``attrs["rejudged"]`` names the baseline's judge and file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, pandas as pd
+    >>> from evalkit import judge
+    >>> cases = pd.DataFrame({"case_id": ["c1", "c2"], "output": ["Paris", "Lyon"]})
+    >>> rubric = judge.Rubric("capital", "Names the capital of France.", "{criterion} {output} {levels}")
+    >>> old = judge.run_judge(cases, rubric, lambda p: "PASS", model_id="old-judge", progress=False)
+    >>> path = judge.save_results(old, pathlib.Path(tempfile.mkdtemp()) / "baseline.jsonl", cases=cases)
+    >>> new = judge.rejudge(path, rubric, lambda p: "PASS" if "Paris" in p else "FAIL", model_id="new-judge",
+    ...                     progress=False)
+    >>> new[["case_id", "verdict", "model"]]
+      case_id verdict      model
+    0      c1    PASS  new-judge
+    1      c2    FAIL  new-judge
+    """
+    source_path = None
+    if not isinstance(baseline, pd.DataFrame):
+        source_path = str(baseline)
+        baseline = load_results(baseline)
+    baseline = check_dataframe(baseline, "baseline")
+    if not isinstance(rubric, Rubric):
+        raise TypeError(f"`rubric` must be a Rubric; got {type(rubric).__name__}.")
+    case = epoch_column(baseline) or "case_id"
+    source = baseline if cases is None else check_dataframe(cases, "cases")
+    key = case if cases is None else "case_id"
+    missing = [f for f in rubric.fields if f not in source.columns]
+    if missing:
+        where = "`cases`" if cases is not None else "the baseline"
+        raise KeyError(f"{where} has no {missing} (the fields rubric {rubric.name!r} renders); pass `cases=` with them, "
+                       "or save the baseline with save_results(results, path, cases=cases).")
+    fields = list(rubric.fields)
+    varies = cases is None and case != "case_id" and bool(fields) and \
+        (source.groupby(case)[fields].nunique(dropna=False) > 1).to_numpy().any()
+    if varies:  # a log whose epochs graded different outputs: each row its own case
+        rows = source[["case_id", *fields]]
+        result = run_judge(rows, rubric, model, **options)
+        for column in (case, _repeat_column(source)):
+            result[column] = source[column].to_numpy()
+        result.attrs["clusters"] = dict(source.attrs.get("clusters") or {"column": case})
+    else:
+        rows = source.drop_duplicates(key)[[key, *fields]].rename(columns={key: "case_id"}).reset_index(drop=True)
+        if cases is not None:
+            judged = set(baseline[case].astype(str))
+            rows = rows[rows["case_id"].astype(str).isin(judged)].reset_index(drop=True)
+        if repeats is None:
+            repeats = int(baseline.groupby(case).size().max()) if case != "case_id" else 1
+        result = run_judge(rows, rubric, model, repeats=repeats, **options)
+    result.attrs["rejudged"] = {"judge": identity(baseline), "path": source_path}
+    return result
+
+
+#: Model parameters left out of a judge's identity: the seed picks a draw of one judge, and asking for token
+#: log-probabilities reads them beside the same answer.
+IDENTITY_IGNORES = ("seed", "logprobs", "top_logprobs")
+
+
+def _values(results: pd.DataFrame, column: str) -> str | None:
+    """The distinct values of a column, as one text (None when the column is absent or empty)."""
+    if column not in results.columns:
+        return None
+    found = sorted(map(str, pd.unique(results[column].dropna())))
+    return ", ".join(found) if found else None
+
+
+def identity(results: pd.DataFrame) -> dict:
+    """Who judged a results table: ``model`` (the judge model's id), ``params`` (its parameters, without the seed,
+    which only picks a draw, and the log-probability options: ``IDENTITY_IGNORES``), ``rubric`` and
+    ``rubric_version``.
+
+    evalkit's own tables carry it in ``attrs`` (kept by :func:`save_results`); a table read from another tool's log
+    names the grading model in its ``grader`` column (its ``model`` is the system evaluated), and is None where the
+    tool does not say.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import judge
+    >>> cases = pd.DataFrame({"case_id": ["c1"], "output": ["Paris"]})
+    >>> rubric = judge.Rubric("capital", "Names the capital.", "{criterion} {output}? {levels}")
+    >>> res = judge.run_judge(cases, rubric, lambda p: "PASS", model_id="rule", progress=False)
+    >>> judge.identity(res)
+    {'model': 'rule', 'params': {}, 'rubric': 'capital', 'rubric_version': 'e3e4c997b509'}
+    """
+    results = check_dataframe(results, "results")
+    attrs = results.attrs or {}
+    model_attrs = attrs.get("model") if isinstance(attrs.get("model"), dict) else {}
+    if attrs.get("source"):  # a log: `model` is the system evaluated; the judge is the grader, where named
+        model, params = _values(results, "grader"), {}
+    else:
+        model = model_attrs.get("id") or _values(results, "model")
+        params = {k: v for k, v in (model_attrs.get("params") or {}).items() if k not in IDENTITY_IGNORES}
+    rubric_attrs = attrs.get("rubric") if isinstance(attrs.get("rubric"), dict) else {}
+    return {"model": None if model is None else str(model), "params": params,
+            "rubric": _values(results, "rubric") or rubric_attrs.get("name"),
+            "rubric_version": _values(results, "rubric_version") or rubric_attrs.get("version")}
+
+
+def identity_changes(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
+    """How the judges of two results tables differ (:func:`identity`): one sentence per difference, empty when they are
+    the same judge. What one table does not record is not counted as a difference.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalkit import judge
+    >>> a = pd.DataFrame({"case_id": ["c1"], "rubric_version": ["v1"], "model": ["judge-a"]})
+    >>> judge.identity_changes(a, a.assign(model="judge-b", rubric_version="v2"))
+    ["judge model 'judge-a' in a, 'judge-b' in b", "rubric version 'v1' in a, 'v2' in b"]
+    """
+    ia, ib = identity(a), identity(b)
+    changes = []
+    for key, name in (("model", "judge model"), ("rubric_version", "rubric version")):
+        if ia[key] is not None and ib[key] is not None and ia[key] != ib[key]:
+            changes.append(f"{name} {ia[key]!r} in a, {ib[key]!r} in b")
+    differ = sorted(k for k in set(ia["params"]) | set(ib["params"]) if ia["params"].get(k) != ib["params"].get(k))
+    for key in differ:
+        changes.append(f"judge parameter {key!r} {ia['params'].get(key)!r} in a, {ib['params'].get(key)!r} in b")
+    return changes
+
+
+def save_results(results: pd.DataFrame, path, *, cases: pd.DataFrame | None = None) -> Path:
     """Save a results table with its metadata (``df.attrs``) to Parquet or JSONL (by extension).
+
+    With ``cases``, the texts the rubric rendered (its fields, e.g. ``input``, ``output``) are saved beside each row,
+    joined by case id, so that :func:`rejudge` can judge the same outputs again from the file alone. The judge's
+    identity (:func:`identity`: model, parameters, rubric version) rides in the metadata.
 
     The file is written whole or not at all: a temporary file in the same folder is fsynced and renamed
     over ``path``, so a process killed mid-save leaves the previous file intact. JSONL files start with one
@@ -605,6 +1054,8 @@ def save_results(results: pd.DataFrame, path) -> Path:
     """
     path = Path(path)
     results = check_dataframe(results, "results")
+    if cases is not None:
+        results = _with_case_fields(results, cases)
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
         table = results.copy()
@@ -619,6 +1070,30 @@ def save_results(results: pd.DataFrame, path) -> Path:
     else:
         raise ValueError(f"{path}: use a .parquet or .jsonl file name.")
     return path
+
+
+def _with_case_fields(results: pd.DataFrame, cases: pd.DataFrame) -> pd.DataFrame:
+    """``results`` with the fields its rubric renders, from ``cases`` by case id (``sample_id`` with repeats)."""
+    cases = _case_table(cases)
+    template = (results.attrs.get("rubric") or {}).get("template")
+    if template is None:
+        raise ValueError("`results` has no rubric template in attrs (a run_judge table has one): the fields to keep "
+                         "cannot be known.")
+    fields = [f for _, f, _, _ in string.Formatter().parse(template) if f and f not in ("criterion", "levels")]
+    fields = [f for f in dict.fromkeys(fields) if f not in results.columns]
+    missing = [f for f in fields if f not in cases.columns]
+    if missing:
+        raise KeyError(f"`cases` has no {missing}, which the rubric renders; columns: {list(map(str, cases.columns))}.")
+    key = epoch_column(results) or "case_id"
+    table = cases.assign(case_id=cases["case_id"].astype(str)).set_index("case_id")[fields]
+    ids = results[key].astype(str)
+    unknown = ~ids.isin(table.index)
+    if unknown.any():
+        raise ValueError(f"`cases` has no case {ids[unknown].iloc[0]!r} of `results` ({int(unknown.sum())} row(s)).")
+    out = results.copy()
+    for f in fields:
+        out[f] = table[f].reindex(ids.to_numpy()).to_numpy()
+    return out
 
 
 def load_results(path) -> pd.DataFrame:

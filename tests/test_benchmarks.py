@@ -61,3 +61,14 @@ def test_bench_active_prints_labels_to_the_target_for_every_strategy():
     summary = [line for line in out.splitlines() if line.startswith("labels for half-width")]
     assert len(summary) == 2  # the default interval and the t
     assert all(f"; {s} " in line for line in summary for s in ("stratified", "active", "jury", "jury+active"))
+
+
+def test_bench_gate_runs_its_settings_and_agrees_with_decide():
+    out = run("bench_gate.py", "--reps", 4, "--pilot", 60)
+    assert "the kernel agreed with gate.decide on results tables in every draw checked" in out
+    assert out.count("no change, margin 0 ") == 2 and "the gate's plan from 60 cases" in out
+
+
+def test_bench_logprob_score_prints_both_widths():
+    out = run("bench_logprob_score.py", "--reps", 2, "--cases", 300, "--labels", 30)
+    assert "width_verdict" in out and "graded, skewed" in out

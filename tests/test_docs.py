@@ -134,3 +134,58 @@ def test_docs_build_offline_with_no_warning_and_no_broken_link(tmp_path, noteboo
         assert bool(note) == bool(left_out), f"{nb.stem}: data left out {left_out}, the page says so: {bool(note)}"
         named = re.findall(r'<span class="pre">([A-Z_]+)</span>', note.group(1)) if note else []
         assert all(name in named for name in left_out), f"{nb.stem}: the note names {named}, left out are {left_out}"
+
+
+def _gate_runs(folder: Path, n: int, fails: dict) -> None:
+    """Saved results of one judge on ``n`` cases for each run name: case i fails where ``fails[name](i)``."""
+    import pandas as pd
+
+    from evalkit import judge
+
+    rubric = judge.Rubric("correct", "The answer is correct.", "{criterion}\n{output}\nAnswer {levels}.")
+    folder.mkdir(exist_ok=True)
+    for name, fail in fails.items():
+        cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(n)], "output": [f"answer {i}" for i in range(n)]})
+        verdict = {f"answer {i}": "FAIL" if fail(i) else "PASS" for i in range(n)}
+        model = lambda prompt, verdict=verdict: verdict[prompt.split("\n")[1]]  # noqa: E731
+        judge.save_results(judge.run_judge(cases, rubric, model, model_id="judge", progress=False), folder / f"{name}.jsonl")
+
+
+def test_the_gate_pages_ci_script_runs_as_written(tmp_path):
+    """The script of docs/guide/gate.md ("In CI"), run by bash as written, with an `evalkit` command as pip installs
+    it (pyproject's [project.scripts]): no change passes, a regression fails, an inconclusive gate passes with a
+    warning, a missing file fails with exit 3; the JUnit file and the job summary are written."""
+    import shutil
+
+    page = (DOCS / "guide" / "gate.md").read_text(encoding="utf-8")
+    script = re.search(r"## In CI\n.*?```bash\n(.*?)```", page, flags=re.S).group(1)
+    (tmp_path / "gate.sh").write_text(script, encoding="utf-8")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "evalkit").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m evalkit.cli "$@"\n', encoding="utf-8")
+    (bin_dir / "evalkit").chmod(0o755)
+    store = tmp_path / "store"
+    _gate_runs(store, 400, {"baseline": lambda i: i % 10 == 0, "same": lambda i: i % 10 == 0,
+                            "worse": lambda i: i % 3 == 0})
+    _gate_runs(store / "small", 20, {"baseline": lambda i: i % 10 == 0, "candidate": lambda i: i % 5 == 0})
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    runs = tmp_path / "runs"
+    for baseline, candidate, expected in [(store / "baseline.jsonl", store / "same.jsonl", 0),
+                                          (store / "baseline.jsonl", store / "worse.jsonl", 1),
+                                          (store / "small" / "baseline.jsonl", store / "small" / "candidate.jsonl", 0),
+                                          (store / "baseline.jsonl", None, 3)]:
+        shutil.rmtree(runs, ignore_errors=True)
+        runs.mkdir()
+        shutil.copy(baseline, runs / "baseline.jsonl")
+        if candidate is not None:
+            shutil.copy(candidate, runs / "candidate.jsonl")
+        (tmp_path / "gate.xml").unlink(missing_ok=True)
+        done = subprocess.run(["bash", "-e", "gate.sh"], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == expected, done.stdout + done.stderr
+        assert (tmp_path / "gate.xml").is_file()
+        if "small" in str(baseline):
+            assert "::warning::evalkit gate: inconclusive" in done.stdout
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    for verdict in ("no regression", "regression", "inconclusive", "bad input"):
+        assert f"## evalkit gate: {verdict}" in summary

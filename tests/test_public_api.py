@@ -77,6 +77,16 @@ ELSEWHERE = {
     "judge.save_results": "test_public_api.py::test_results_files_bad_input",
     "judge.load_results": "test_public_api.py::test_results_files_bad_input",
     "judge.results_from_verdicts": "test_models_judge.py::test_results_from_verdicts_feeds_every_consumer_of_a_results_table",
+    "judge.identity": "test_judge_noise.py::test_identity_rides_in_the_saved_file_and_a_judge_change_is_named",
+    "judge.identity_changes": "test_judge_noise.py::test_identity_rides_in_the_saved_file_and_a_judge_change_is_named",
+    "judge.verdict_score": "test_judge_noise.py::test_verdict_score_from_logprobs",
+    "judge.consistency": "test_judge_noise.py::test_consistency_bad_input",
+    "judge.Consistency": "test_judge_noise.py::test_consistency_by_hand",
+    "judge.rejudge": "test_judge_noise.py::test_rejudge_a_saved_baseline_with_the_current_judge",
+    "gate.GateResult": "test_public_api.py::test_result_containers_are_frozen",
+    "gate.decide": "test_gate.py::test_a_broken_run_is_refused_not_counted_as_fails",
+    "gate.check": "test_gate.py::test_the_pytest_helper_raises_with_the_figures",
+    "gate.read_run": "test_gate.py::test_an_unreadable_file_is_named",
     "models.Reply": "test_public_api.py::test_small_constructors_validate",
     "models.TransientError": "test_public_api.py::test_transient_error_is_retried_and_others_are_not",
     "models.OpenAIChat": "test_models_judge.py::test_key_comes_from_the_environment_only",
@@ -353,10 +363,10 @@ def test_result_containers_are_frozen():
     for obj in (report_, paired):
         with pytest.raises(dataclasses.FrozenInstanceError):
             obj.n = 0
-    from evalkit import agreement
+    from evalkit import agreement, gate
 
     for cls in (calibrate.CalibrationReport, compare.PairedComparison, report.NotebookResult, retrieval.CoverageResult,
-                correlate.TemperatureSelection, agreement.AltTestResult):
+                correlate.TemperatureSelection, agreement.AltTestResult, gate.GateResult):
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, cls
         with pytest.raises(TypeError):
             cls()  # every field is required: a container is built by its function, never half-filled
