@@ -124,7 +124,7 @@ def check_against_decide(n: int, k: int, flip: float, margin: float, level: floa
         tables = []
         for p in passes:
             ids = np.repeat([f"c{i:05d}" for i in range(n)], k)
-            table = pd.DataFrame({"case_id": [f"{c}_repeat_{r + 1}" for c, r in zip(ids, np.tile(range(k), n))],
+            table = pd.DataFrame({"case_id": [f"{c}_repeat_{r + 1}" for c, r in zip(ids, np.tile(range(k), n), strict=True)],
                                   "sample_id": ids, "repeat": np.tile(range(1, k + 1), n),
                                   "verdict": np.where(p.ravel(), "PASS", "FAIL"), "error": None})
             table.attrs["clusters"] = {"column": "sample_id", "within": "repeat"}

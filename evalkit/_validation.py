@@ -23,15 +23,6 @@ class EvalkitWarning(UserWarning):
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def user_stacklevel() -> int:
-    """The ``stacklevel`` that makes a warning raised by the caller of this function point at the first line outside
-    evalkit (the user's line): it counts the caller's frame and every evalkit frame above it."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def warn(message: str, category: type[Warning] = EvalkitWarning) -> None:
     """``warnings.warn`` pointing at the user's line: the first frame outside evalkit, however deep the call."""
     frame, level = sys._getframe(1), 2
@@ -62,11 +53,7 @@ def align_ids(left, right, *, left_name: str, right_name: str, what: str = "case
                 parts.append(f"{len(lost)} of `{name}`'s {len(ids)} ids match nothing in `{other}` "
                              f"(e.g. {lost[:shown].tolist()})")
     if parts:
-        frame, level = sys._getframe(1), 2
-        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-            frame, level = frame.f_back, level + 1
-        warnings.warn(f"matched {len(common)} {what}(s) by id; " + " and ".join(parts) + ": left out.", EvalkitWarning,
-                      stacklevel=level)
+        warn(f"matched {len(common)} {what}(s) by id; " + " and ".join(parts) + ": left out.")
     return common
 
 

@@ -26,7 +26,6 @@ import json
 import sqlite3
 import time
 import uuid
-import warnings
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 
@@ -36,7 +35,7 @@ import pandas as pd
 from evalkit import _wire
 from evalkit import judge as _judge
 from evalkit import models as _models
-from evalkit._validation import EvalkitWarning, check_number
+from evalkit._validation import check_number, warn
 
 __all__ = ["BatchError", "submit", "poll", "collect", "jobs", "run_judge"]
 
@@ -458,8 +457,8 @@ def collect(model, *, cache) -> pd.DataFrame:
                 contents, gone = _download(client, file_ids)
                 job_rows, job_replaced = _collect_job(db, cache, job_id, mid, status, message, contents, gone, redact)
             except Exception as exc:  # noqa: BLE001 - this job stays open; the others are collected
-                warnings.warn(f"could not collect batch job {job_id} now ({redact(f'{type(exc).__name__}: {exc}')}); "
-                              "it stays open, and the next collect reads it.", EvalkitWarning, stacklevel=2)
+                warn(f"could not collect batch job {job_id} now ({redact(f'{type(exc).__name__}: {exc}')}); "
+                              "it stays open, and the next collect reads it.")
                 continue
             rows += job_rows
             replaced += job_replaced

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import string
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +24,7 @@ import pandas as pd
 from evalkit import models as _models
 from evalkit import verdicts as _verdicts
 from evalkit._coerce import normalise_level
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, check_unique_column
+from evalkit._validation import check_columns, check_dataframe, check_number, check_unique_column, warn
 from evalkit.models import ParseError
 
 __all__ = [
@@ -198,8 +197,8 @@ def _items_frame(index, outcome: pd.DataFrame, n_claims, prompt: Prompt) -> pd.D
     n_failed = int(items["error"].notna().sum())
     items.attrs.update({"prompt": prompt.name, "prompt_version": prompt.version, "model": mid, "n_failed": n_failed})
     if n_failed:
-        warnings.warn(f"{prompt.name}: {n_failed} of {len(items)} items failed (see the items table's 'error'); "
-                      "they are not scored.", EvalkitWarning, stacklevel=3)
+        warn(f"{prompt.name}: {n_failed} of {len(items)} items failed (see the items table's 'error'); "
+                      "they are not scored.")
     return items
 
 

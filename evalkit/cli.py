@@ -78,7 +78,7 @@ def _gate_arguments(gate: argparse.ArgumentParser) -> argparse.ArgumentParser:
                       help="the two-sided interval's level (default: 0.95)")
     gate.add_argument("--labels", metavar="FILE",
                       help="human labels of both runs' outputs on a random subset of the cases: a CSV or JSONL with "
-                           "case_id, baseline, candidate; the gate then judges the humans' pass rate (PPI++)")
+                           "case_id, baseline, candidate; the gate then judges the humans' pass rate (the judge calibrated on the labels)")
     gate.add_argument("--rubric", help="the rubric (a log's scorer, assertion or metric) to gate on, where a file holds several")
     gate.add_argument("--max-broken", type=float, default=0.05, metavar="SHARE",
                       help="the largest share of a run's rows that may be errors or unparseable (default: 0.05)")

@@ -406,7 +406,7 @@ def _paired_scores(both: pd.DataFrame, method, confidence_level, bounds, rng, gr
         warn(f"no {_METHOD_NAMES[method]} interval for these {len(d)} differences (fewer than two, or all "
              "equal); the betting interval (the default) gives one.")
     else:
-        _warn_few_changes(method, int(np.count_nonzero(d)), stacklevel=4)
+        _warn_few_changes(method, int(np.count_nonzero(d)))
     return PairedComparison(
         n=len(d), table=table, p_value=result["p_value"], agreement=float(np.mean(d == 0)), kappa=np.nan,
         rate_a=result["mean_a"], rate_b=result["mean_b"], flips=flips, kind="mean score",
@@ -421,7 +421,7 @@ def _paired_scores(both: pd.DataFrame, method, confidence_level, bounds, rng, gr
 _FEW_CHANGES = 25
 
 
-def _warn_few_changes(method: str, changed: int, stacklevel: int) -> None:
+def _warn_few_changes(method: str, changed: int) -> None:
     if method in ("t", "bootstrap") and changed < _FEW_CHANGES:
         warn(f"only {changed} cases changed their score: the {_METHOD_NAMES[method]} interval under-covers "
              f"there (0.88-0.92 at 95% in the coverage harness with 5-15 changed cases); the default "
@@ -729,7 +729,7 @@ def _baseline_row(labels, other, baseline, x_a, x_b, *, by, scores, method, conf
         return {**row, "n": 0}
     if scores:
         marginal = _score_comparison(x_a, x_b, method, confidence_level, bounds, rng)
-        _warn_few_changes(method, int(np.count_nonzero(x_b - x_a)), stacklevel=4)
+        _warn_few_changes(method, int(np.count_nonzero(x_b - x_a)))
         span = bounds[1] - bounds[0]
         joint = mean_interval(x_b - x_a, method, joint_level, bounds=(-span, span), rng=rng)
     else:

@@ -199,7 +199,7 @@ def _why_undefined(x: np.ndarray, y: np.ndarray) -> str:
     return f"the scores are constant ({x[0]:g} for all {len(x)} items)"
 
 
-def _warn_undefined(reasons: dict, stacklevel: int = 4) -> None:
+def _warn_undefined(reasons: dict) -> None:
     if reasons:
         listed = "; ".join(f"{col!r}: {why}" for col, why in reasons.items())
         warn(f"a correlation is undefined, so r and p_val are NaN for {listed}.")
@@ -237,7 +237,7 @@ def _bootstrap_ci(stat, n: int, *, n_resamples, confidence_level, interval, rng,
     return low, high, (res, undefined)
 
 
-def _warn_undefined_resamples(columns, undefined, n_resamples: int, stacklevel: int = 5) -> None:
+def _warn_undefined_resamples(columns, undefined, n_resamples: int) -> None:
     if undefined is not None and undefined.any():
         listed = "; ".join(f"{col!r}: {int(u)} of {n_resamples}" for col, u in zip(columns, undefined, strict=True) if u)
         warn(f"some bootstrap resamples have constant scores or ratings, so their correlation is undefined; "
@@ -506,7 +506,7 @@ def _dataset_level(frame, human, method, nan_policy, confidence_level, n_resampl
         r[j], p[j] = _scipy_corr(x, y, method)
         if np.isnan(r[j]) and not np.isnan(x).any() and not np.isnan(y).any():
             undefined[frame.columns[j]] = _why_undefined(x, y)
-    _warn_undefined(undefined, stacklevel=5)
+    _warn_undefined(undefined)
     # Bootstrap columns that share a validity mask together (usually all of them).
     masks, which = np.unique(valid.T, axis=0, return_inverse=True)
     left_out = np.zeros(k, dtype=np.int64)
@@ -585,7 +585,7 @@ def _summary_level(frame, human, groups, method, nan_policy, confidence_level, n
     n_groups = used.sum(axis=0)
     n_skipped = len(labels) - n_groups
     _warn_undefined({frame.columns[j]: f"every one of the {len(labels)} groups has a constant side or fewer than 2 items"
-                     for j in range(k) if n_groups[j] == 0}, stacklevel=5)
+                     for j in range(k) if n_groups[j] == 0})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         r = np.nanmean(per_group, axis=0)
@@ -824,8 +824,7 @@ def _compare_two(a, b, human, method, test, confidence_level, n_resamples, rng) 
     x, y, h = _three(a, b, human)
     n = len(h)
     r_a, r_b, r_ab = (_scipy_corr(u, v, method, p_value=False)[0] for u, v in ((x, h), (y, h), (x, y)))
-    _warn_undefined({name: _why_undefined(u, v) for name, u, v in (("a", x, h), ("b", y, h)) if np.ptp(u) == 0 or np.ptp(v) == 0},
-                    stacklevel=4)
+    _warn_undefined({name: _why_undefined(u, v) for name, u, v in (("a", x, h), ("b", y, h)) if np.ptp(u) == 0 or np.ptp(v) == 0})
     if np.isnan(r_a) or np.isnan(r_b):
         statistic = p = low = high = np.nan
     elif test == "williams":
@@ -844,7 +843,7 @@ def _compare_two(a, b, human, method, test, confidence_level, n_resamples, rng) 
         low, high, (res, left_out) = _bootstrap_ci(stat, n, n_resamples=n_resamples, confidence_level=confidence_level,
                                                    interval="percentile", rng=rng, k=1)
         low, high = float(low[0]), float(high[0])
-        _warn_undefined_resamples(["a - b"], left_out, n_resamples, stacklevel=5)
+        _warn_undefined_resamples(["a - b"], left_out, n_resamples)
         dist = res.bootstrap_distribution
         dist = dist[~np.isnan(dist)]
         with np.errstate(divide="ignore", invalid="ignore"):

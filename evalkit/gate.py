@@ -20,13 +20,14 @@ pass rate says nothing about the system. Runs judged by different judges (model,
 are refused, naming what differs: a judge change is not a system change.
 
 With human labels of both runs' outputs on a random subset of the cases, the change is the humans' pass rate,
-estimated from the judge on every case and the labels (:func:`evalkit.infer.difference`, PPI++).
+estimated from the judge on every case and the labels (:func:`evalkit.infer.difference`: the judge calibrated on
+every label of both runs).
 """
 
 from __future__ import annotations
 
+import html
 import math
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -34,10 +35,11 @@ from xml.etree import ElementTree as ET
 import numpy as np
 import pandas as pd
 
+from evalkit import _display
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._stats import cluster_difference_interval, mcnemar_exact_p, newcombe_paired_interval
 from evalkit._tables import epoch_column
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_level, check_number
+from evalkit._validation import check_columns, check_dataframe, check_level, check_number, warn
 
 __all__ = ["GateResult", "decide", "check", "read_run", "EXIT_CODES"]
 
@@ -63,7 +65,7 @@ class GateResult:
     interval : str
         How the interval was made: ``"newcombe"`` (one verdict per case in each run, with the exact McNemar test),
         ``"cluster-betting"`` (repeats: the betting interval of the per-case mean change) or the labelled estimate's
-        (``"ppi++ (betting)"`` ...).
+        (``"calibrated (calibrated-t)"`` ...).
     p_val : float
         Two-sided test of no change (exact McNemar, or the betting p-value); NaN where none is made.
     margin, confidence_level : float
@@ -109,8 +111,30 @@ class GateResult:
     cases_needed: int | None
     message: str
 
+    def _rows(self) -> tuple[str, list[dict]]:
+        title = f"GateResult: {self.status} (exit {self.exit_code}), {self.n_cases} cases paired"
+        rows = [{"quantity": f"change in {self.estimand}", "estimate": _display.number(self.estimate, sign=True),
+                 "interval": _display.interval(self.ci_low, self.ci_high, level=self.confidence_level, sign=True),
+                 "method": self.interval, "note": "candidate - baseline"},
+                {"quantity": "margin", "estimate": _display.number(-self.margin, sign=True),
+                 "note": "a regression is a change below it"},
+                {"quantity": "p-value", "estimate": _display.p_value(self.p_val), "note": "two-sided test of no change"},
+                {"quantity": "cases with a changed verdict", "estimate": _display.number(self.discordant)}]
+        if self.n_labelled:
+            rows.append({"quantity": "cases labelled in both runs", "estimate": str(self.n_labelled)})
+        if self.cases_needed is not None:
+            rows.append({"quantity": "cases needed (about)", "estimate": str(self.cases_needed),
+                         "note": "to tell this change from the margin"})
+        if self.n_only_baseline or self.n_only_candidate:
+            rows.append({"quantity": "cases left out", "estimate": str(self.n_only_baseline + self.n_only_candidate),
+                         "note": f"in one run only (baseline {self.n_only_baseline}, candidate {self.n_only_candidate})"})
+        return title, rows
+
     def __repr__(self) -> str:
-        return f"GateResult({self.message})"
+        return _display.result_text(*self._rows()) + f"\n{self.message}"
+
+    def _repr_html_(self) -> str:
+        return _display.result_html(*self._rows()) + f"<p>{html.escape(self.message)}</p>" + self.counts.to_html(index=False)
 
     @property
     def table(self) -> pd.DataFrame:
@@ -352,7 +376,7 @@ def decide(baseline: pd.DataFrame, candidate: pd.DataFrame, *, margin: float = 0
     labels : DataFrame, optional
         Human labels of both runs' outputs on a random subset of the cases: ``case_id, baseline, candidate``
         (PASS/FAIL, booleans or 0/1). The change is then the humans' pass rate, estimated from the judge on every
-        case and these labels (PPI++).
+        case and these labels (the judge calibrated on every label, :func:`evalkit.infer.difference`).
     pass_levels : sequence of str, optional
         The verdicts that pass (default: the rubric's).
     max_broken : float, default 0.05
@@ -401,8 +425,8 @@ def decide(baseline: pd.DataFrame, candidate: pd.DataFrame, *, margin: float = 0
                          "cases.")
     only_a, only_b = len(case_a.index.difference(common)), len(case_b.index.difference(common))
     if only_a or only_b:
-        warnings.warn(f"{len(common)} cases judged in both runs are compared; left out: {only_a} case(s) judged in the "
-                      f"baseline only, {only_b} in the candidate only.", EvalkitWarning, stacklevel=2)
+        warn(f"{len(common)} cases judged in both runs are compared; left out: {only_a} case(s) judged in the "
+                      f"baseline only, {only_b} in the candidate only.")
     x_a, x_b = case_a.loc[common, "mean"].to_numpy(), case_b.loc[common, "mean"].to_numpy()
     repeats = int(max(case_a["size"].max(), case_b["size"].max()))
     d = x_b - x_a

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import string
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +23,6 @@ from evalkit._io import read_json_lines, write_atomic
 from evalkit._stats import CLUSTER_METHODS, rate_interval, rate_method
 from evalkit._tables import PASS_RATE_COLUMNS, RUN_KEYS, epoch_column
 from evalkit._validation import (
-    EvalkitWarning,
     as_clusters,
     check_columns,
     check_dataframe,
@@ -505,12 +503,12 @@ def run_judge(
         results.attrs["repeats"] = draws
         results.attrs["clusters"] = {"column": "sample_id", "within": "repeat"}
     if stopped:
-        warnings.warn(f"the server was unreachable ({max_unreachable} consecutive connection failures or timeouts): "
+        warn(f"the server was unreachable ({max_unreachable} consecutive connection failures or timeouts): "
                       f"the run stopped; {int(results['error'].str.startswith('not attempted').sum())} case(s) were not "
-                      "attempted. Re-run with the same cache to resume.", EvalkitWarning, stacklevel=2)
+                      "attempted. Re-run with the same cache to resume.")
     elif results["error"].notna().any():
-        warnings.warn(f"{int(results['error'].notna().sum())} of {len(results)} judge calls failed after retries; "
-                      "they are error rows with no verdict (see the 'error' column).", EvalkitWarning, stacklevel=2)
+        warn(f"{int(results['error'].notna().sum())} of {len(results)} judge calls failed after retries; "
+                      "they are error rows with no verdict (see the 'error' column).")
     return results
 
 
@@ -665,8 +663,8 @@ def _pass_rate_row(group, key, levels, passing, check_failed, scores, method, co
     passed = (passed & ~check_failed[judged.index]).to_numpy(dtype=float)
     n_judged = len(judged)
     if not n_judged:
-        warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): every one of its {len(group)} rows is an error (no verdict): "
-                      "its pass rate and interval are NaN.", EvalkitWarning, stacklevel=4)
+        warn(f"{key[0]} ({key[1]}, {key[2]}): every one of its {len(group)} rows is an error (no verdict): "
+                      "its pass rate and interval are NaN.")
     parsed = judged["parsed"].astype(bool) if "parsed" in judged.columns else pd.Series(True, index=judged.index)
     n_unparseable = int((~parsed).sum())
     row = {"rubric": key[0], "rubric_version": key[1], "model": key[2], "n": len(group), "n_judged": n_judged,
@@ -681,7 +679,7 @@ def _pass_rate_row(group, key, levels, passing, check_failed, scores, method, co
         row["pass_rate"] = (_mean_of_cluster_means(passed, codes) if method.startswith("cluster-means")
                             else (passed.mean() if n_judged else np.nan))
         if found["note"]:
-            warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {found['note']} (NaN).", EvalkitWarning, stacklevel=4)
+            warn(f"{key[0]} ({key[1]}, {key[2]}): {found['note']} (NaN).")
         row["n_clusters"] = found["n_clusters"]
     else:
         found = rate_interval(int(passed.sum()), n_judged, method=method, confidence_level=confidence_level)
@@ -705,11 +703,10 @@ def _mean_of_cluster_means(values: np.ndarray, codes: np.ndarray) -> float:
 def _warn_unparseable(key, row, alert: float, base_rate, max_jump: float) -> None:
     rate = row["unparseable_rate"]
     if rate > alert:
-        warnings.warn(f"{key[0]} ({key[1]}, {key[2]}): {row['n_unparseable']} of {row['n_judged']} judge answers "
-                      f"({rate:.1%}) were unparseable and counted as FAIL.", EvalkitWarning, stacklevel=4)
+        warn(f"{key[0]} ({key[1]}, {key[2]}): {row['n_unparseable']} of {row['n_judged']} judge answers "
+                      f"({rate:.1%}) were unparseable and counted as FAIL.")
     if base_rate is not None and rate - base_rate > max_jump:
-        warnings.warn(f"{key[0]}: the unparseable rate jumped from {base_rate:.1%} (baseline) to {rate:.1%}.",
-                      EvalkitWarning, stacklevel=4)
+        warn(f"{key[0]}: the unparseable rate jumped from {base_rate:.1%} (baseline) to {rate:.1%}.")
 
 
 @dataclass(frozen=True)

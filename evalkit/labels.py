@@ -91,14 +91,13 @@ import os
 import socket
 import time
 import uuid
-import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
 from evalkit._io import read_json_lines
-from evalkit._validation import EvalkitWarning
+from evalkit._validation import warn
 
 try:
     import fcntl
@@ -166,7 +165,7 @@ def append_label(path, record: dict, *, wait: float | None = None) -> None:
         torn = _append_bytes(target, data)
     finally:
         _release(fd)
-    _warn_torn(path, torn, stacklevel=3)
+    _warn_torn(path, torn)
 
 
 def _encode(record) -> bytes:
@@ -294,7 +293,7 @@ class LabelWriter:
                 self.close()
                 raise
         self.torn = _repair_tail(self._target)
-        _warn_torn(self.path, self.torn, stacklevel=3)
+        _warn_torn(self.path, self.torn)
 
     def _lock(self) -> None:
         if fcntl is None or self._fd is not None:
@@ -318,7 +317,7 @@ class LabelWriter:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._lock()
-        _warn_torn(self.path, _append_bytes(self._target, data), stacklevel=3)
+        _warn_torn(self.path, _append_bytes(self._target, data))
 
     def close(self) -> None:
         """Release the lock (idempotent)."""
@@ -386,11 +385,10 @@ def _describe(holder: str) -> str:
         return "another process"
 
 
-def _warn_torn(path: Path, torn: str | None, *, stacklevel: int) -> None:
+def _warn_torn(path: Path, torn: str | None) -> None:
     if torn is not None:
-        warnings.warn(f"{path}: the last line was cut short by an interrupted write ({len(torn)} characters: "
-                      f"{torn[:40]!r}); it was moved to {path.name}.torn and is not a label.",
-                      EvalkitWarning, stacklevel=stacklevel)
+        warn(f"{path}: the last line was cut short by an interrupted write ({len(torn)} characters: "
+                      f"{torn[:40]!r}); it was moved to {path.name}.torn and is not a label.")
 
 
 def _append_bytes(target: Path, data: bytes) -> str | None:

@@ -26,7 +26,6 @@ import sqlite3
 import sys
 import threading
 import time
-import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -37,10 +36,10 @@ import numpy as np
 import pandas as pd
 
 from evalkit import _wire
-from evalkit._wire import APIConnectionError, APIStatusError, Reply, ReplyError
 from evalkit._optional import install_hint
-from evalkit._validation import EvalkitWarning, check_columns, check_dataframe, check_number, show
+from evalkit._validation import check_columns, check_dataframe, check_number, show, warn
 from evalkit._version import __version__
+from evalkit._wire import APIConnectionError, APIStatusError, Reply, ReplyError
 
 __all__ = [
     "Reply",
@@ -59,7 +58,8 @@ __all__ = [
     "usage_summary",
 ]
 
-CALL_COLUMNS = ["text", "error", "latency_s", "cached", "attempts", "prompt_tokens", "completion_tokens", "created_at"]
+CALL_COLUMNS = ["text", "error", "latency_s", "cached", "attempts", "prompt_tokens", "completion_tokens", "finish_reason",
+                "logprobs", "created_at"]
 
 
 class TransientError(RuntimeError):
@@ -647,14 +647,21 @@ class _CacheWriter:
         self._wake.set()
         self._thread.join()
         if self._unsaved:
-            warnings.warn(f"could not store {self._unsaved} answers in the cache {self._cache.path} ({self._error}); "
-                          "they are in this run's results, and a re-run would ask for them again.", EvalkitWarning,
-                          stacklevel=3)
+            warn(f"could not store {self._unsaved} answers in the cache {self._cache.path} ({self._error}); "
+                          "they are in this run's results, and a re-run would ask for them again.")
 
 
 def _failure(error: str, attempts: int, latency: float) -> dict:
     return {"text": None, "error": error, "latency_s": latency, "cached": False, "attempts": attempts,
-            "prompt_tokens": None, "completion_tokens": None, "created_at": _now()}
+            "prompt_tokens": None, "completion_tokens": None, "finish_reason": None, "logprobs": None,
+            "created_at": _now()}
+
+
+def _answered(reply: Reply, *, latency: float, cached: bool, attempts: int) -> dict:
+    """A call table's row for an answer, received now or read from the cache."""
+    return {"text": reply.text, "error": None, "latency_s": latency, "cached": cached, "attempts": attempts,
+            "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+            "finish_reason": reply.finish_reason, "logprobs": reply.logprobs, "created_at": _now()}
 
 
 def _attempts(prompt: str, *, policy: _RetryPolicy, unreachable: _Unreachable, stop: threading.Event,
@@ -690,9 +697,7 @@ def _attempts(prompt: str, *, policy: _RetryPolicy, unreachable: _Unreachable, s
             return _failure(redact(f"{type(exc).__name__}: {exc}"), attempts, latency), None, 0
         latency = time.perf_counter() - start
         unreachable.record(None)
-        return {"text": reply.text, "error": None, "latency_s": latency, "cached": False, "attempts": attempts,
-                "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                "created_at": _now()}, reply, replaced
+        return _answered(reply, latency=latency, cached=False, attempts=attempts), reply, replaced
 
 
 def _call(prompt: str, model: Callable, *, stop: threading.Event, **options) -> tuple[dict, Reply | None, int]:
@@ -851,6 +856,7 @@ def _calls_table(prompts: pd.Series, rows: Mapping[str, dict], *, model_id: str,
         table[column] = pd.array(table[column], dtype="Int64")
     table["text"] = table["text"].astype("string")
     table["error"] = table["error"].astype("string")
+    table["finish_reason"] = table["finish_reason"].astype("string")
     table["cached"] = table["cached"].astype(bool)
     table.attrs["model"] = model_id
     table.attrs["params"] = params
@@ -920,7 +926,8 @@ def call_many(
         ``latency_s`` (of the successful call; 0 when cached), ``cached`` (True when the answer came from the
         cache or from an identical prompt earlier in the same run), ``attempts`` (the requests sent: every retry,
         and a request :class:`OpenAIChat` sent again when a kept-alive connection lost it), ``prompt_tokens``,
-        ``completion_tokens``, ``created_at``. A failure is a row, never an exception: nothing a model or
+        ``completion_tokens``, ``finish_reason`` (as the server sent it), ``logprobs`` (the reply's per-token
+        alternatives when the model was asked for them, else missing), ``created_at``. A failure is a row, never an exception: nothing a model or
         server returns stops the run or loses the answers already received. Text is valid UTF-8: lone
         surrogates are replaced by U+FFFD and counted in ``attrs["n_surrogates_replaced"]``;
         ``attrs["stopped"]`` says whether the run stopped early because the server was unreachable.
@@ -953,9 +960,7 @@ def call_many(
         if hit is None:
             pending.append((prompt, key))
         else:
-            rows[prompt] = {"text": hit.text, "error": None, "latency_s": 0.0, "cached": True, "attempts": 0,
-                            "prompt_tokens": hit.prompt_tokens, "completion_tokens": hit.completion_tokens,
-                            "created_at": _now()}
+            rows[prompt] = _answered(hit, latency=0.0, cached=True, attempts=0)
 
     stop = threading.Event()  # set once the server looks unreachable, or when the run is interrupted
     unreachable = _Unreachable(max_unreachable, stop)

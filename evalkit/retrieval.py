@@ -10,7 +10,6 @@ over the corpus.
 from __future__ import annotations
 
 import re
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,7 +20,6 @@ from scipy.sparse.linalg import svds
 from evalkit import _dask, _display, _stats
 from evalkit._stats import ADJUSTMENTS, adjust_p_values
 from evalkit._validation import (
-    EvalkitWarning,
     check_columns,
     check_dataframe,
     check_level,
@@ -30,6 +28,7 @@ from evalkit._validation import (
     check_rng,
     check_unique_column,
     show,
+    warn,
 )
 
 __all__ = [
@@ -256,9 +255,8 @@ def _bm25(documents, queries, *, k, k1, b, method, stopwords) -> pd.DataFrame:
     scores = np.empty((len(queries), k), dtype=np.float64)
     empty = [q for q, tokens in zip(queries["query_id"], query_tokens, strict=True) if not tokens]
     if empty:
-        warnings.warn(f"{len(empty)} query(ies) have no token left after tokenization (empty or only stopwords), "
-                      f"e.g. query_id {empty[:3]}: they score 0 for every document and are ranked in corpus order.",
-                      EvalkitWarning, stacklevel=3)
+        warn(f"{len(empty)} query(ies) have no token left after tokenization (empty or only stopwords), "
+                      f"e.g. query_id {empty[:3]}: they score 0 for every document and are ranked in corpus order.")
     for row, tokens in enumerate(query_tokens):
         all_scores = retriever.get_scores(tokens) if tokens else np.zeros(len(documents))
         nonzero = np.flatnonzero(all_scores > 0)
@@ -360,9 +358,9 @@ def evaluate(runs: pd.DataFrame, qrels: pd.DataFrame, *, k: int = 10, documents:
     result = out[["query_id", "condition", "n_relevant", "precision", "recall", "ndcg", "mrr"]]
     unjudged = pd.unique(out.loc[out["n_relevant"] == 0, "query_id"])
     if len(unjudged):
-        warnings.warn(f"{len(unjudged)} of {out['query_id'].nunique()} queries have no relevant document in `qrels` (e.g. "
+        warn(f"{len(unjudged)} of {out['query_id'].nunique()} queries have no relevant document in `qrels` (e.g. "
                       f"{show(unjudged[0])}): their recall, nDCG and MRR are undefined (NaN), and compare_conditions "
-                      "leaves them out.", EvalkitWarning, stacklevel=2)
+                      "leaves them out.")
     if documents is not None:
         check_columns(documents, ["doc_id", tier], "documents")
         tiers = top["doc_id"].map(documents.set_index("doc_id")[tier])
@@ -476,14 +474,14 @@ def _wilcoxon_row(metrics, a, b, metric, alternative, zero_method, min_queries) 
     if n == 0:
         raise ValueError(f"`metrics` has no query with a {metric!r} value for both `a`={show(a)} and `b`={show(b)}.")
     if n < min_queries:
-        warnings.warn(f"only {n} queries are judged for both {a!r} and {b!r} (fewer than {min_queries}): the Wilcoxon "
-                      "test has little power and its p-value is fragile.", EvalkitWarning, stacklevel=3)
+        warn(f"only {n} queries are judged for both {a!r} and {b!r} (fewer than {min_queries}): the Wilcoxon "
+                      "test has little power and its p-value is fragile.")
     diff = x - y
     ties = int(np.sum(diff == 0))
     nonzero = diff[diff != 0]
     if len(nonzero) == 0:
-        warnings.warn(f"{show(a)} and {show(b)} score the same {metric} on all {n} queries: there is no difference to "
-                      "test (statistic NaN, p_val 1).", EvalkitWarning, stacklevel=4)
+        warn(f"{show(a)} and {show(b)} score the same {metric} on all {n} queries: there is no difference to "
+                      "test (statistic NaN, p_val 1).")
         statistic, p, test = np.nan, 1.0, "none: no query differs"
     else:
         res = stats.wilcoxon(x, y, zero_method=zero_method, alternative=alternative)

@@ -19,7 +19,6 @@ counts once and then scores every temperature with one (items x 5) @ (5 x temper
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 

@@ -45,6 +45,7 @@ from evalkit import (
     compare,
     correlate,
     density,
+    gate,
     infer,
     judge,
     labels,
@@ -463,6 +464,11 @@ GENERATED = {
         g.table({"case_id": st.sampled_from(IDS) if g.draw(st.booleans()) else st.text("abc", min_size=1, max_size=2),
                  "verdict": g.labels(["PASS", "FAIL"]), "score": g.numbers(0, 1)[1]}),
         rubric=g.option(g.pick(["faithful", judge.UNSUPPORTED_CLAIMS])), model=g.option("my-judge")),
+    "judge.consistency": lambda g: partial(judge.consistency, _log_table(g), confidence_level=g.option(0.95)),
+    "judge.identity": lambda g: partial(judge.identity, g.results()),
+    "judge.identity_changes": lambda g: partial(judge.identity_changes, g.results(), g.results()),
+    "gate.decide": lambda g: partial(gate.decide, _log_table(g), _log_table(g), margin=g.option(g.pick([0.0, 0.05])),
+                                     confidence_level=g.option(0.95), max_broken=g.option(g.pick([0.05, 1.0]))),
     "judge.pass_rate": lambda g: partial(judge.pass_rate, _log_table(g), unparseable_alert=g.option(1.0),
                                          confidence_level=g.option(0.95),
                                          interval=g.option(g.pick(["auto", "clopper-pearson", "wilson", "betting", "t"])),
@@ -754,17 +760,20 @@ def _coverage(g: Gen):
 
 # Public callables not generated here: why, and where their bad input is tested (by name, in test_public_api).
 NOT_GENERATED = {
+    "gate.check": "gate.decide with an exception on a regression (by design); decide is generated here",
+    "judge.verdict_score": "a kernel on one reply's log-probabilities, NaN by design when no alternative names a level",
     **dict.fromkeys(["checks.valid_json", "checks.required_fields", "checks.value_in", "checks.number_in_range",
                      "checks.max_length", "checks.regex"], "builds a Check from a few scalars (no table)"),
     **dict.fromkeys([
         "claims.extract_claims", "claims.judge_claims", "claims.extract_facts", "judge.run_judge", "models.call_many",
         "models.call_and_parse", "models.model_identity", "batch.submit", "batch.poll", "batch.collect", "batch.jobs",
-        "batch.run_judge"], "calls a model or a provider: its bad input is tested with a fake model"),
+        "batch.run_judge", "judge.rejudge"], "calls a model or a provider: its bad input is tested with a fake model"),
     **dict.fromkeys([
         "cases.read_cases", "datasets.demo_path", "datasets.load_demo", "datasets.data_path", "datasets.load_tcva_release",
         "datasets.load_tcva_baseline", "datasets.load_llmbar", "datasets.load_summeval", "datasets.load_usr",
         "datasets.load_healthfc",
-        "judge.save_results", "judge.load_results", "labels.read_labels", "labels.append_label", "labels.new_session_id"],
+        "judge.save_results", "judge.load_results", "gate.read_run", "labels.read_labels", "labels.append_label",
+        "labels.new_session_id"],
         "reads or writes files: its bad input is a bad file, tested with files"),
     **dict.fromkeys(["logs.read_inspect", "logs.read_promptfoo", "logs.read_lm_eval", "logs.read_openai_evals",
                      "datasets.load_arena"], "reads a tool's log or a data set's files: its bad input is a bad file, tested "
@@ -848,7 +857,7 @@ FOUND = [
     ("infer.labels_needed", "errors about `human_pilot` named `human`",
      partial(infer.labels_needed, _SCORES, pd.Series([1.0, 2.0], index=["a", "a"]), half_width=0.1), "error"),
     ("infer.confidence_sequence", "labels all equal, without bounds, gave a NaN sequence without a warning",
-     partial(infer.confidence_sequence, pd.Series([3.0, 3.0], index=["a", "b"])), "warning"),
+     partial(infer.confidence_sequence, human=pd.Series([3.0, 3.0], index=["a", "b"])), "warning"),
     ("infer.stopping_point", "a half_width column of text ended in \"could not convert string to float\"",
      partial(infer.stopping_point, pd.DataFrame({"n_labelled": [1, 2], "half_width": ["0.4", ""]}), half_width=0.1), "error"),
     ("labels.latest_labels", "`mode` was not validated: an object of another type ended in pandas' NotImplementedError",
@@ -881,8 +890,9 @@ FOUND = [
      partial(pairwise.bradley_terry_effects, _comparisons(["x", "x", "y"], ["y", "y", "z"], ["a", "a", "a"])), "warning"),
     ("infer.difference", "fewer than 2 cases labelled for both systems: an error naming no argument",
      partial(infer.difference, _SCORES, _SCORES, _SCORES[:1], _SCORES[:1]), "error"),
-    ("infer.difference", "labels of a case neither judge scores: an error about `human` and `judge`, which it does not take",
-     partial(infer.difference, _SCORES, _SCORES, _SCORES.set_axis(list("abcz")), _SCORES.set_axis(list("abcz"))), "error"),
+    ("infer.difference", "labels of a case neither judge scores: an error about `human` and `judge`, which it does not "
+     "take (now left out with a warning naming `judge_a` and `human_a`)",
+     partial(infer.difference, _SCORES, _SCORES, _SCORES.set_axis(list("abcz")), _SCORES.set_axis(list("abcz"))), "warning"),
     ("infer.pass_rate", "a case judged twice for one rubric: an error about `judge`, which it does not take",
      partial(infer.pass_rate, pd.concat([_RESULTS, _RESULTS.iloc[:1]]), pd.Series(["PASS", "FAIL"], index=list("ab"))),
      "error"),

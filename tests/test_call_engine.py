@@ -23,8 +23,8 @@ import pandas as pd
 import pytest
 
 from evalkit import EvalkitWarning, judge, models
-from evalkit._wire import APIConnectionError, APIStatusError, RateLimitError, Reply, checked_reply, retry_after
 from evalkit._testing import ChatServer, Drop, Fail, Hang, Raw, Trickle
+from evalkit._wire import APIConnectionError, APIStatusError, RateLimitError, Reply, checked_reply, retry_after
 from evalkit.models import _CacheWriter, _calls_table, _in_threads, _RetryPolicy, _Unreachable
 from tests._memory import peak_traced
 

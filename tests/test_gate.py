@@ -211,7 +211,7 @@ def test_labels_give_the_humans_change(saved, tmp_path, rng, _cli):
     labels = pd.DataFrame({"case_id": ids, "baseline": pa.astype(int), "candidate": pb.astype(int)})
     labels.to_csv(tmp_path / "labels.csv", index=False)
     res = gate.decide(a, b, labels=labels)
-    assert res.estimand == "human pass rate" and res.n_labelled == 80 and res.interval.startswith("ppi++")
+    assert res.estimand == "human pass rate" and res.n_labelled == 80 and res.interval.startswith("calibrated")
     done = _cli(saved["baseline"], saved["worse"], "--labels", tmp_path / "labels.csv")
     assert done.returncode == res.exit_code and "change in human pass rate" in done.stdout
     assert _cli(saved["baseline"], saved["worse"], "--labels", tmp_path / "none.csv").returncode == 3

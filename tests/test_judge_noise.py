@@ -279,12 +279,27 @@ def test_repeats_over_the_wire_draw_seeds_and_are_cached_apart(tmp_path):
     cache.close()
 
 
-def test_the_score_from_a_server_that_returns_logprobs():
-    """A loopback server returning token log-probabilities: the reply's first token's alternatives give P(PASS)."""
+def test_the_score_from_a_server_that_returns_logprobs(tmp_path):
+    """A loopback server returning token log-probabilities: the reply's first token's alternatives give P(PASS), and
+    run_judge keeps it as ``score`` on every row, read from the server and again from the cache."""
     from evalkit._testing import Answer, ChatServer
 
-    logprobs = ({"PASS": math.log(0.8), "FAIL": math.log(0.15), "Pass": math.log(0.05)}, {"\n": 0.0}, {"ok": 0.0})
-    with ChatServer(lambda prompt, attempt: Answer("PASS\nok", logprobs=logprobs)) as server:
+    sure = ({"PASS": math.log(0.8), "FAIL": math.log(0.15), "Pass": math.log(0.05)}, {"\n": 0.0}, {"ok": 0.0})
+    unsure = ({"FAIL": math.log(0.6), "PASS": math.log(0.4)}, {"\n": 0.0}, {"no": 0.0})
+
+    def script(prompt, attempt):
+        return Answer("FAIL\nno", logprobs=unsure) if "case 3" in prompt else Answer("PASS\nok", logprobs=sure)
+
+    cache = models.CallCache(tmp_path / "calls.sqlite")
+    with ChatServer(script) as server:
         model = models.OpenAIChat("judge-m", base_url=server.url, api_key_env="EVALKIT_TEST_NO_KEY", logprobs=3)
         reply = model(RUBRIC.render({"output": "an answer"}))
-    assert judge.verdict_score(reply.logprobs, RUBRIC) == pytest.approx(0.8 / 0.95)
+        assert judge.verdict_score(reply.logprobs, RUBRIC) == pytest.approx(0.8 / 0.95)
+        cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(5)], "output": [f"case {i}" for i in range(5)]})
+        first = judge.run_judge(cases, RUBRIC, model, cache=cache, progress=False)
+        again = judge.run_judge(cases, RUBRIC, model, cache=cache, progress=False)
+    expected = [0.8 / 0.95] * 3 + [0.4] + [0.8 / 0.95]
+    np.testing.assert_allclose(first["score"], expected, rtol=1e-12)
+    assert again["cached"].all()
+    np.testing.assert_allclose(again["score"], expected, rtol=1e-12)
+    cache.close()

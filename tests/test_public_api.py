@@ -479,9 +479,8 @@ def test_one_name_per_option():
         with pytest.raises(TypeError, match="unexpected keyword argument 'ci_method'"):
             func(*args, ci_method=value, **kwargs)
     labels = pd.Series(gen.random(60) < 0.8, index=[f"c{k}" for k in range(60)])
-    with pytest.warns(FutureWarning, match=r"the order is \(judge, human\)"):
-        old = infer.confidence_sequence(labels)
-    pd.testing.assert_frame_equal(old, infer.confidence_sequence(human=labels))
+    with pytest.raises(TypeError, match=r"needs `human`, the labels so far"):
+        infer.confidence_sequence(labels)
     verdicts = pd.Series(gen.random(100) < 0.8, index=[f"c{k}" for k in range(100)])
     with pytest.raises(ValueError, match=r"the order is confidence_sequence\(judge, human\)"):
         infer.confidence_sequence(labels, verdicts)  # the order before: labels first

@@ -84,7 +84,7 @@ IDS = [f"{heading} ({k})" if [h for h, *_ in SNIPPETS].count(heading) > 1 else h
 def test_the_readme_has_its_jobs_each_with_a_snippet():
     assert [heading for heading, *_ in SNIPPETS] == [
         "Score RAG answers claim by claim", "Find dense evidence in a corpus", "Label inline", "Check my judge",
-        "Few labels", "Is v2 better?", "Rank systems", "Rank systems", "Read my tool's logs"]
+        "Few labels", "Is v2 better?", "Rank systems", "Rank systems", "Read my tool's logs", "Gate a release"]
     assert [heading for heading, _, _, image in SNIPPETS if image] == [
         "Score RAG answers claim by claim", "Find dense evidence in a corpus"]
 
@@ -174,6 +174,10 @@ def write_figures() -> list[Path]:
 ])
 def test_the_comparison_reads_numbers_to_the_rounding_shown(shown, printed, matches):
     assert (_mismatch(shown, printed) is None) is matches
+
+
+def test_the_readme_reads_in_one_sitting():
+    assert len(README.read_text(encoding="utf-8")) < 15_000
 
 
 def test_the_readme_keeps_the_two_commands_that_ci_runs():

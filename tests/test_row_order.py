@@ -184,16 +184,7 @@ def _quiet(call):
         return call()
 
 
-#: Functions found to depend on row order, kept here (strict: the test fails once they no longer do) until fixed where
-#: they live.
-DEPENDS_ON_ORDER = {
-    "infer.mean (betting)": "the betting interval takes the labelled cases in the order given",
-    "infer.labels_needed": "the planning draws follow the order of the pilot's cases",
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=DEPENDS_ON_ORDER[name]))
-                                  if name in DEPENDS_ON_ORDER else name for name in sorted(_calls())])
+@pytest.mark.parametrize("name", sorted(_calls()))
 def test_shuffled_rows_give_the_same_numbers(name, demo):
     call = _calls()[name]
     first = _canonical(_quiet(lambda: call(demo, lambda x: x)))

@@ -3,15 +3,13 @@ for labels drawn with them (successive sampling and Des Raj's estimator, :mod:`e
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
 from evalkit import _stats
 from evalkit._stats import jury as _jury
 from evalkit._stats import successive as _successive
-from evalkit._validation import EvalkitWarning, check_number, check_rng, check_unique_index, show
+from evalkit._validation import check_number, check_rng, check_unique_index, show, warn
 from evalkit.infer._engine import (
     COLUMNS,
     FALLBACK_NOTE,
@@ -328,13 +326,13 @@ def _interval_of(steps: dict, estimate: float, se: float, n: int, *, resolved: s
         return ((low, np.inf) if alternative == "greater" else (-np.inf, high) if alternative == "less"
                 else (low, high)) + (why,)
     if n < MIN_LARGE_SAMPLE:
-        warnings.warn(f"mean with probabilities: {n} labels < {MIN_LARGE_SAMPLE}, no {resolved} interval (the "
-                      "estimate stands, the interval is NaN with a note).", EvalkitWarning, stacklevel=5)
+        warn(f"mean with probabilities: {n} labels < {MIN_LARGE_SAMPLE}, no {resolved} interval (the "
+                      "estimate stands, the interval is NaN with a note).")
         return np.nan, np.nan, "; ".join(p for p in (why, f"{n} labels < {MIN_LARGE_SAMPLE}: a large-sample interval "
                                                       "is not backed here; use interval='betting'") if p)
     if resolved == "t" and n < MIN_T_LABELS:
-        warnings.warn(f"mean with probabilities: {_few_labels_note(n)} (the estimate stands, the interval is NaN "
-                      "with a note).", EvalkitWarning, stacklevel=5)
+        warn(f"mean with probabilities: {_few_labels_note(n)} (the estimate stands, the interval is NaN "
+                      "with a note).")
         return np.nan, np.nan, "; ".join(p for p in (why, _few_labels_note(n)) if p)
     if resolved == "t":
         low, high = _stats.skew_corrected_interval(estimate, se, _skewness(steps, se), n - 1, confidence_level,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,13 +11,14 @@ from scipy import stats
 from evalkit import _stats
 from evalkit._coerce import as_pass
 from evalkit._validation import (
-    EvalkitWarning,
     align_ids,
     as_clusters,
     check_number,
     check_option,
     check_unique_index,
+    id_order,
     show,
+    warn,
 )
 
 METHODS = ("calibrated", "ppi++", "ppi", "classical", "judge")
@@ -60,16 +60,16 @@ def _methods(method) -> list[str]:
     return list(dict.fromkeys(methods))
 
 
-def _align(judge: pd.Series, human: pd.Series, nan_policy: str, name: str = "human"):
+def _align(judge: pd.Series, human: pd.Series, nan_policy: str, name: str = "human", judge_name: str = "judge"):
     """The labels and their cases' positions in ``judge``; the unlabelled cases (None: every other case).
-    ``name``: the labels' argument, for messages (the planners' ``human_pilot`` has no ``nan_policy``)."""
+    ``name`` and ``judge_name``: the arguments, for messages (the planners' ``human_pilot`` has no ``nan_policy``)."""
     omit = " or pass nan_policy='omit'" if name != "human_pilot" else ""
     check_unique_index(human.index, name)
     check_unique_index(judge.index, "judge")  # pandas keeps the hash table it builds here for get_indexer below
     values = judge.to_numpy(dtype=float)
     positions = judge.index.get_indexer(human.index)
     if (positions < 0).any():  # a label of a case the judge did not score: counted, named and left out
-        kept = align_ids(judge.index, human.index, left_name="judge", right_name=name, warn_left=False)
+        kept = align_ids(judge.index, human.index, left_name=judge_name, right_name=name, warn_left=False)
         human = human.loc[human.index.isin(kept)]
         positions = judge.index.get_indexer(human.index)
     y = human.to_numpy(dtype=float)
@@ -259,16 +259,15 @@ def _warn_degenerate(m: dict, methods: list[str], names) -> None:
     few = m["n"] < 2
     if few.any():
         where = "" if names is None else f" in segment(s) {names[few].tolist()[:5]}"
-        warnings.warn(f"fewer than 2 human labels{where}: no interval can be estimated there (NaN row).",
-                      EvalkitWarning, stacklevel=3)
+        warn(f"fewer than 2 human labels{where}: no interval can be estimated there (NaN row).")
     if any(x in methods for x in ("ppi", "ppi++")):
         if ((m["N"] == 0) & ~few).any():
-            warnings.warn("every case is labelled: there is no unlabelled case for the judge to add, so PPI and "
-                          "PPI++ equal the classical estimate (lam = 0).", EvalkitWarning, stacklevel=3)
+            warn("every case is labelled: there is no unlabelled case for the judge to add, so PPI and "
+                          "PPI++ equal the classical estimate (lam = 0).")
         constant = _constant(m)
         if (constant & ~few).any():
-            warnings.warn("the judge gives every case the same score: it carries no information, so PPI and PPI++ "
-                          "equal the classical estimate.", EvalkitWarning, stacklevel=3)
+            warn("the judge gives every case the same score: it carries no information, so PPI and PPI++ "
+                          "equal the classical estimate.")
 
 
 INTERVALS = ("auto", "betting", "clt", "t", "t-pseudo")
@@ -722,10 +721,27 @@ def _stats_rows(call: _Call, method: str) -> dict:
     return out
 
 
+def _in_id_order(judge: pd.Series, by, cluster):
+    """The judge's cases in evalkit's fixed order of their ids (:func:`evalkit._validation.id_order`), with ``by`` and
+    ``cluster`` when given by position: the betting intervals take the cases in an order set by the ids alone, so the
+    same cases in other rows give the same numbers."""
+    order = id_order(judge.index)
+    if (order == np.arange(len(order))).all():
+        return judge, by, cluster
+
+    def by_position(value):
+        if value is None or isinstance(value, (pd.Series, str)) or np.ndim(value) != 1 or len(value) != len(order):
+            return value  # by id (aligned later), or wrong (refused later with its own message)
+        return np.asarray(value)[order]
+
+    return judge.iloc[order], by_position(by), by_position(cluster)
+
+
 def _inference(judge: pd.Series, human: pd.Series, *, methods, interval, confidence_level, by, adjust, cluster, bounds,
                finite_population, nan_policy, alternative="two-sided", keep_se=False, null=None, judge_bounds=None):
     """The table of :func:`mean` (``keep_se``: with each row's standard error and degrees of freedom, for p-values;
     ``judge_bounds``: the judge scores' known scale, where the caller knows it)."""
+    judge, by, cluster = _in_id_order(judge, by, cluster)
     call = _setup(judge, human, interval=interval, confidence_level=confidence_level, by=by, adjust=adjust,
                   cluster=cluster, bounds=bounds, finite_population=finite_population, nan_policy=nan_policy,
                   alternative=alternative, null=null, methods=methods)
@@ -755,17 +771,16 @@ def _inference(judge: pd.Series, human: pd.Series, *, methods, interval, confide
 
 def _warn_refused(refused: dict, call: _Call, methods) -> None:
     if refused.get(True):
-        warnings.warn(f"{call.interval} intervals need at least {MIN_LARGE_SAMPLE} labels ({MIN_CLUSTERS} clusters); not "
+        warn(f"{call.interval} intervals need at least {MIN_LARGE_SAMPLE} labels ({MIN_CLUSTERS} clusters); not "
                       f"given for {sorted(set(map(str, refused[True])))[:6]}: the estimate stands, the interval is NaN "
                       "with a note. interval='betting' holds at any number of labels"
-                      + (" (it needs bounds=(low, high): the labels' scale)." if call.scale is None else "."),
-                      EvalkitWarning, stacklevel=4)
+                      + (" (it needs bounds=(low, high): the labels' scale)." if call.scale is None else "."))
     if refused.get("ppi"):
-        warnings.warn(f"{sorted(set(methods) & {'ppi', 'ppi++'})} with `cluster=`: no finite-sample interval (NaN with a "
+        warn(f"{sorted(set(methods) & {'ppi', 'ppi++'})} with `cluster=`: no finite-sample interval (NaN with a "
                       "note; the estimate stands). interval='t' gives the large-sample cluster-robust interval (50 or "
                       "more clusters); method='classical' the betting interval over whole clusters, valid at any number "
-                      "of clusters.", EvalkitWarning, stacklevel=4)
+                      "of clusters.")
     if refused.get("pseudo"):
-        warnings.warn(f"interval='t-pseudo' is not given for {sorted(set(map(str, refused['pseudo'])))[:6]}: too few labels "
+        warn(f"interval='t-pseudo' is not given for {sorted(set(map(str, refused['pseudo'])))[:6]}: too few labels "
                       f"toward the far end of the scale (fewer than {PSEUDO_MIN_FAR} labels' worth), where it is known not "
-                      "to hold (NaN with a note); interval='betting' holds at any n.", EvalkitWarning, stacklevel=4)
+                      "to hold (NaN with a note); interval='betting' holds at any n.")

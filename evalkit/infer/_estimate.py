@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +11,6 @@ from scipy import stats
 from evalkit import _stats
 from evalkit._coerce import as_pass
 from evalkit._validation import (
-    EvalkitWarning,
     as_clusters,
     check_columns,
     check_dataframe,
@@ -20,6 +18,8 @@ from evalkit._validation import (
     check_option,
     check_unique_index,
     show,
+    sorted_ids,
+    warn,
 )
 from evalkit.infer._active import active_p_value, active_table
 from evalkit.infer._engine import (
@@ -284,7 +284,8 @@ def _calibrated_mean(judge, human, *, by, bounds, confidence_level, nan_policy) 
     else:
         segment, names = _codes(by, judge)
         name = names.name or "segment"
-    frame = pd.DataFrame({"_segment": names[segment[keep]], "case_id": np.arange(len(values))[keep], "judge": values[keep],
+    ranks = sorted_ids(judge.index).get_indexer(judge.index)  # each case by its id, never by its row: the same folds
+    frame = pd.DataFrame({"_segment": names[segment[keep]], "case_id": ranks[keep], "judge": values[keep],
                           "human": labels[keep]})
     table = systems(frame, system="_segment", judge="judge", human="human", bounds=bounds,
                     confidence_level=confidence_level)
@@ -410,8 +411,8 @@ def difference(judge_a: pd.Series, judge_b: pd.Series, human_a: pd.Series, human
     both = ha.index.intersection(hb.index, sort=False)
     set_aside = len(ha) + len(hb) - 2 * len(both)
     if set_aside:
-        warnings.warn(f"{set_aside} label(s) belong to cases labelled for only one system; a paired difference "
-                      f"uses the {len(both)} cases labelled for both.", EvalkitWarning, stacklevel=2)
+        warn(f"{set_aside} label(s) belong to cases labelled for only one system; a paired difference "
+                      f"uses the {len(both)} cases labelled for both.")
     judge = ja - jb.reindex(ja.index)
     human = ha.loc[both] - hb.loc[both]
     if len(both) < 2:
@@ -464,11 +465,12 @@ def _calibrated_difference(judge_a, judge_b, human_a, human_b, *, bounds, confid
         raise ValueError("`judge_a` and `judge_b` must score the same cases (a paired comparison); they differ, e.g. "
                          f"{ja.index.symmetric_difference(jb.index)[:3].tolist()}.")
     parts = []
+    ranks = sorted_ids(ja.index).get_indexer(ja.index)  # each case by its id, never by its row: the same folds
     for system, judged, labels, name in (("a", ja, ha, "human_a"), ("b", jb.reindex(ja.index), hb, "human_b")):
-        y, positions, _, values = _align(judged, labels, nan_policy, name=name)
+        y, positions, _, values = _align(judged, labels, nan_policy, name=name, judge_name=f"judge_{system}")
         full = np.full(len(values), np.nan)
         full[positions] = y
-        parts.append(pd.DataFrame({"system": system, "case_id": np.arange(len(values)), "judge": values, "human": full}))
+        parts.append(pd.DataFrame({"system": system, "case_id": ranks, "judge": values, "human": full}))
     frame = pd.concat(parts, ignore_index=True)
     scored = frame.groupby("case_id")["judge"].transform(lambda v: v.notna().all())
     frame = frame[scored.to_numpy()]

@@ -3,15 +3,13 @@ each judge's and the jury's agreement with the labels beside the weight the jury
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
 from evalkit import _stats
 from evalkit._stats import jury as _jury
 from evalkit._stats import successive as _successive
-from evalkit._validation import EvalkitWarning, check_dataframe, check_number, check_unique_index, show
+from evalkit._validation import check_dataframe, check_number, check_unique_index, show, warn
 from evalkit.infer._engine import (
     COLUMNS,
     FALLBACK_NOTE,
@@ -186,8 +184,7 @@ def jury_table(judges: pd.DataFrame, human: pd.Series, *, methods, interval, con
                        lam=0.0, interval=classical["interval"], note=FALLBACK_NOTE, _se=classical.get("_se", np.nan),
                        _df=classical.get("_df", np.nan))
         if note and np.isnan(row["ci_low"]):
-            warnings.warn(f"jury: {note} (the estimate stands, the interval is NaN with a note).", EvalkitWarning,
-                          stacklevel=4)
+            warn(f"jury: {note} (the estimate stands, the interval is NaN with a note).")
         rows.append(row)
     out = pd.DataFrame(rows)
     for column in COLUMNS:

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from evalkit import _stats
 from evalkit._validation import (
-    EvalkitWarning,
     check_level,
     check_number,
     check_option,
     check_rng,
     check_unique_index,
+    warn,
 )
 from evalkit.infer._active import draw_cases
 from evalkit.infer._engine import (
@@ -27,6 +25,7 @@ from evalkit.infer._engine import (
     _bounds,
     _estimate,
     _finite_estimate,
+    _in_id_order,
     _interval,
     _judge_scale,
     _methods,
@@ -36,6 +35,8 @@ from evalkit.infer._engine import (
 
 def _planning_inputs(judge, human_pilot):
     judge, human = _as_scores(judge, "judge"), _as_scores(human_pilot, "human_pilot")
+    # the cases and the pilot's labels in the fixed order of their ids: the plan's draws never follow the rows' order
+    judge, human = _in_id_order(judge, None, None)[0], _in_id_order(human, None, None)[0]
     y, positions, _, values = _align(judge, human, "raise", name="human_pilot")
     if len(y) < 2:
         raise ValueError(f"`human_pilot` must hold at least 2 labels; got {len(y)}.")
@@ -320,8 +321,8 @@ def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float
     for method in ("ppi++", "classical"):
         name = plan(total)["interval" if method == "ppi++" else "classical interval"]
         if plan(total)[method] > half_width:
-            warnings.warn(f"{method}: even {total} labels (every case) give a half-width of {plan(total)[method]:.3g}, "
-                          f"above the target {half_width:.3g}.", EvalkitWarning, stacklevel=2)
+            warn(f"{method}: even {total} labels (every case) give a half-width of {plan(total)[method]:.3g}, "
+                          f"above the target {half_width:.3g}.")
             rows.append({"method": method, "labels_needed": pd.NA, "half_width": np.nan, "n_cases": total,
                          "interval": name})
             continue

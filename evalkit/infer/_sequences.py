@@ -16,6 +16,7 @@ from evalkit._validation import (
     check_number,
     check_option,
     check_unique_index,
+    warn,
 )
 from evalkit.infer._active import active_sequence
 from evalkit.infer._engine import _WEIGHT, _as_scores, _bounds
@@ -114,7 +115,9 @@ def confidence_sequence(judge: pd.Series | None = None, human: pd.Series | None 
     99          100     0.487   0.394    0.672
     299         300     0.490   0.441    0.586
     """
-    judge, human = _sequence_order(judge, human)
+    if human is None:
+        raise TypeError("confidence_sequence() needs `human`, the labels so far, after the judge's scores (or "
+                        "confidence_sequence(human=labels) without a judge).")
     check_option(statistic, list(STATISTICS), "statistic")
     confidence_level = check_level(confidence_level)
     check_option(method, ["ppi++", "ppi", "classical"], "method")
@@ -156,18 +159,6 @@ def _active_sequence_frame(judge, human, statistic, method, bounds, confidence_l
     return out
 
 
-def _sequence_order(judge, human):
-    """``(judge, human)``, reading the labels given alone in the first place (the order before) with a FutureWarning."""
-    if human is not None:
-        return judge, human
-    if judge is None:
-        raise TypeError("confidence_sequence() needs `human`, the labels so far.")
-    warnings.warn("confidence_sequence(labels): the order is (judge, human), as in mean and calibrate; pass the "
-                  "labels as human=labels (the judge, if any, first). The labels alone in the first place will not "
-                  "be read as labels in the next release.", FutureWarning, stacklevel=3)
-    return None, judge
-
-
 def _sequence_inputs(judge, human, statistic):
     """The labels (floats by case id, none missing) and the judge's scores (or None), checked against each other."""
     labels = _as_scores(human, "human")
@@ -196,9 +187,8 @@ def _mean_sequence(labels, scores, method, bounds, confidence_level):
     n_used = np.arange(1, n + 1)
     scale = _bounds(bounds, y, scores.to_numpy(dtype=float) if scores is not None else np.array([]))
     if scale is None:  # a betting sequence rests on the scale's ends: the data's smallest and largest are not
-        warnings.warn("confidence_sequence: the labels are not 0/1 and `bounds` is not given, so the scale's ends "
-                      "are unknown: the sequence is NaN. Pass bounds=(low, high), the labels' scale.",
-                      EvalkitWarning, stacklevel=3)
+        warn("confidence_sequence: the labels are not 0/1 and `bounds` is not given, so the scale's ends "
+                      "are unknown: the sequence is NaN. Pass bounds=(low, high), the labels' scale.")
         return np.cumsum(y) / n_used, n_used, np.full(n, np.nan), np.full(n, np.nan)
     a, b = scale
     if scores is None:

@@ -3,21 +3,19 @@ rectified by its own labels, and paired differences on the shared cases."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from evalkit._stats import calibration as _calibration
 from evalkit._validation import (
-    EvalkitWarning,
     check_columns,
     check_dataframe,
     check_level,
     check_number,
     check_option,
     show,
+    warn,
 )
 from evalkit.infer._engine import ADJUST, _as_scores
 
@@ -286,8 +284,7 @@ def _transport(fit: dict, s: int, n: int) -> tuple[float, str]:
 def _warn_notes(table: pd.DataFrame, what: str) -> None:
     missing = table[table["ci_low"].isna()]
     if len(missing):
-        warnings.warn(f"{what}: no interval for {missing.iloc[:, 0].tolist()[:5]} ({missing['note'].iloc[0]}).",
-                      EvalkitWarning, stacklevel=3)
+        warn(f"{what}: no interval for {missing.iloc[:, 0].tolist()[:5]} ({missing['note'].iloc[0]}).")
 
 
 def system_differences(responses: pd.DataFrame, *, system: str = "system", case: str = "case_id", judge: str = "judge",

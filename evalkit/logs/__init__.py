@@ -52,9 +52,6 @@ Each tool's reader is a module of its own (``evalkit/logs/_inspect.py``, ``_prom
 
 from __future__ import annotations
 
-
-import pandas as pd
-
 from evalkit.logs._deepeval import from_deepeval
 from evalkit.logs._inspect import read_inspect
 from evalkit.logs._lm_eval import read_lm_eval

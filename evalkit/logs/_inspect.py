@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import struct
-import warnings
 import zipfile
 import zlib
 from collections import Counter
@@ -16,7 +15,7 @@ import pandas as pd
 
 from evalkit._io import read_json
 from evalkit._optional import install_hint
-from evalkit._validation import EvalkitWarning
+from evalkit._validation import warn
 from evalkit.logs._shared import (
     MAX_BYTES,
     check_max_bytes,
@@ -366,8 +365,8 @@ def read_inspect(path, *, pass_levels=("C",), max_bytes: int = MAX_BYTES) -> pd.
         each["case_id"] = f"{each['sample_id']}_epoch_{each['epoch']}" if several else each["sample_id"]
     status = header.get("status")
     if status not in ("success", None):
-        warnings.warn(f"{path}: the run's status is {status!r}, not 'success'; the table holds the {len(samples)} "
-                      "sample(s) the log has.", EvalkitWarning, stacklevel=2)
+        warn(f"{path}: the run's status is {status!r}, not 'success'; the table holds the {len(samples)} "
+                      "sample(s) the log has.")
     rubrics = {name: {"version": versions[name], "scorer": scorers.get(name)} for name in names}
     return results_table(rows, levels=INSPECT_LEVELS, pass_levels=pass_levels, fail_level="I", extra=_EXTRA,
                          source=_source(path, fmt, header, spec), skipped=skipped, tool_metrics=_tool_metrics(results),

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
 from evalkit._io import read_json_lines
-from evalkit._validation import EvalkitWarning
+from evalkit._validation import warn
 from evalkit.logs._shared import (
     MAX_BYTES,
     PASS_FAIL,
@@ -161,8 +160,8 @@ def read_openai_evals(path, *, pass_choices=None, max_bytes: int = MAX_BYTES) ->
         each["case_id"] = f"{each['sample_id']}_repeat_{each['repeat']}" if several else each["sample_id"]
         each["rubric_version"] = digest([spec.get("eval_name"), args, fns[1:]])
     if report is None:
-        warnings.warn(f"{path}: no final report: the run did not finish; the table holds the {len(rows)} verdict(s) "
-                      "recorded before it stopped.", EvalkitWarning, stacklevel=2)
+        warn(f"{path}: no final report: the run did not finish; the table holds the {len(rows)} verdict(s) "
+                      "recorded before it stopped.")
     source = {"tool": "openai-evals", "version": None, "path": str(path), "format": "jsonl",
               "eval_name": spec.get("eval_name"), "run_id": spec.get("run_id"), "created": spec.get("created_at"),
               "completion_fns": fns, "complete": report is not None}

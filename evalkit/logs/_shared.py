@@ -11,7 +11,6 @@ import hashlib
 import json
 import math
 import numbers
-import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._tables import RESULT_COLUMNS
-from evalkit._validation import EvalkitWarning, show
+from evalkit._validation import show, warn
 from evalkit._version import __version__
 
 PASS_FAIL = ("PASS", "FAIL")
@@ -180,9 +179,8 @@ def results_table(rows: list[dict], *, levels, pass_levels, fail_level, extra: l
     _once_each(rows, origin)
     bad = [each for each in rows if each["_bad"]]
     if bad:
-        warnings.warn(f"{origin}: {len(bad)} value(s) are not what {source['tool']} writes, so their rows are error "
-                      f"rows ({bad[0]['_where']}: {bad[0]['error']}); the other rows are read as usual.",
-                      EvalkitWarning, stacklevel=3)
+        warn(f"{origin}: {len(bad)} value(s) are not what {source['tool']} writes, so their rows are error "
+                      f"rows ({bad[0]['_where']}: {bad[0]['error']}); the other rows are read as usual.")
     columns = [*RESULT_COLUMNS, *extra]
     table = pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(columns=columns)
     table["verdict"] = pd.Categorical(table["verdict"], categories=list(levels))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import html
-import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -16,13 +15,13 @@ from evalkit import infer as _infer
 from evalkit._coerce import as_pass, judge_verdicts
 from evalkit._stats import successive as _successive
 from evalkit._validation import (
-    EvalkitWarning,
     check_columns,
     check_dataframe,
     check_number,
     check_option,
     check_unique_column,
     check_unique_index,
+    warn,
 )
 from evalkit.labels import ORDER_FIELDS, read_labels
 from evalkit.widgets._base import _JudgeVerdict, _LabellerBase
@@ -415,10 +414,9 @@ class Labeller(_JudgeVerdict, _LabellerBase):
         self._setup(store, [ids[r] for r in rows], rows, levels=levels, texts=self._level_texts(levels), rubric=rubric,
                     rubric_version=rubric_version, blind=blind, relabel=relabel, rng=rng)
         if self.watch is not None and self.case_order == "given":
-            warnings.warn(f"watch={self.watch!r}: the live interval holds only if the cases come in a random order, and "
+            warn(f"watch={self.watch!r}: the live interval holds only if the cases come in a random order, and "
                           "order='given' says nothing of it; pass order='shuffle' (the labeller draws the order and "
-                          "records its seed) or order='random' if the table is already in a random order.",
-                          EvalkitWarning, stacklevel=2)
+                          "records its seed) or order='random' if the table is already in a random order.")
 
     def _check_levels(self, levels, rubric) -> tuple:
         """The levels as a tuple; a mapping gives each level's description too."""

@@ -73,6 +73,7 @@ EXEMPT = {
     "infer.simulate": "is itself a coverage simulation on a fully labelled set",
     "plots.ratings": "draws the intervals of pairwise.bradley_terry",
     "plots.system_estimates": "draws the intervals and rank sets of infer.systems",
+    "gate.check": "is gate.decide with an exception on a regression (gate.decide is registered)",
     "compare.adjust_p_values": "adjusts p-values it is given (Holm, Bonferroni, BH, BY: equal to statsmodels' multipletests)",
     **infer.EXEMPT,
 }

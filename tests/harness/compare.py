@@ -286,3 +286,59 @@ ENTRIES = [
           (several_runs(0.9, 0.2, (0.0,) * 5, "five-runs(global null, 20% flip)"),),
           notes="under the global null the FDR equals the family-wise error"),
 ]
+
+
+# ============================================================================================ gate.decide
+def _results(passed: np.ndarray) -> pd.DataFrame:
+    """One verdict per case (a vector) or repeats (cases x repeats), as a results table of run_judge."""
+    from tests.harness.rates import _repeats_table
+
+    if passed.ndim == 2:
+        return _repeats_table(passed)
+    ids = [f"c{i}" for i in range(len(passed))]
+    return pd.DataFrame({"case_id": ids, "rubric": "r", "rubric_version": "v1", "model": "m",
+                         "verdict": np.where(passed, "PASS", "FAIL"), "parsed": True, "error": None})
+
+
+def _gate(kind="interval"):
+    def run(sample, level):
+        from evalkit import gate
+
+        res = gate.decide(_results(np.asarray(sample["a"])), _results(np.asarray(sample["b"])), margin=0.0,
+                          confidence_level=level if kind == "interval" else 0.95)
+        return (res.ci_low, res.ci_high, res.estimate) if kind == "interval" else res.p_val
+
+    return run
+
+
+def gate_repeats(drop: float, repeats: int, *, share_unsure: float = 0.15, good: float = 0.8) -> Design:
+    """A noisy judge on two versions: each case is sure PASS (a share ``good`` of the sure ones), sure FAIL, or unsure
+    (a share ``share_unsure``: pass probability U(0.2, 0.8)); the candidate breaks a share ``drop`` of the cases (pass
+    probability 0). Each run judges every case ``repeats`` times. The truth is the change in the mean pass probability,
+    ``-drop E[p]``."""
+    mean = share_unsure * 0.5 + (1 - share_unsure) * good
+    truth = -drop * mean
+
+    def draw(rng, n):
+        unsure = rng.random(n) < share_unsure
+        p = np.where(unsure, rng.uniform(0.2, 0.8, n), (rng.random(n) < good).astype(float))
+        q = np.where(rng.random(n) < drop, 0.0, p)
+        return {"a": rng.random((n, repeats)) < p[:, None], "b": rng.random((n, repeats)) < q[:, None], "truth": truth}
+
+    return Design(f"gate-repeats(drop={drop}, repeats={repeats}, unsure={share_unsure})",
+                  f"{share_unsure:.0%} of cases judged by a coin, the candidate breaks {drop:.0%}; {repeats} repeats per "
+                  f"run; change {truth:+.4f}", draw)
+
+
+GATE_REPEAT_DESIGNS = (gate_repeats(0.0, 3), gate_repeats(0.05, 3), gate_repeats(0.1, 2, share_unsure=0.3),
+                       gate_repeats(0.02, 5, share_unsure=0.05, good=0.97))
+
+ENTRIES += [
+    Entry("gate.decide", "one verdict per case: Newcombe (default)", "interval", _gate(), _PAIRED_PASS_FAST,
+          default=True, sizes=_PAIR_SIZES),
+    Entry("gate.decide", "one verdict per case: exact McNemar (size)", "test", _gate("test"),
+          (paired_pass(0.9, 0.1, 0.0), paired_pass(0.9, 0.2, 0.0)), default=True, sizes=_PAIR_SIZES),
+    Entry("gate.decide", "repeats: betting over whole cases (default with repeats)", "interval", _gate(),
+          GATE_REPEAT_DESIGNS, default=True, sizes=(20, 50, 100, 200, 400), test_sizes=(50,),
+          notes="n = cases, each judged 2-5 times in each run"),
+]

@@ -335,3 +335,62 @@ ENTRIES = [
 ]
 ENTRIES.insert(0, Entry("judge.pass_rate", "Clopper-Pearson (default)", "interval", _judge_pass_rate_with(), RATE_DESIGNS,
                         default=True))
+
+
+# ======================================================================================= judge.consistency, repeats
+def _repeats_table(passed: np.ndarray, prefix: str = "c") -> pd.DataFrame:
+    """A results table of ``passed`` (cases x repeats) as run_judge(..., repeats=k) writes it."""
+    n, k = passed.shape
+    ids = np.repeat([f"{prefix}{i}" for i in range(n)], k)
+    repeat = np.tile(np.arange(1, k + 1), n)
+    return pd.DataFrame({"case_id": [f"{c}_repeat_{r}" for c, r in zip(ids, repeat, strict=True)], "sample_id": ids,
+                         "repeat": repeat, "rubric": "r", "rubric_version": "v1", "model": "m",
+                         "verdict": np.where(passed.ravel(), "PASS", "FAIL"), "parsed": True, "error": None})
+
+
+def unsure_judge(share_unsure: float, repeats: int, *, good: float = 0.8, low: float = 0.2, high: float = 0.8) -> Design:
+    """A judge sure of most cases (PASS on a share ``good`` of them, FAIL on the rest, every call) and unsure of a share
+    ``share_unsure``, where its pass probability is U(low, high) and each of ``repeats`` calls is a fresh draw. The truth
+    is the flip rate, the chance two calls on a case disagree: ``share_unsure * 2 E[p (1 - p)]``."""
+    second = (high**3 - low**3) / (3 * (high - low))
+    truth = share_unsure * 2 * ((low + high) / 2 - second)
+
+    def draw(rng, n):
+        unsure = rng.random(n) < share_unsure
+        p = np.where(unsure, rng.uniform(low, high, n), (rng.random(n) < good).astype(float))
+        return {"passed": rng.random((n, repeats)) < p[:, None], "truth": truth}
+
+    return Design(f"unsure-judge(share={share_unsure}, repeats={repeats})",
+                  f"{share_unsure:.0%} of cases judged by a coin of U({low}, {high}), the rest always PASS ({good:.0%}) "
+                  f"or FAIL; {repeats} repeats; flip rate {truth:.4f}", draw)
+
+
+def beta_judge(mean: float, repeats: int, concentration: float) -> Design:
+    """Each case's pass probability Beta(mean c, (1 - mean) c), each of ``repeats`` calls a fresh draw; the truth is the
+    flip rate ``2 E[p (1 - p)] = 2 mean (1 - mean) c / (c + 1)``."""
+    truth = 2 * mean * (1 - mean) * concentration / (concentration + 1)
+
+    def draw(rng, n):
+        p = rng.beta(mean * concentration, (1 - mean) * concentration, size=n)
+        return {"passed": rng.random((n, repeats)) < p[:, None], "truth": truth}
+
+    return Design(f"beta-judge(mean={mean}, repeats={repeats}, c={concentration:g})",
+                  f"pass probability Beta with mean {mean}, concentration {concentration:g}; {repeats} repeats; "
+                  f"flip rate {truth:.4f}", draw)
+
+
+def _flip_rate(sample, level):
+    from evalkit import judge
+
+    summary = judge.consistency(_repeats_table(sample["passed"]), confidence_level=level).summary.set_index("quantity")
+    row = summary.loc["flip rate"]
+    return row["ci_low"], row["ci_high"], row["estimate"]
+
+
+#: The awkward ones first: rare flips (3% and 1.3%), two repeats only, and a judge unsure of everything.
+FLIP_DESIGNS = (unsure_judge(0.05, 3), unsure_judge(0.02, 2), unsure_judge(0.2, 3), unsure_judge(0.2, 5),
+                beta_judge(0.85, 3, 2.0), beta_judge(0.5, 2, 1.0))
+
+ENTRIES.append(Entry("judge.consistency", "flip rate, betting over cases (default)", "interval", _flip_rate,
+                     FLIP_DESIGNS, default=True, sizes=(20, 50, 100, 200, 400), test_sizes=(50,),
+                     notes="n = cases, each judged `repeats` times"))
