@@ -11,7 +11,7 @@ x segments) against one baseline in one table, with adjusted p-values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -73,7 +73,7 @@ class PairedComparison:
     table : DataFrame
         Verdicts: counts of verdict pairs (rows: run a, columns: run b); 2 x 2 for PASS/FAIL. Scores: mean,
         sd, min and max of a, b and b - a.
-    p_value : float
+    p_val : float
         Verdicts: exact McNemar test (two-sided binomial test on the cases that went from pass to fail or
         back), with the rubric's pass levels deciding what passes. Scores: two-sided sign-flip permutation
         test of the mean difference (the runs exchangeable within each case). With clusters, the sign-flip test
@@ -104,11 +104,15 @@ class PairedComparison:
         tables), ``"given"`` (a Series or sequence), or None (every case independent).
     n_clusters : int or None
         Clusters with a case in both runs (None without clusters).
+    judge_change : tuple of str
+        How the judges of two results tables differ (:func:`evalkit.judge.identity_changes`: model, parameters,
+        rubric or its version), one sentence each; empty for one judge, or where a table does not say. Where it is
+        not empty the change measures the judge as well as the system, and the printed result says so.
     """
 
     n: int
     table: pd.DataFrame
-    p_value: float
+    p_val: float
     agreement: float
     kappa: float
     rate_a: float
@@ -124,6 +128,7 @@ class PairedComparison:
     discordant: float
     cluster: str | None = None
     n_clusters: int | None = None
+    judge_change: tuple[str, ...] = ()
 
     def _rows(self) -> tuple[str, list[dict]]:
         test = "exact McNemar" if self.cluster is None and self.kind == "pass rate" else self.test
@@ -134,12 +139,15 @@ class PairedComparison:
                 {"quantity": "difference b - a", "estimate": _display.number(self.difference, sign=True),
                  "interval": _display.interval(self.ci_low, self.ci_high, level=self.confidence_level, sign=True),
                  "method": _METHOD_NAMES[self.method]},
-                {"quantity": "p-value", "estimate": _display.p_value(self.p_value), "method": test,
+                {"quantity": "p-value", "estimate": _display.p_value(self.p_val), "method": test,
                  "note": "two-sided test of no difference"},
                 {"quantity": "agreement", "estimate": _display.number(self.agreement),
                  "note": "share of cases unchanged"}]
         if not np.isnan(self.kappa):
             rows.append({"quantity": "kappa", "estimate": _display.number(self.kappa), "method": "Cohen's kappa"})
+        if self.judge_change:
+            rows.append({"quantity": "judge change", "note": "; ".join(self.judge_change)
+                         + ": the change measures the judge as well as the system"})
         return title, rows
 
     def __repr__(self) -> str:
@@ -161,14 +169,14 @@ def _rate_comparison(pass_a: np.ndarray, pass_b: np.ndarray, method: str, confid
         low, high, g = cluster_difference_interval(d, groups, lo=-1.0, hi=1.0, confidence_level=confidence_level)
         totals = np.bincount(np.unique(groups, return_inverse=True)[1].ravel(), weights=d)
         return {"n": n, "mean_a": float(pass_a.mean()), "mean_b": float(pass_b.mean()), "difference": (n01 - n10) / n,
-                "ci_low": low, "ci_high": high, "p_value": integer_sign_flip_p(np.rint(totals).astype(np.int64)),
+                "ci_low": low, "ci_high": high, "p_val": integer_sign_flip_p(np.rint(totals).astype(np.int64)),
                 "discordant": (n10 + n01) / n, "n_clusters": g}
     if method == "tango":
         low, high = tango_interval(n10, n01, n, confidence_level)
     else:
         low, high = newcombe_paired_interval(n11, n10, n01, n - n11 - n10 - n01, confidence_level)
     return {"n": n, "mean_a": float(pass_a.mean()), "mean_b": float(pass_b.mean()), "difference": (n01 - n10) / n,
-            "ci_low": low, "ci_high": high, "p_value": mcnemar_exact_p(n10, n01), "discordant": (n10 + n01) / n}
+            "ci_low": low, "ci_high": high, "p_val": mcnemar_exact_p(n10, n01), "discordant": (n10 + n01) / n}
 
 
 def _score_comparison(x_a: np.ndarray, x_b: np.ndarray, method: str, confidence_level: float, bounds, rng,
@@ -179,11 +187,11 @@ def _score_comparison(x_a: np.ndarray, x_b: np.ndarray, method: str, confidence_
         low, high, g = cluster_difference_interval(d, groups, lo=-span, hi=span, confidence_level=confidence_level)
         totals = np.bincount(np.unique(groups, return_inverse=True)[1].ravel(), weights=d)
         return {"n": len(d), "mean_a": float(x_a.mean()), "mean_b": float(x_b.mean()), "difference": float(d.mean()),
-                "ci_low": low, "ci_high": high, "p_value": sign_flip_p(totals, rng=rng), "discordant": np.nan,
+                "ci_low": low, "ci_high": high, "p_val": sign_flip_p(totals, rng=rng), "discordant": np.nan,
                 "n_clusters": g}
     low, high = mean_interval(d, method, confidence_level, bounds=(-span, span), rng=rng)
     return {"n": len(d), "mean_a": float(x_a.mean()), "mean_b": float(x_b.mean()), "difference": float(d.mean()),
-            "ci_low": low, "ci_high": high, "p_value": sign_flip_p(d, rng=rng), "discordant": np.nan}
+            "ci_low": low, "ci_high": high, "p_val": sign_flip_p(d, rng=rng), "discordant": np.nan}
 
 
 def _is_score(run) -> bool:
@@ -313,7 +321,7 @@ def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, 
     >>> a = pd.Series(["PASS"] * 8 + ["FAIL"] * 2, index=range(10))
     >>> b = pd.Series(["FAIL"] * 6 + ["PASS"] * 2 + ["FAIL"] * 2, index=range(10))
     >>> res = paired(a, b)
-    >>> len(res.flips), round(res.p_value, 4), res.difference, res.method
+    >>> len(res.flips), round(res.p_val, 4), res.difference, res.method
     (6, 0.0312, -0.6, 'newcombe')
     >>> round(res.ci_low, 3), round(res.ci_high, 3)
     (-0.803, -0.162)
@@ -327,7 +335,7 @@ def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, 
     >>> questions = pd.Series(["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4", "q5", "q5"], index=range(10))
     >>> a = pd.Series(["PASS"] * 10, index=range(10))
     >>> b = pd.Series(["FAIL", "FAIL", "FAIL", "PASS", "FAIL", "PASS", "FAIL", "PASS", "FAIL", "PASS"], index=range(10))
-    >>> round(paired(a, b).p_value, 4), round(paired(a, b, cluster=questions).p_value, 4)
+    >>> round(paired(a, b).p_val, 4), round(paired(a, b, cluster=questions).p_val, 4)
     (0.0312, 0.0625)
     """
     confidence_level = check_level(confidence_level)
@@ -347,6 +355,11 @@ def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, 
         both = both[~failed]
     groups, cluster = _clusters(a, b, cluster, both.index)
     method = _check_method(interval, kind, groups is not None, "interval")
+    changes = ()
+    if isinstance(a, pd.DataFrame) and isinstance(b, pd.DataFrame):
+        from evalkit.judge import identity_changes
+
+        changes = tuple(identity_changes(a, b))
     if scores:
         # the betting interval and the sign-flip draws take the cases in one documented order (a keyed hash of the
         # ids), so the result does not depend on the order of the rows
@@ -354,7 +367,8 @@ def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, 
         order = id_order(both.index, seed)
         groups = None if groups is None else groups[order]
         generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed)
-        return _paired_scores(both.iloc[order], method, confidence_level, bounds, generator, groups, cluster)
+        return replace(_paired_scores(both.iloc[order], method, confidence_level, bounds, generator, groups, cluster),
+                       judge_change=changes)
     levels_a, passing = verdict_levels(a, levels=labels, pass_levels=pass_levels)
     levels_b, passing_b = verdict_levels(b, levels=labels, pass_levels=pass_levels)
     if set(passing) != set(passing_b):
@@ -378,12 +392,12 @@ def paired(a, b, *, labels=None, pass_levels=None, interval=None, cluster=None, 
         if isinstance(run, pd.DataFrame) and "reason" in run.columns:
             flips[f"reason_{name}"] = run.set_index("case_id")["reason"].reindex(flips["case_id"]).to_numpy()
     return PairedComparison(
-        n=len(both), table=table, p_value=result["p_value"], agreement=float((both["a"] == both["b"]).mean()),
+        n=len(both), table=table, p_val=result["p_val"], agreement=float((both["a"] == both["b"]).mean()),
         kappa=_stats.cohen_kappa(both["a"].to_numpy(), both["b"].to_numpy()), rate_a=result["mean_a"],
         rate_b=result["mean_b"], flips=flips, kind=kind, difference=result["difference"], ci_low=result["ci_low"],
         ci_high=result["ci_high"], method=method, confidence_level=confidence_level,
         test=_RATE_TEST if groups is None else _CLUSTER_RATE_TEST, discordant=result["discordant"], cluster=cluster,
-        n_clusters=result.get("n_clusters"),
+        n_clusters=result.get("n_clusters"), judge_change=changes,
     )
 
 
@@ -408,7 +422,7 @@ def _paired_scores(both: pd.DataFrame, method, confidence_level, bounds, rng, gr
     else:
         _warn_few_changes(method, int(np.count_nonzero(d)))
     return PairedComparison(
-        n=len(d), table=table, p_value=result["p_value"], agreement=float(np.mean(d == 0)), kappa=np.nan,
+        n=len(d), table=table, p_val=result["p_val"], agreement=float(np.mean(d == 0)), kappa=np.nan,
         rate_a=result["mean_a"], rate_b=result["mean_b"], flips=flips, kind="mean score",
         difference=result["difference"], ci_low=result["ci_low"], ci_high=result["ci_high"], method=method,
         confidence_level=confidence_level, test=_SCORE_TEST if groups is None else _CLUSTER_SCORE_TEST,
@@ -738,7 +752,7 @@ def _baseline_row(labels, other, baseline, x_a, x_b, *, by, scores, method, conf
         joint = tuple(_rate_comparison(a_, b_, method, joint_level)[k] for k in ("ci_low", "ci_high"))
     return {**row, "n": marginal["n"], "baseline_mean": marginal["mean_a"], "mean": marginal["mean_b"],
             "difference": marginal["difference"], "ci_low": marginal["ci_low"], "ci_high": marginal["ci_high"],
-            "joint_low": joint[0], "joint_high": joint[1], "p_val": marginal["p_value"],
+            "joint_low": joint[0], "joint_high": joint[1], "p_val": marginal["p_val"],
             "_discordant": marginal["discordant"]}
 
 

@@ -180,7 +180,7 @@ def test_paired_mcnemar_exact_and_flips():
     b.iloc[30:31] = "PASS"  # 1 FAIL -> PASS
     res = compare.paired(a, b)
     assert res.table.loc["PASS", "FAIL"] == 7 and res.table.loc["FAIL", "PASS"] == 1
-    assert res.p_value == pytest.approx(2 * sum(math.comb(8, k) for k in range(0, 2)) / 2**8)
+    assert res.p_val == pytest.approx(2 * sum(math.comb(8, k) for k in range(0, 2)) / 2**8)
     assert len(res.flips) == 8 and set(res.flips.columns) == {"case_id", "a", "b"}
     assert res.rate_a == 0.75 and res.rate_b == pytest.approx(24 / 40)
     assert "McNemar" in repr(res)

@@ -278,7 +278,7 @@ def test_against_baseline_rows_equal_paired_and_joint_intervals_are_bonferroni()
         res = compare.paired(base, other)
         joint = compare.paired(base, other, confidence_level=1 - 0.05 / 6)
         assert (row["difference"], row["ci_low"], row["ci_high"], row["p_val"]) == pytest.approx(
-            (res.difference, res.ci_low, res.ci_high, res.p_value), abs=1e-12)
+            (res.difference, res.ci_low, res.ci_high, res.p_val), abs=1e-12)
         assert (row["joint_low"], row["joint_high"]) == pytest.approx((joint.ci_low, joint.ci_high), abs=1e-12)
         assert row["method"] == "newcombe" and row["test"] == "exact McNemar"
     alpha = 0.05
@@ -356,13 +356,13 @@ def test_paired_over_clusters_is_an_exact_test_of_the_clusters_totals():
         totals = change.groupby(groups).sum().to_numpy()
         # the reference: scipy's permutation test of the clusters' totals, signs flipped (exact: 2 ** k <= 9999)
         ref = stats.permutation_test((totals,), np.sum, permutation_type="samples", n_resamples=9999).pvalue
-        assert res.p_value == pytest.approx(min(1.0, ref), rel=1e-12), (clusters, epochs)
+        assert res.p_val == pytest.approx(min(1.0, ref), rel=1e-12), (clusters, epochs)
         assert (res.cluster, res.n_clusters, res.test) == ("given", clusters, "exact sign-flip over clusters")
         assert res.ci_low <= res.difference <= res.ci_high and res.method == "cluster-betting"
     for n10, n01 in ((0, 0), (3, 9), (12, 1), (20, 20)):  # one case per cluster: the exact McNemar test
         a, b = _runs_from_cells(10, n10, n01, 10)
         res = compare.paired(a, b, cluster=pd.Series(np.arange(len(a)), index=a.index))
-        assert res.p_value == pytest.approx(mcnemar_exact_p(n10, n01), rel=1e-12)
+        assert res.p_val == pytest.approx(mcnemar_exact_p(n10, n01), rel=1e-12)
 
 
 def test_paired_over_clusters_options_and_refusals():
@@ -373,7 +373,7 @@ def test_paired_over_clusters_options_and_refusals():
     table_b = table_a.assign(verdict=b.to_numpy())
     by_column = compare.paired(table_a, table_b, cluster="question")
     by_series = compare.paired(a, b, cluster=groups)
-    assert (by_column.p_value, by_column.ci_low, by_column.ci_high) == (by_series.p_value, by_series.ci_low, by_series.ci_high)
+    assert (by_column.p_val, by_column.ci_low, by_column.ci_high) == (by_series.p_val, by_series.ci_low, by_series.ci_high)
     assert by_column.cluster == "question" and "8 clusters (question)" in repr(by_column)
     with pytest.raises(ValueError, match=r"`interval='newcombe'` treats the cases as independent; with clusters"):
         compare.paired(a, b, cluster=groups, interval="newcombe")
@@ -389,7 +389,7 @@ def test_paired_over_clusters_options_and_refusals():
     totals = (scores_b - scores_a).groupby(groups).sum().to_numpy()
     ref = stats.permutation_test((totals,), np.sum, permutation_type="samples", n_resamples=9999).pvalue
     assert res.kind == "mean score" and res.test == "sign-flip permutation over clusters"
-    assert res.p_value == pytest.approx(ref, rel=1e-12) and res.ci_low <= res.difference <= res.ci_high
+    assert res.p_val == pytest.approx(ref, rel=1e-12) and res.ci_low <= res.difference <= res.ci_high
 
 
 def _rated_pairs(n=100, seed=11):
@@ -408,7 +408,7 @@ def test_paired_scores_give_one_interval_in_any_row_order():
     first = compare.paired(a, b, bounds=(1, 5))
     for order in (np.arange(100)[::-1], np.argsort(a.index.str[::-1]), np.random.default_rng(3).permutation(100)):
         again = compare.paired(a.iloc[order], b.iloc[order[::-1]], bounds=(1, 5))
-        assert (again.ci_low, again.ci_high, again.p_value) == (first.ci_low, first.ci_high, first.p_value)
+        assert (again.ci_low, again.ci_high, again.p_val) == (first.ci_low, first.ci_high, first.p_val)
     seeded = [compare.paired(a, b, bounds=(1, 5), rng=seed) for seed in (1, 2)]
     assert (seeded[0].ci_low, seeded[0].ci_high) != (seeded[1].ci_low, seeded[1].ci_high)  # rng is honoured
     assert (compare.paired(a, b, bounds=(1, 5), rng=1).ci_low) == seeded[0].ci_low
@@ -417,7 +417,7 @@ def test_paired_scores_give_one_interval_in_any_row_order():
     for rng in (None, 1):
         row = compare.against_baseline(runs, baseline="a", value="score", bounds=(1, 5), rng=rng).iloc[0]
         res = compare.paired(a, b, bounds=(1, 5), rng=rng)
-        assert (row["ci_low"], row["ci_high"], row["p_val"]) == (res.ci_low, res.ci_high, res.p_value)
+        assert (row["ci_low"], row["ci_high"], row["p_val"]) == (res.ci_low, res.ci_high, res.p_val)
 
 
 def test_paired_says_how_many_cases_matched():
@@ -461,3 +461,23 @@ def test_against_baseline_says_which_cases_one_run_lacks():
                                             r"in `v2` \(e.g. \['e', 'f'\]\)") as caught:
         table = compare.against_baseline(runs, baseline="v1")
     assert table.loc[0, "n"] == 4 and caught[0].filename == __file__
+
+
+def test_a_change_of_judge_is_reported_as_one():
+    """Runs judged by different rubric versions: the comparison says the change measures the judge too; one judge on
+    two systems' outputs says nothing of the kind."""
+    from evalkit import judge
+
+    cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(30)], "output": [f"answer {i}" for i in range(30)]})
+    strict = judge.Rubric("ok", "The answer is fine.", "{criterion}\n{output}\n{levels}")
+    lenient = judge.Rubric("ok", "The answer is roughly fine.", "{criterion}\n{output}\n{levels}")
+    verdict = lambda prompt: "PASS" if int(prompt.rsplit("answer ", 1)[1].split()[0]) % 3 else "FAIL"  # noqa: E731
+    a = judge.run_judge(cases, strict, verdict, model_id="rule", progress=False)
+    b = judge.run_judge(cases, lenient, verdict, model_id="rule", progress=False)
+    res = compare.paired(a, b)
+    assert len(res.judge_change) == 1 and res.judge_change[0].startswith("rubric version")
+    assert "judge change" in repr(res) and "measures the judge" in res._repr_html_()
+    other = judge.run_judge(cases.assign(output=[f"answer {i + 1}" for i in range(30)]), strict, verdict,
+                            model_id="rule", progress=False)
+    same = compare.paired(a, other)
+    assert same.judge_change == () and "judge change" not in repr(same)

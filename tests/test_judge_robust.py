@@ -273,7 +273,7 @@ def test_three_level_rubric_end_to_end(tmp_path):
     other.attrs = res.attrs
     cmp = compare.paired(res, other)
     assert (cmp.rate_a, cmp.rate_b) == (5 / 8, 4 / 8)
-    assert cmp.p_value == pytest.approx(1.0)  # one pass -> fail (c0), none back: binomial test 1 of 1
+    assert cmp.p_val == pytest.approx(1.0)  # one pass -> fail (c0), none back: binomial test 1 of 1
     assert list(cmp.table.index) == ["GOOD", "OK", "BAD"] and cmp.table.loc["GOOD", "OK"] == 1
     assert len(cmp.flips) == 2  # c0 GOOD -> BAD, c6 GOOD -> OK
 

@@ -300,12 +300,12 @@ def test_calibrate_and_compare_two_inspect_runs():
     # questions (q06 in both epochs): the test is per question, the epochs of one found from the tables
     assert result.n == 18 and len(result.flips) == 9 and result.rate_a == pytest.approx(12 / 18)
     assert result.rate_b == pytest.approx(6 / 18) and (result.cluster, result.n_clusters) == ("sample_id", 10)
-    assert result.p_value == pytest.approx(0.0625)  # 5 questions changed, all one way: 2 * 0.5 ** 5
+    assert result.p_val == pytest.approx(0.0625)  # 5 questions changed, all one way: 2 * 0.5 ** 5
     assert result.test == "exact sign-flip over clusters" and result.method == "cluster-betting"
     assert result.ci_low <= result.difference <= result.ci_high
     with pytest.warns(EvalkitWarning, match="have no verdict in one run"):
         rows = compare.paired(graded1.drop(columns="sample_id"), graded2.drop(columns="sample_id"))
-    assert rows.p_value == pytest.approx(0.03125) and rows.cluster is None  # rows as independent: 2 * 0.5 ** 6
+    assert rows.p_val == pytest.approx(0.03125) and rows.cluster is None  # rows as independent: 2 * 0.5 ** 6
     estimate = infer.pass_rate(graded1, human.iloc[:10], method="classical")
     assert estimate["n_labelled"].iloc[0] == 10 and estimate["n_error"].iloc[0] == 2  # the errored and the ungraded
 

@@ -427,7 +427,8 @@ CLUSTER_PPI_NOTE = ("no finite-sample interval for PPI with clusters; interval='
 
 def _cluster_betting(arrays, groups, method, level, bounds, judge_bounds, alternative, bound, null=None):
     """The betting interval over whole clusters (:func:`evalkit._stats.cluster_betting_interval`) of one segment's
-    labels (``"judge"``: of its judge scores on every case), clusters in a fixed pseudo-random order of their codes;
+    labels (``"judge"``: of its judge scores on every case), clusters in the order of their first case, then the fixed
+    pseudo-random order of :func:`_betting_order` (with one case per cluster, the unclustered betting interval);
     with ``null``, whether the interval excludes it (as :func:`_betting_excludes`)."""
     y, _, pos, rest_idx, values = arrays
     if method == "judge":
@@ -437,7 +438,7 @@ def _cluster_betting(arrays, groups, method, level, bounds, judge_bounds, altern
         x, ids, (lo, hi) = y, groups[pos], bounds
     if alternative != "two-sided":
         level = 1 - 2 * (1 - level)
-    inverse = np.unique(ids, return_inverse=True)[1].ravel()
+    inverse = pd.factorize(ids)[0]  # clusters in the order of their first case (cases in the order of their ids)
     totals, sizes = np.bincount(inverse, weights=x), np.bincount(inverse).astype(float)
     order = _betting_order(len(totals))
     found = _stats.cluster_betting_interval(totals[order], sizes[order], lo, hi, bound=bound, confidence_level=level,

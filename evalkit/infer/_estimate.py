@@ -201,8 +201,8 @@ def mean(judge: pd.Series, human: pd.Series, *, method=None, interval: str = "au
     >>> table = infer.mean(judge, human, method=["ppi++", "classical", "judge"], bounds=(1, 5))
     >>> table[["method", "estimate", "ci_low", "ci_high", "lam", "interval"]].round(3)
           method  estimate  ci_low  ci_high    lam interval
-    0      ppi++     3.007   2.848    3.231  0.937  betting
-    1  classical     3.100   2.781    3.380  0.000  betting
+    0      ppi++     3.007   2.847    3.220  0.937  betting
+    1  classical     3.100   2.822    3.399  0.000  betting
     2      judge     3.424   3.366    3.482    NaN        t
 
     The same labels as 30 whole items of 5 claims each (``cluster``): the interval is over items.
@@ -211,7 +211,7 @@ def mean(judge: pd.Series, human: pd.Series, *, method=None, interval: str = "au
     >>> by_item = infer.mean(judge, human, method="classical", cluster=items, bounds=(1, 5))
     >>> by_item[["method", "estimate", "ci_low", "ci_high", "n_clusters", "interval"]].round(3)
           method  estimate  ci_low  ci_high  n_clusters         interval
-    0  classical       3.1   2.733    3.388          30  cluster-betting
+    0  classical       3.1   2.828    3.434          30  cluster-betting
     """
     confidence_level = check_level(confidence_level)
     check_option(nan_policy, ["raise", "omit"], "nan_policy")

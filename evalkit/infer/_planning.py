@@ -242,8 +242,8 @@ def expected_half_width(judge: pd.Series, human_pilot: pd.Series, *, n_labelled,
        n_labelled     method  half_width    lam interval
     0          50      ppi++       0.347  0.658  betting
     1          50  classical       0.347  0.000  betting
-    2         200      ppi++       0.127  0.607  betting
-    3         200  classical       0.151  0.000  betting
+    2         200      ppi++       0.125  0.607  betting
+    3         200  classical       0.149  0.000  betting
     >>> infer.expected_half_width(judge, pd.Series(truth[:50]), n_labelled=[50, 200], interval="clt").round(3)
        n_labelled     method  half_width    lam interval
     0          50      ppi++       0.148  0.658      clt
@@ -302,8 +302,8 @@ def labels_needed(judge: pd.Series, human_pilot: pd.Series, *, half_width: float
     >>> judge = pd.Series(truth + rng.normal(0, 0.5, 2000))
     >>> infer.labels_needed(judge, pd.Series(truth[:50]), half_width=0.15, bounds=(0, 6)).round(3)
           method  labels_needed  half_width  n_cases interval
-    0      ppi++            160        0.15     2000  betting
-    1  classical            202        0.15     2000  betting
+    0      ppi++            158        0.15     2000  betting
+    1  classical            199        0.15     2000  betting
     """
     half_width = check_number(half_width, "half_width", low=0.0)
     if half_width == 0:

@@ -144,7 +144,7 @@ def _compare_rate(method=None):
 def _compare_mcnemar(sample, alpha):
     from evalkit import compare
 
-    return compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"])).p_value
+    return compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"])).p_val
 
 
 def _compare_score(method=None, known_bounds=False):
@@ -161,7 +161,7 @@ def _compare_score(method=None, known_bounds=False):
 def _compare_sign_flip(sample, alpha):
     from evalkit import compare
 
-    return compare.paired(pd.Series(sample["a"]), pd.Series(sample["b"]), rng=0).p_value
+    return compare.paired(pd.Series(sample["a"]), pd.Series(sample["b"]), rng=0).p_val
 
 
 def _compare_clustered(independent: bool = False):
@@ -181,7 +181,7 @@ def _compare_clustered_test(sample, alpha):
     from evalkit import compare
 
     return compare.paired(_pass_series(sample["a"]), _pass_series(sample["b"]),
-                          cluster=pd.Series(sample["cluster"])).p_value
+                          cluster=pd.Series(sample["cluster"])).p_val
 
 
 def _against_joint(adjust="holm"):
