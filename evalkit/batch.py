@@ -519,20 +519,25 @@ def jobs(cache) -> pd.DataFrame:
 class _BatchAnswers:
     """Stands in for the model while ``judge.run_judge`` reads a batch run back from the cache.
 
-    Same ``model_id`` and ``params`` as the real model, so the cache keys match; it is only called for a prompt
-    the cache lacks, and then raises that request's batch error (an error row, with no call made).
+    Same ``model_id`` and ``params`` as the real model, so the cache keys match (:meth:`replace` gives a repeat's, as
+    the real model's does); it is only called for a prompt the cache lacks, and then raises that request's batch
+    error (an error row, with no call made).
     """
 
     def __init__(self, model_id: str, params: dict, errors: dict):
         self.model_id, self.params, self._errors = model_id, params, errors
 
+    def replace(self, **changes) -> _BatchAnswers:
+        return _BatchAnswers(self.model_id, {**self.params, **changes}, self._errors)
+
     def __call__(self, prompt: str):
-        raise BatchError(self._errors.get(prompt, "no answer: the request is in no collected batch job"))
+        key = _models.CallCache.key(self.model_id, self.params, prompt)
+        raise BatchError(self._errors.get(key, "no answer: the request is in no collected batch job"))
 
 
 def run_judge(cases: pd.DataFrame, rubric, model, *, cache, max_requests_per_file: int = MAX_REQUESTS_PER_FILE,
               interval: float = 30.0, timeout: float | None = None, price_per_million=None,
-              batch_discount: float = 0.5, progress: bool = False) -> pd.DataFrame:
+              batch_discount: float = 0.5, repeats: int = 1, progress: bool = False) -> pd.DataFrame:
     """:func:`evalkit.judge.run_judge` through the provider's Batch API: submit, poll, collect, then read the cache.
 
     Renders the prompts exactly as ``judge.run_judge`` does (:func:`evalkit.judge.render_prompts`), submits
@@ -555,6 +560,10 @@ def run_judge(cases: pd.DataFrame, rubric, model, *, cache, max_requests_per_fil
         Per-call prices, for ``attrs["usage"]["cost_usd"]`` (see :func:`evalkit.models.usage_summary`).
     batch_discount : float, default 0.5
         The batch price as a share of the per-call price.
+    repeats : int, default 1
+        Judge each case this many times, as :func:`evalkit.judge.run_judge` does: repeat ``r`` is the model with
+        ``seed = (its seed or 0) + r - 1`` (repeat 1 the model as given), each repeat's requests in the same jobs,
+        cached under their own keys; the table has a row per case and repeat (``sample_id``, ``repeat``).
     progress : bool, default False
         Progress bar while reading the cache.
 
@@ -594,21 +603,27 @@ def run_judge(cases: pd.DataFrame, rubric, model, *, cache, max_requests_per_fil
     check_number(interval, "interval", low=0.0)  # every option is checked before anything is sent
     check_number(timeout, "timeout", low=0.0, allow_none=True)
     check_number(batch_discount, "batch_discount", low=0.0, high=1.0)
-    submit(prompts, model, cache=cache, max_requests_per_file=max_requests_per_file)
+    repeats = check_number(repeats, "repeats", low=1, integer=True)
+    mid, params = _models.model_identity(model, cache=cache)
+    drawn = [_judge._repeat_model(model, params, r)[0] for r in range(1, repeats + 1)]
+    keys = pd.Series([_models.CallCache.key(mid, _models.model_identity(m, cache=cache)[1], p)
+                      for m in drawn for p in prompts])
+    for m in drawn:  # each repeat's requests under its own seed (its own cache keys), in files of their own
+        submit(prompts, m, cache=cache, max_requests_per_file=max_requests_per_file)
     poll(model, cache=cache, wait=True, interval=interval, timeout=timeout)
     answers = collect(model, cache=cache)
-
-    mid, params = _models.model_identity(model, cache=cache)
-    keys = pd.Series([_models.CallCache.key(mid, params, p) for p in prompts], index=prompts.index)
     with closing(_connect(cache)) as db:  # the latest error of each key, for the prompts the cache lacks
         failed = dict(db.execute("SELECT r.key, r.error FROM batch_requests r JOIN batch_jobs j USING (job_id)"
                                  " WHERE j.collected_at IS NOT NULL AND r.error IS NOT NULL ORDER BY j.collected_at"))
         failed.update(db.execute("SELECT r.key, 'in batch job ' || j.job_id || ' (' || j.status || '), not collected"
                                  " yet: run again to collect it' FROM batch_requests r JOIN batch_jobs j USING (job_id)"
                                  " WHERE j.collected_at IS NULL"))
-    errors = {prompt: failed[key] for prompt, key in zip(prompts, keys, strict=True) if key in failed}
+    errors = {key: failed[key] for key in keys if key in failed}
     results = _judge.run_judge(cases, rubric, _BatchAnswers(mid, params, errors), cache=cache, max_retries=0,
-                               progress=progress)
+                               repeats=repeats, progress=progress)
+    if repeats > 1:  # the results' rows run case by case, each case's repeats in turn
+        order = np.arange(len(prompts)).repeat(repeats) + np.tile(np.arange(repeats) * len(prompts), len(prompts))
+        keys = keys.iloc[order].reset_index(drop=True)
 
     fresh = answers.drop_duplicates("key", keep="last").set_index("key")
     first = ~keys.duplicated().to_numpy()

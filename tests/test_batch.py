@@ -415,3 +415,28 @@ def test_a_job_whose_files_are_gone_is_collected_with_error_rows_and_resubmitted
                                               r"has file file-\d+ \(NotFoundError\)\)").all() and len(answers) == 4
         results = batch.run_judge(cases, RUBRIC, model, cache=cache, interval=0.05)
     assert results["error"].isna().all() and sum(server.created.values()) == 2
+
+
+def test_repeats_go_through_the_batch_api_each_under_its_own_seed(tmp_path):
+    """repeats=3: every case's three requests in the jobs (repeat r with seed r - 1 after the first), one row per case
+    and repeat as judge.run_judge gives, a re-run reading all of them from the cache, and the live call reading the
+    batch's answers under the same keys."""
+    cases = make_cases(6)
+    cache = models.CallCache(tmp_path / "calls.sqlite")
+    with BatchServer(script, batch_delay=0.05) as server:
+        model = models.OpenAIChat("judge-batch", base_url=server.url)
+        res = batch.run_judge(cases, RUBRIC, model, cache=cache, interval=0.05, repeats=3)
+        before = total_requests(server)
+        again = batch.run_judge(cases, RUBRIC, model, cache=cache, interval=0.05, repeats=3)
+        assert total_requests(server) == before  # nothing sent: every repeat is in the cache
+        live = judge.run_judge(cases, RUBRIC, model, cache=cache, repeats=3, progress=False)
+        assert total_requests(server) == before
+    assert batch.jobs(cache)["n_requests"].sum() == 18  # three requests per case, in the jobs
+    assert res["sample_id"].tolist() == list(np.repeat(cases["case_id"], 3))
+    assert res["repeat"].tolist() == [1, 2, 3] * 6
+    assert res["case_id"].tolist() == [f"{c}_repeat_{r}" for c in cases["case_id"] for r in (1, 2, 3)]
+    assert [d["seed"] for d in res.attrs["repeats"]] == [None, 1, 2]
+    assert res.attrs["usage"]["n_attempts"] == 18 and again.attrs["usage"]["n_cached"] == 18
+    pd.testing.assert_series_equal(res["verdict"], live["verdict"])
+    assert (res.loc[res["case_id"].str.startswith("case-00000"), "verdict"] == "PASS").all()
+    cache.close()
