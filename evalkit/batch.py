@@ -35,6 +35,7 @@ import pandas as pd
 from evalkit import _wire
 from evalkit import judge as _judge
 from evalkit import models as _models
+from evalkit._repeats import repeat_model
 from evalkit._validation import check_number, warn
 
 __all__ = ["BatchError", "submit", "poll", "collect", "jobs", "run_judge"]
@@ -605,7 +606,7 @@ def run_judge(cases: pd.DataFrame, rubric, model, *, cache, max_requests_per_fil
     check_number(batch_discount, "batch_discount", low=0.0, high=1.0)
     repeats = check_number(repeats, "repeats", low=1, integer=True)
     mid, params = _models.model_identity(model, cache=cache)
-    drawn = [_judge._repeat_model(model, params, r)[0] for r in range(1, repeats + 1)]
+    drawn = [repeat_model(model, params, r)[0] for r in range(1, repeats + 1)]
     keys = pd.Series([_models.CallCache.key(mid, _models.model_identity(m, cache=cache)[1], p)
                       for m in drawn for p in prompts])
     for m in drawn:  # each repeat's requests under its own seed (its own cache keys), in files of their own

@@ -20,6 +20,7 @@ import pandas as pd
 from evalkit import models as _models
 from evalkit._coerce import as_pass, verdict_levels
 from evalkit._io import read_json_lines, write_atomic
+from evalkit._repeats import DRAW_RECORD, repeat_model
 from evalkit._stats import CLUSTER_METHODS, rate_interval, rate_method
 from evalkit._tables import PASS_RATE_COLUMNS, RUN_KEYS, epoch_column
 from evalkit._validation import (
@@ -286,21 +287,6 @@ def plan(cases: pd.DataFrame, rubric: Rubric, model=None, *, model_id: str | Non
     return _models.plan_calls(prompts, model, model_id=model_id, cache=cache)
 
 
-#: What a repeat records of the model's parameters (``attrs["repeats"]``): what made its answers differ.
-DRAW_RECORD = ("seed", "temperature")
-
-
-def _repeat_model(model, params: dict, r: int):
-    """The model for repeat ``r`` (1-based) and the extra cache-key parameters: repeat 1 is the model as given (its
-    answers are a single run's); a model with ``replace`` (:class:`evalkit.models.OpenAIChat`) draws repeat ``r`` with
-    ``seed = (its seed or 0) + r - 1``; any other callable is called again, with the repeat in its cache key."""
-    if r == 1:
-        return model, None
-    if callable(getattr(model, "replace", None)):
-        return model.replace(seed=int(params.get("seed") or 0) + r - 1), None
-    return model, {"repeat": r}
-
-
 def _results_frame(case_ids, rubric: Rubric, mid: str, calls: pd.DataFrame) -> pd.DataFrame:
     """One call table as results rows (one per case), with the verdict's probability as ``score`` where the
     replies carried token log-probabilities."""
@@ -470,7 +456,7 @@ def run_judge(
     else:
         frames, runs, draws = [], [], []
         for r in range(1, repeats + 1):
-            drawn, extra = _repeat_model(model, params, r)
+            drawn, extra = repeat_model(model, params, r)
             calls = _models.call_many(prompts, drawn, model_id=mid, params=extra,
                                       description=f"judge {rubric.name} (repeat {r} of {repeats})", **options)
             frame = _results_frame(cases["case_id"].to_numpy(), rubric, mid, calls)
@@ -818,14 +804,18 @@ def consistency(results: pd.DataFrame, *, confidence_level: float = 0.95, pass_l
     passed = as_pass(judged["verdict"], "results", levels=levels, pass_levels=passing).fillna(False).astype(bool)
     frame = pd.DataFrame({"case_id": judged[case].astype(str).to_numpy(), "repeat": judged[repeat].to_numpy(),
                           "verdict": judged["verdict"].astype(str).to_numpy(), "pass": passed.to_numpy()})
-    rows = []
-    for cid, group in frame.groupby("case_id", sort=True):
-        k = len(group)
-        counts = group["verdict"].value_counts().to_numpy()
-        flip = 1.0 - float((counts * (counts - 1)).sum()) / (k * (k - 1)) if k > 1 else np.nan
-        rows.append({"case_id": cid, "n_repeats": k, "n_pass": int(group["pass"].sum()),
-                     "pass_rate": float(group["pass"].mean()), "flip_rate": flip, "stable": bool(len(counts) == 1)})
-    cases = pd.DataFrame(rows, columns=["case_id", "n_repeats", "n_pass", "pass_rate", "flip_rate", "stable"])
+    # per case: its repeats, passes, and the share of ordered pairs of repeats that disagree (1 - sum c (c - 1) / k (k - 1)
+    # over the counts c of each verdict), all as group sums
+    counts = frame.groupby(["case_id", "verdict"], sort=True).size()
+    same_pairs = (counts * (counts - 1)).groupby(level="case_id").sum()
+    per_case = frame.groupby("case_id", sort=True)["pass"].agg(["size", "sum"])
+    k = per_case["size"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        flip = np.where(k > 1, 1.0 - same_pairs.reindex(per_case.index).to_numpy(dtype=float) / (k * (k - 1)), np.nan)
+    cases = pd.DataFrame({"case_id": per_case.index.to_numpy(), "n_repeats": per_case["size"].to_numpy(dtype=int),
+                          "n_pass": per_case["sum"].to_numpy(dtype=int), "pass_rate": per_case["sum"].to_numpy() / k,
+                          "flip_rate": flip,
+                          "stable": (counts.groupby(level="case_id").size().reindex(per_case.index) == 1).to_numpy()})
     usable = cases[cases["n_repeats"] >= 2]
     if usable.empty:
         raise ValueError("no case has two judged repeats: consistency needs each case judged at least twice "

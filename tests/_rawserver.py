@@ -132,8 +132,11 @@ class RawServer:
                 served += 1
                 if then == "close" or (self.per_connection and served >= self.per_connection):
                     return
-                if then == "half-close":
+                if then == "half-close":  # no more replies on this connection: what the client still sends is not read
                     writer.write_eof()
+                    while await reader.read(65536):
+                        pass
+                    return
                 if then == "408":  # a load balancer timing the idle connection out: 408, then close
                     await asyncio.sleep(0.05)
                     writer.write(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
