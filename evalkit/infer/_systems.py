@@ -119,7 +119,13 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
     of the calibration (its own uncertainty, as CJE's oracle jackknife), on Welch-Satterthwaite degrees of freedom;
     on a known scale (``bounds``, or 0/1 labels) every system's residuals also take a twentieth of a pseudo-residual
     at each end of the scale (a small-sample guard; see ``evalkit._stats.calibration.PSEUDO_WEIGHT``) and the interval
-    is clipped to the scale. It is a large-sample interval, not a finite-sample one: the coverage harness measures it
+    is clipped to the scale. A system whose labels hold fewer than ``MIN_OFF_END`` off the end of the labels' range
+    where most lie (fewer than 5 of the rarer class of 0/1 labels, fewer than 3 off the end on a longer scale) has its
+    residuals' variance floored by a variance model fitted on every system's labels (``kappa (g - lo) (hi - g)`` at
+    its calibrated scores ``g``, ``lo, hi`` the labels' range: see ``evalkit._stats.calibration._thin_ends``) and
+    ``lam = 1``; where every system's labels together hold that few, nothing measures the spread and the row is the
+    humans-only interval that holds at any n (Clopper-Pearson, or the betting interval on the scale) with ``lam = 0``
+    and a note. It is a large-sample interval, not a finite-sample one: the coverage harness measures it
     at 20-50 labels per system on SummEval, USR and the arena votes (``python benchmarks/bench_systems.py`` prints
     coverage and width beside CJE's and ppi_py's on the same draws). A system with fewer than ``MIN_SYSTEM_LABELS``
     labels gets no interval (NaN and a note).
@@ -237,8 +243,9 @@ def _off_end_fallback(labels: np.ndarray, scale, confidence_level: float, fit: d
     end = "class" if binary else "end of the scale"
     return {"estimate": mean, "ci_low": low, "ci_high": high, "lam": 0.0, "correction": mean, "method": "classical",
             "interval": name, "note": f"{off} of {len(labels)} labels off the {'rarer ' + end if binary else end} "
-                                      f"at {near:g} (< {least}): the calibrated t does not hold here, so the humans-only "
-                                      f"{name} interval (valid at any n) replaces the row"}
+                                      f"at {near:g} (< {least}), {int(fit['pooled_off'][s])} of every system's together: the "
+                                      f"calibrated t does not hold here, so the humans-only {name} interval (valid at "
+                                      "any n) replaces the row"}
 
 
 def _ranks(fit: dict, table: pd.DataFrame, scale, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
