@@ -126,7 +126,8 @@ def run_design(design, n: int, reps: int, level: float, seed: int) -> list[dict]
                 found["ppi_py"].append(ppi_difference(target, other))
                 found["classical"].append((np.nan, np.nan, np.nan))
         for method, intervals in found.items():
-            for kind, (low, high, estimate), t in zip(("mean", "difference"), intervals, (truth, truth_d), strict=True):
+            kinds = ("mean", "difference")[:len(intervals)]  # one system: no difference
+            for kind, (low, high, estimate), t in zip(kinds, intervals, (truth, truth_d)[:len(intervals)], strict=True):
                 records[method][kind].append((low - t, high - t, estimate - t))
     rows = []
     for method, kinds in records.items():

@@ -52,7 +52,7 @@ def by_hand(table: pd.DataFrame, folds: int = 5):
         rows = (table["system"] == name).to_numpy()
         own = lab_system == name
         g, yy, gg = every[rows], y[labelled][own], oof[own]
-        lam = np.clip(np.cov(yy, gg)[0, 1] / ((1 + own.sum() / (rows.sum() - own.sum())) * np.var(g, ddof=1)), 0, 1)
+        lam = np.clip(np.cov(yy, gg)[0, 1] / np.var(g, ddof=1), 0, 1)  # the calibrated mean runs over every case
         out[name] = lam * g.mean() + np.mean(yy - lam * gg)
     return out
 
@@ -181,31 +181,53 @@ def test_bad_input(rng):
         infer.systems(table, bounds=(1, 5))  # nothing to warn of
 
 
-def test_too_few_labels_off_the_end_of_the_scale_replace_the_whole_row_by_the_exact_humans_only_interval(rng):
-    """0/1 labels with fewer than 5 of the rarer class: the calibrated t is known not to hold, so the row is the
-    Clopper-Pearson interval of the labels, with their mean as the estimate and lam 0 (one method per row)."""
-    table = responses(rng, systems=3, labels=40)
-    table["human"] = np.where(table["human"].isna(), np.nan, (table["human"] >= 2).astype(float))
-    rare = (table["system"] == "s2") & table["human"].notna()
-    table.loc[rare, "human"] = 1.0
-    table.loc[rare[rare].index[:2], "human"] = 0.0  # 2 fails of 40
-    out = infer.systems(table).set_index("system")
-    row = out.loc["s2"]
+def test_too_few_labels_off_the_end_replace_the_row_by_the_exact_humans_only_interval_when_pooled_ones_are_too(rng):
+    """0/1 labels with fewer than 5 of the rarer class in every system's labels together: nothing measures their
+    spread, so the row is the Clopper-Pearson interval of the labels, with their mean as the estimate and lam 0."""
+    table = responses(rng, systems=1, labels=40)
+    labelled = table["human"].notna()
+    table.loc[labelled, "human"] = 1.0
+    table.loc[labelled[labelled].index[:2], "human"] = 0.0  # 2 fails of 40
+    row = infer.systems(table).iloc[0]
     ci = stats.binomtest(38, 40).proportion_ci(method="exact")
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((ci.low, ci.high), abs=1e-10)
     assert row["estimate"] == pytest.approx(38 / 40) and row["lam"] == 0.0 and row["method"] == "classical"
     assert row["interval"] == "clopper-pearson" and "2 of 40 labels off" in row["note"]
     assert row["estimate"] == pytest.approx(row["lam"] * row["calibrated_mean"] + row["correction"])
-    others = out.drop(index="s2")
-    assert (others["interval"] == "calibrated-t").all() or (others["interval"] == "clopper-pearson").any()
     # on a 1-5 scale, labels all at 5 but for two: the betting interval of the labels on the scale
-    ratings = responses(rng, systems=2, labels=30)
-    top = (ratings["system"] == "s1") & ratings["human"].notna()
+    ratings = responses(rng, systems=1, labels=30)
+    top = ratings["human"].notna()
     ratings.loc[top, "human"] = 5.0
     ratings.loc[top[top].index[:2], "human"] = 4.0
-    row = infer.systems(ratings, bounds=(1, 5)).set_index("system").loc["s1"]
+    row = infer.systems(ratings, bounds=(1, 5)).iloc[0]
     assert row["interval"] == "betting" and row["lam"] == 0.0 and row["ci_high"] == pytest.approx(5.0, abs=1e-6)
     assert row["ci_low"] <= row["estimate"] <= row["ci_high"]
+
+
+def test_a_system_thin_at_its_end_among_others_gets_the_calibrated_t_with_the_pooled_variance_floor(rng):
+    """2 fails of 40 for one system, many for the others: the pooled calibration measures the spread, so the row is
+    the calibrated t with lam 1 and its residuals' variance at least the pooled variance model's."""
+    table = responses(rng, systems=3, labels=40)
+    table["human"] = np.where(table["human"].isna(), np.nan, (table["human"] >= 3).astype(float))
+    rare = (table["system"] == "s2") & table["human"].notna()
+    table.loc[rare, "human"] = 1.0
+    table.loc[rare[rare].index[:2], "human"] = 0.0
+    out = infer.systems(table).set_index("system")
+    row = out.loc["s2"]
+    assert row["interval"] == "calibrated-t" and row["lam"] == 1.0
+    codes, cases, f, y, _, _ = infer._systems._responses(table, "system", "case_id", "judge", "human", None)
+    fit = calibration.calibrated_ppi(codes, cases, f, y, n_systems=3)
+    assert fit["thin"].tolist() == [False, False, True] and fit["pooled_off"][2] >= 5
+    labelled = ~np.isnan(y)
+    g = y[labelled] - fit["against_calibration"][labelled]  # every label's out-of-fold calibrated score
+    kappa = np.sum((y[labelled] - g) ** 2) / np.sum(g * (1 - g))
+    own = codes[labelled] == 2
+    assert fit["floor"][2] == pytest.approx(kappa * np.mean(g[own] * (1 - g[own])))
+    weights = np.array([0.0, 0.0, 1.0])
+    _, variance, _ = calibration.contrast_variance(fit, weights, bounds=(0, 1))
+    _, unfloored, _ = calibration.contrast_variance({**fit, "thin": np.zeros(3, bool)}, weights, bounds=(0, 1))
+    assert variance >= unfloored
+    assert (out.loc[["s0", "s1"], "interval"] == "calibrated-t").all()
 
 
 def test_rank_sets_are_every_pair_of_bonferroni_intervals_from_the_same_fit(rng):

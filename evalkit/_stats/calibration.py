@@ -80,9 +80,13 @@ def calibrated_ppi(systems, cases, f, y, *, n_systems: int, folds: int = FOLDS, 
     ``estimate`` (= pred_mean + resid_mean; the calibrated mean alone where a system has no label), and the
     calibration's ``increasing`` and ``folds``.
 
-    ``tuned``: each system's calibrated score enters with a weight lam_s in [0, 1] (PPI++'s, Angelopoulos, Duchi &
-    Zrnic 2023: ``Cov(label, calibrated) / ((1 + n / N) Var(calibrated))`` on its own labels and cases), so that a judge
-    that tells little about a system's labels costs little over its labels alone; ``lam`` holds them. Calibrated
+    ``tuned``: each system's calibrated score enters with a weight lam_s in [0, 1] (PPI++'s power tuning, Angelopoulos,
+    Duchi & Zrnic 2023, for this estimate, whose calibrated mean runs over every case, the labelled ones included: the
+    variance ``lam^2 V (1/n - 1/N) - 2 lam C (1/n - 1/N) + Var(label) / n`` is least at ``lam = C / V``, ``C`` the
+    covariance of the labels with their out-of-fold calibrated scores, ``V`` the variance of the calibrated scores
+    over the system's cases; PPI++'s ``1 + n / N`` belongs to a mean over the unlabelled cases only), so that a judge
+    that tells little about a system's labels costs little over its labels alone (1 for a system whose labels are thin
+    at their end, see ``_thin_ends``: there its own labels cannot measure it); ``lam`` holds them. Calibrated
     scores and residuals are then ``lam * g`` and ``label - lam * g``.
     """
     systems, cases = np.asarray(systems), np.asarray(cases)
@@ -95,7 +99,9 @@ def calibrated_ppi(systems, cases, f, y, *, n_systems: int, folds: int = FOLDS, 
     unweighted = by_fold.mean(axis=0)
     against_calibration = np.full(len(y), np.nan)  # label minus out-of-fold calibrated score: the transport check's
     against_calibration[labelled] = y[labelled] - out_of_fold
+    thin, pooled_off, floor = _thin_ends(systems[labelled], y[labelled], out_of_fold, n_systems)
     lam = _weights(systems, labelled, y, out_of_fold, unweighted, n, rows, n_systems) if tuned else np.ones(n_systems)
+    lam[thin] = 1.0  # its labels are too thin at their end to measure lam (a label column of one value says lam = 0)
     by_fold = by_fold * lam[systems][None, :]
     out_of_fold = out_of_fold * lam[systems[labelled]]
     calibrated = by_fold.mean(axis=0)
@@ -118,7 +124,49 @@ def calibrated_ppi(systems, cases, f, y, *, n_systems: int, folds: int = FOLDS, 
             "pred_mean": pred_mean, "resid_mean": np.where(n > 0, resid_mean, np.nan), "estimate": estimate,
             "increasing": increasing, "folds": k, "systems": systems, "cases": cases, "lam": lam, "tuned": tuned,
             "calibrated_mean": np.bincount(systems, weights=unweighted, minlength=n_systems) / rows,
-            "against_calibration": against_calibration}
+            "against_calibration": against_calibration, "thin": thin, "pooled_off": pooled_off, "floor": floor}
+
+
+#: The calibrated t needs this many of a system's labels off the end of the labels' range where most of them lie: 0/1
+#: labels (the textbook rule for the normal approximation of a rate, n p >= 5 and n (1 - p) >= 5), or, on a scale of
+#: more levels, labels not at its end. A system below it is "thin at its end": its own residuals understate their
+#: spread (the draws that missed had no label or one or two off the end), so their variance is floored by the pooled
+#: labels' (``_thin_ends``); where every system's labels together are below it too, nothing can measure the spread and
+#: the row is the humans-only interval that holds at any n (``evalkit.infer.systems``).
+MIN_OFF_END = {"binary": 5, "scale": 3}
+
+
+def _thin_ends(systems, y, g, n_systems: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per system: whether its labels are thin at their end (fewer than ``MIN_OFF_END`` off the end of the pooled
+    labels' range nearer their mean), how many of every system's labels are off that same end, and a floor on the
+    variance of one of its residuals from the pooled labels.
+
+    The floor is a variance model fitted on every label: ``Var(label | score) = kappa (g - lo) (hi - g)`` with ``g``
+    the out-of-fold calibrated score, ``lo, hi`` the pooled labels' range and ``kappa`` the pooled ratio of squared
+    residuals to ``(g - lo) (hi - g)`` (1 for 0/1 labels whose calibration is right; the Bhatia-Davis bound is
+    ``kappa = 1``), averaged over the system's labelled cases. A residual ``label - lam g`` has at least this variance
+    whatever ``lam``. Only the labels and scores enter, never ``bounds``.
+    """
+    systems, y, g = np.asarray(systems), np.asarray(y, dtype=float), np.asarray(g, dtype=float)
+    thin = np.zeros(n_systems, dtype=bool)
+    pooled_off = np.zeros(n_systems, dtype=np.int64)
+    floor = np.zeros(n_systems)
+    if not len(y) or np.ptp(y) == 0:  # every label at one value: nothing measures the spread
+        thin[np.unique(systems)] = True
+        return thin, pooled_off, floor
+    lo, hi = float(y.min()), float(y.max())
+    least = MIN_OFF_END["binary" if np.isin(y, (0.0, 1.0)).all() else "scale"]
+    spread = np.clip(g - lo, 0, None) * np.clip(hi - g, 0, None)
+    kappa = float(np.sum((y - g) ** 2) / np.sum(spread)) if np.sum(spread) > 0 else 0.0
+    for s in range(n_systems):
+        own = systems == s
+        if not own.any():
+            continue
+        near = lo if y[own].mean() - lo < hi - y[own].mean() else hi
+        thin[s] = int(np.sum(y[own] != near)) < least
+        pooled_off[s] = int(np.sum(y != near))
+        floor[s] = kappa * float(spread[own].mean())
+    return thin, pooled_off, floor
 
 
 def _weights(systems, labelled, y, out_of_fold, calibrated, n, rows, n_systems) -> np.ndarray:
@@ -132,7 +180,7 @@ def _weights(systems, labelled, y, out_of_fold, calibrated, n, rows, n_systems) 
         var = np.var(g_all, ddof=1) if len(g_all) > 1 else 0.0
         cov = np.cov(y[labelled][own], out_of_fold[own])[0, 1]
         if var > 0 and np.isfinite(cov):
-            lam[s] = float(np.clip(cov / ((1 + n[s] / max(rows[s] - n[s], 1.0)) * var), 0.0, 1.0))
+            lam[s] = float(np.clip(cov / var, 0.0, 1.0))
         else:
             lam[s] = 0.0
     return lam
@@ -181,7 +229,7 @@ def contrast_variance(fit: dict, weights: np.ndarray, *, bounds=None, pseudo: fl
     v_cal = (k - 1) / k * float(np.sum((jack - jack.mean()) ** 2)) if k > 1 else 0.0
     shift, v_pseudo = (_pseudo_residuals(fit, w, bounds, pseudo) if bounds is not None and pseudo > 0
                        and n_min > 0 else (0.0, 0.0))
-    v_res += v_pseudo
+    v_res += v_pseudo + _floor_added(fit, w, bounds, pseudo)
     variance = v_pred + v_res + v_cross + v_cal
     df = np.nan
     if g > 1 and n_min > fitted:
@@ -207,3 +255,25 @@ def _pseudo_residuals(fit: dict, w: np.ndarray, bounds, pseudo: float) -> tuple[
         shift += w[s] * (m - r.mean())
         added += w[s] ** 2 * (v_adj - np.var(r, ddof=1) / n)
     return shift, added
+
+
+def _floor_added(fit: dict, w: np.ndarray, bounds, pseudo: float) -> float:
+    """The variance added where a system thin at its end (``_thin_ends``) has residuals spread less than the pooled
+    labels' variance model says: ``w_s^2 (floor_s / n_s - its residuals' variance of the mean)``, when positive."""
+    added = 0.0
+    for s in np.flatnonzero(w):
+        if not fit["thin"][s]:
+            continue
+        r = fit["residual"][(fit["systems"] == s) & fit["labelled"]]
+        n = len(r)
+        if n < 2:
+            continue
+        if bounds is not None and pseudo > 0:
+            a, b = map(float, bounds)
+            ends = np.array([a, b]) - (fit["label_mean"][s] - r.mean())
+            m = (r.sum() + pseudo * ends.sum()) / (n + 2 * pseudo)
+            own = (np.sum((r - m) ** 2) + pseudo * np.sum((ends - m) ** 2)) / (n + 2 * pseudo - 1) / (n + 2 * pseudo)
+        else:
+            own = np.var(r, ddof=1) / n
+        added += w[s] ** 2 * max(0.0, fit["floor"][s] / n - own)
+    return added

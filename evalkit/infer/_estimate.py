@@ -68,8 +68,8 @@ def mean(judge: pd.Series, human: pd.Series, *, method=None, interval: str = "au
         The estimator. Default: ``"calibrated"``, the estimator of :func:`systems` on these cases (one segment, or
         each ``by`` segment a system): the judge's score calibrated to the labels by one cross-fitted isotonic map,
         the mean calibrated score rectified by the labels, with the calibrated t interval (``interval`` column
-        ``calibrated-t``; where too few labels lie off the end of the scale, the whole row is the humans-only
-        interval that holds at any n, and the note says so; see :func:`systems`). ``by=`` rows then carry
+        ``calibrated-t``; where too few labels lie off the end of the scale, even pooled over segments, the whole
+        row is the humans-only interval that holds at any n, and the note says so; see :func:`systems`). ``by=`` rows then carry
         ``rank_low, rank_high``, the ranks each segment could hold, jointly. Where an option asks for what only the
         PPI estimators offer (an ``interval`` by name, ``cluster``, ``finite_population``,
         ``adjust``, ``null``, ``probabilities`` or a jury) the default is ``"ppi++"``. By name: ``"ppi++"``

@@ -25,13 +25,13 @@ MIN_SYSTEM_LABELS = 10
 #: Below this many labels a system's transport check (is the shared calibration unbiased on its own labels?) is
 #: said to be too weak to tell.
 MIN_TRANSPORT_LABELS = 10
-#: The calibrated t needs this many of a system's labels off the end of the scale where most of them lie: 0/1 labels
-#: (the textbook rule for the normal approximation of a rate, n p >= 5 and n (1 - p) >= 5), or, on a scale of more
-#: levels, labels not at its end (SCALE). Below, the row is the humans-only interval that holds at any n
-#: (Clopper-Pearson; the betting interval on the scale). Measured (``python benchmarks/bench_systems.py --design
-#: pass-fail``): the calibrated t covered 0.47-0.93 on 0/1 labels at a rate of 3% or 97% with 20-200 labels per
-#: system, with no label or only one or two of the rare class in the draws that missed.
-MIN_OFF_END = {"binary": 5, "scale": 3}
+#: See ``evalkit._stats.calibration.MIN_OFF_END``: a system whose labels hold fewer than these off the end of the
+#: labels' range has its residual variance floored by the pooled labels' variance model; where every system's labels
+#: together hold fewer, the row is the humans-only interval that holds at any n (Clopper-Pearson; the betting interval
+#: on the scale). Measured (``python benchmarks/bench_systems.py --design pass-fail``): the calibrated t covered
+#: 0.47-0.93 on 0/1 labels at a rate of 3% or 97% with 20-200 labels per system without either, with no label or only
+#: one or two of the rare class in the draws that missed.
+MIN_OFF_END = _calibration.MIN_OFF_END
 SYSTEM_INTERVALS = ("auto", "t")
 SYSTEM_COLUMNS = ["system", "estimate", "ci_low", "ci_high", "rank_low", "rank_high", "n_labelled", "n_cases",
                   "calibrated_mean", "lam", "correction", "transport_p", "method", "interval", "note"]
@@ -119,7 +119,13 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
     of the calibration (its own uncertainty, as CJE's oracle jackknife), on Welch-Satterthwaite degrees of freedom;
     on a known scale (``bounds``, or 0/1 labels) every system's residuals also take a twentieth of a pseudo-residual
     at each end of the scale (a small-sample guard; see ``evalkit._stats.calibration.PSEUDO_WEIGHT``) and the interval
-    is clipped to the scale. It is a large-sample interval, not a finite-sample one: the coverage harness measures it
+    is clipped to the scale. A system whose labels hold fewer than ``MIN_OFF_END`` off the end of the labels' range
+    where most lie (fewer than 5 of the rarer class of 0/1 labels, fewer than 3 off the end on a longer scale) has its
+    residuals' variance floored by a variance model fitted on every system's labels (``kappa (g - lo) (hi - g)`` at
+    its calibrated scores ``g``, ``lo, hi`` the labels' range: see ``evalkit._stats.calibration._thin_ends``) and
+    ``lam = 1``; where every system's labels together hold that few, nothing measures the spread and the row is the
+    humans-only interval that holds at any n (Clopper-Pearson, or the betting interval on the scale) with ``lam = 0``
+    and a note. It is a large-sample interval, not a finite-sample one: the coverage harness measures it
     at 20-50 labels per system on SummEval, USR and the arena votes (``python benchmarks/bench_systems.py`` prints
     coverage and width beside CJE's and ppi_py's on the same draws). A system with fewer than ``MIN_SYSTEM_LABELS``
     labels gets no interval (NaN and a note).
@@ -171,9 +177,9 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
     >>> table = infer.systems(pd.DataFrame(rows), bounds=(1, 5))
     >>> table[["system", "estimate", "ci_low", "ci_high", "n_labelled"]].round(2)
       system  estimate  ci_low  ci_high  n_labelled
-    0      a      3.04    2.82     3.26          23
-    1      b      3.52    3.33     3.70          30
-    2      c      4.01    3.84     4.19          35
+    0      a      3.05    2.84     3.27          23
+    1      b      3.52    3.34     3.70          30
+    2      c      4.03    3.85     4.20          35
     """
     confidence_level = check_level(confidence_level)
     check_option(interval, list(SYSTEM_INTERVALS), "interval")
@@ -196,7 +202,7 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
                        note=f"{n} label(s) < {MIN_SYSTEM_LABELS}: no interval (the calibrated mean alone rests on the "
                             "shared calibration holding for this system, which its labels cannot check)")
         else:
-            row.update(_off_end_fallback(y[(codes == s) & fit["labelled"]], scale, confidence_level))
+            row.update(_off_end_fallback(y[(codes == s) & fit["labelled"]], scale, confidence_level, fit, s))
         transport_p, transport_note = _transport(fit, s, n)
         row.update(transport_p=transport_p, note="; ".join(part for part in (row["note"], transport_note) if part))
         rows.append(row)
@@ -210,10 +216,11 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
     return table
 
 
-def _off_end_fallback(labels: np.ndarray, scale, confidence_level: float) -> dict:
-    """Where a system's labels hold too few off the end of the scale where most lie (``MIN_OFF_END``), the
-    humans-only interval that holds at any n replaces the whole row (estimate, lam, interval, note); else nothing."""
-    if scale is None or not len(labels):
+def _off_end_fallback(labels: np.ndarray, scale, confidence_level: float, fit: dict, s: int) -> dict:
+    """Where a system's labels hold too few off the end of the labels' range where most lie and every system's labels
+    together hold too few as well (``MIN_OFF_END``), the humans-only interval that holds at any n replaces the whole
+    row (estimate, lam, interval, note); else nothing."""
+    if scale is None or not len(labels) or not fit["thin"][s]:
         return {}
     a, b = scale
     mean = float(labels.mean())
@@ -221,7 +228,7 @@ def _off_end_fallback(labels: np.ndarray, scale, confidence_level: float) -> dic
     off = int(np.sum(labels != near))
     binary = scale == (0.0, 1.0) and bool(np.isin(labels, (0.0, 1.0)).all())
     least = MIN_OFF_END["binary" if binary else "scale"]
-    if off >= least:
+    if int(fit["pooled_off"][s]) >= least:
         return {}
     from evalkit import _stats
     from evalkit.infer._engine import _betting_order
@@ -236,8 +243,9 @@ def _off_end_fallback(labels: np.ndarray, scale, confidence_level: float) -> dic
     end = "class" if binary else "end of the scale"
     return {"estimate": mean, "ci_low": low, "ci_high": high, "lam": 0.0, "correction": mean, "method": "classical",
             "interval": name, "note": f"{off} of {len(labels)} labels off the {'rarer ' + end if binary else end} "
-                                      f"at {near:g} (< {least}): the calibrated t does not hold here, so the humans-only "
-                                      f"{name} interval (valid at any n) replaces the row"}
+                                      f"at {near:g} (< {least}), {int(fit['pooled_off'][s])} of every system's together: the "
+                                      f"calibrated t does not hold here, so the humans-only {name} interval (valid at "
+                                      "any n) replaces the row"}
 
 
 def _ranks(fit: dict, table: pd.DataFrame, scale, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -332,7 +340,7 @@ def system_differences(responses: pd.DataFrame, *, system: str = "system", case:
     >>> diff = infer.system_differences(pd.DataFrame(rows), baseline="v1")
     >>> diff[["estimate", "ci_low", "ci_high", "n_labelled_a", "n_labelled_b", "n_labelled_both"]].round(2)
        estimate  ci_low  ci_high  n_labelled_a  n_labelled_b  n_labelled_both
-    0      0.19   -0.02     0.41            45            30                4
+    0      0.17   -0.04     0.39            45            30                4
 
     Only 4 cases are labelled for both systems; every label counts.
     """

@@ -290,8 +290,8 @@ ENTRIES = [
                                 summeval_design("relevance"), pass_fail_design(0.9), pass_fail_design(0.97, 0.9),
                                 pass_fail_design(0.5, 0.8)),
           default=True, sizes=(20, 30, 50, 100, 200), test_sizes=(30,),
-          notes="large-sample with a measured switch: too few labels off the end of the scale give the humans-only "
-                "exact row"),
+          notes="large-sample with a measured switch: too few labels off the end of the scale, even pooled, "
+                "give the humans-only exact row"),
     Entry("infer.difference", "method='calibrated' (default; infer.system_differences' estimator)", "interval",
           _difference(method=None), (paired_design(0.0), paired_design(0.3)), default=True,
           sizes=(20, 30, 50, 100, 200), test_sizes=(30,)),
