@@ -442,9 +442,10 @@ def _labeller_line(target: str = "named", rule: str = "stopped"):
     STOP_SHARE of the scale, or at n (``"stopped"``), or at n (``"at n"``). The truth: ``"named"``, the mean over
     the cases the line names (every case less those ignored or skipped so far); ``"labellable"``, the mean over
     every case the annotator would not ignore (those not drawn yet included), less those skipped so far."""
-    from evalkit.widgets._labeller import _drawn_inputs
 
     def run(sample, level):
+        from evalkit.widgets._labeller import _drawn_inputs  # the 'widgets' extra (the entries' requires)
+
         order, q, n_pilot = list(sample["order"]), sample["probabilities"], sample["pilot"]
         weights = np.r_[np.full(n_pilot, np.nan), q.reindex(order[n_pilot:]).to_numpy(dtype=float)]
         truth, ignore, skip = sample["truth_all"], sample["ignore"], sample["skip"]
@@ -530,17 +531,20 @@ ENTRIES = [
           f"{STOP_SHARE:g} of the scale) or at n, an annotator ignoring and skipping; truth: the cases it names (default)",
           "interval", _labeller_line(), LEAVING, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200),
           test_reps=200, slow=True, notes="ignored and skipped cases left out of what the line estimates; the "
-          "estimand named on the line (these cases less those left out); leaving out more often at a low label"),
+          "estimand named on the line (these cases less those left out); leaving out more often at a low label",
+          requires=("ipywidgets", "widgets")),
     Entry("widgets.Labeller", "order='active', watch: the line at n labels, an annotator ignoring and skipping; "
-          "truth: the cases it names", "interval", _labeller_line(rule="at n"), LEAVING, sizes=(20, 50, 100, 200)),
+          "truth: the cases it names", "interval", _labeller_line(rule="at n"), LEAVING, sizes=(20, 50, 100, 200),
+          requires=("ipywidgets", "widgets")),
     Entry("widgets.Labeller", "order='active', watch: the line when it first says you can stop, or at n, skips "
           "tied to the label too; truth: the cases it names", "interval", _labeller_line(), LEAVING_HARSH,
-          sizes=(20, 50, 100, 200), notes="the awkward design: what leaving out that depends on the label costs"),
+          sizes=(20, 50, 100, 200),
+          notes="the awkward design: what leaving out that depends on the label costs", requires=("ipywidgets", "widgets")),
     Entry("widgets.Labeller", "order='active', watch: the line when it says you can stop, or at n; truth: every "
           "case the annotator would not ignore (those not drawn yet too), less those skipped", "interval",
           _labeller_line("labellable"), (*LEAVING, *LEAVING_HARSH), sizes=(20, 50, 100, 200),
           notes="the estimand once every ignore is known: the cases the annotator would ignore but has not met "
-                "yet are still in the line's cases"),
+                "yet are still in the line's cases", requires=("ipywidgets", "widgets")),
     Entry("infer.mean", "a jury (DataFrame judge), method='ppi++', interval='auto' (default)", "interval", _mean(),
           JURY, default=True, sizes=(20, 50, 100, 200), test_sizes=(50, 200),
           notes="betting on the line through the earlier labels; on 0/1 labels the narrower of it and Clopper-Pearson"),
