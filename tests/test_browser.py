@@ -162,15 +162,24 @@ def keys_live(page, timeout=10_000) -> None:
     assert "keys active" in page.inner_text(".evalkit-keys-line")
 
 
-def press_seen(page, key: str) -> None:
-    """Press ``key``, then wait until the screen shows what it did (another case, or the end summary): a key pressed
-    before that is made on the case still on screen, which the labeller then refuses as made on another case."""
-    shown = page.evaluate(ON_SCREEN)
+def settled(page) -> None:
+    """Wait until the kernel has answered every key and click sent (each keys line's data-evalkit-pending is 0): what
+    the screen shows then is what the kernel did, as an annotator sees before their next key. A key pressed before
+    is made on the case still on screen, which the labeller then refuses as made on another case."""
+    page.wait_for_function("() => Array.from(document.querySelectorAll('.evalkit-keys-line'))"
+                           ".every((line) => (line.dataset.evalkitPending || '0') === '0')", timeout=30_000)
+
+
+def press(page, key: str) -> None:
+    """Press ``key`` and wait until the kernel has answered it."""
     page.keyboard.press(key)
-    page.wait_for_function(f"() => ({ON_SCREEN})() !== {json.dumps(shown)}", timeout=30_000)
+    settled(page)
 
 
-ON_SCREEN = "() => { const s = document.querySelector('[data-evalkit-case]'); return s ? s.getAttribute('data-evalkit-case') : null; }"
+def click(page, selector: str) -> None:
+    """Click ``selector`` and wait until the kernel has answered the click."""
+    page.click(selector)
+    settled(page)
 
 
 def cells(page) -> int:
@@ -190,10 +199,10 @@ def test_labeller_clicks_and_keys_in_jupyterlab(lab, shot):
     assert "labelling as browser-test → clicks.jsonl" in page.inner_text(".evalkit-labeller")
     assert ("1 PASS · 2 FAIL · s skip · b back · u undo · i ignore · ? unsure · / find"
             in page.inner_text(".evalkit-keys-line"))
-    page.click("button.jupyter-button:has-text('PASS')")
+    click(page, "button.jupyter-button:has-text('PASS')")
     page.wait_for_selector("text=1 / 3", timeout=30_000)
     page.wait_for_selector("text=labelled c1 PASS", timeout=30_000)
-    page.click("button.jupyter-button:has-text('FAIL')")
+    click(page, "button.jupyter-button:has-text('FAIL')")
     page.wait_for_selector("text=2 / 3", timeout=30_000)
     # Keys: click the case (the keys line says they are live), then key 1 labels the first level.
     assert "keys off" in page.inner_text(".evalkit-keys-line") or "keys active" in page.inner_text(".evalkit-keys-line")
@@ -247,7 +256,7 @@ def test_typing_a_note_writes_nothing_and_the_next_label_carries_it(lab, shot, p
     page.wait_for_selector(".evalkit-keys-line.evalkit-keys-on", timeout=10_000)
     box = page.locator(".evalkit-labeller").bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] + 150)
-    page.keyboard.press("b")
+    press(page, "b")
     page.wait_for_selector("text=back to c1", timeout=30_000)
     page.keyboard.press("x")  # not a shortcut: said so, and not a cut cell
     page.wait_for_selector("text=does nothing here", timeout=30_000)
@@ -259,9 +268,9 @@ def test_going_back_blind_shows_no_judge_verdict(lab, shot):
     page = lab.open("blind", CASES + f'Labeller(cases, "{path.name}", labeller="browser-test", judge=judge)')
     shot.append(page)
     page.wait_for_selector("text=judge's verdict hidden until you label this case", timeout=30_000)
-    page.click("button.jupyter-button:has-text('PASS')")  # c1, whose judge said FAIL
+    click(page, "button.jupyter-button:has-text('PASS')")  # c1, whose judge said FAIL
     page.wait_for_selector("text=1 / 3", timeout=30_000)
-    page.click("button.jupyter-button:has-text('back')")
+    click(page, "button.jupyter-button:has-text('back')")
     page.wait_for_selector("text=back to c1", timeout=30_000)
     page.wait_for_selector("text=your label: PASS", timeout=30_000)
     text = page.inner_text(".jp-Notebook")
@@ -298,40 +307,38 @@ def rows_of(path: Path, want: int) -> list:
     return [(r["case_id"], r["label"], r["mode"]) for r in read_rows(path, want)]
 
 
-@pytest.mark.xfail(strict=False, reason="known failure, open: after '2' then 'b' on the first case the "
-                   "'show the judge's verdict' button stays unstable (not clickable in 30 s); under investigation")
 def test_keys_stay_live_after_the_cell_run_and_after_each_click_that_disables_or_hides_its_button(lab, shot, snap):
     path = lab.folder / "live-keys.jsonl"
     page = lab.open("live-keys", CASES + f'Labeller(cases, "{path.name}", labeller="browser-test", judge=judge)')
     shot.append(page)
     keys_live(page)  # the cell run: the keys act at once, no click needed
     snap(page, "keys-live-after-the-cell-run")
-    page.keyboard.press("1")
+    press(page, "1")
     assert rows_of(path, 1) == [("c1", "PASS", "label")]
-    page.click("button.jupyter-button:has-text('back')")  # back onto the first case: back is disabled now
+    click(page, "button.jupyter-button:has-text('back')")  # back onto the first case: back is disabled now
     page.wait_for_selector("text=back to c1", timeout=30_000)
     assert page.locator("button.jupyter-button:has-text('back')").is_disabled()
     keys_live(page)
     snap(page, "keys-live-after-back-onto-the-first-case")
-    page.keyboard.press("2")
+    press(page, "2")
     assert rows_of(path, 2)[-1] == ("c1", "FAIL", "label")
-    page.keyboard.press("b")
-    page.click("button.jupyter-button:has-text(\"show the judge's verdict\")")  # the button hides itself
+    press(page, "b")
+    click(page, "button.jupyter-button:has-text(\"show the judge's verdict\")")  # the button hides itself
     page.wait_for_selector("text=judge: FAIL", timeout=30_000)
     assert not page.locator("button.jupyter-button:has-text(\"show the judge's verdict\")").is_visible()
     keys_live(page)
     snap(page, "keys-live-after-show-the-judges-verdict")
-    page.keyboard.press("2")
+    press(page, "2")
     assert rows_of(path, 4)[-2:] == [("c1", None, "reveal"), ("c1", "FAIL", "label")]
-    page.click("button.jupyter-button:has-text('undo')")  # the last label that can be undone: undo is disabled now
+    click(page, "button.jupyter-button:has-text('undo')")  # the last label that can be undone: undo is disabled now
     page.wait_for_selector("text=undid c1 FAIL", timeout=30_000)
     assert page.locator("button.jupyter-button:has-text('undo')").is_disabled()
     keys_live(page)
     snap(page, "keys-live-after-the-last-undo")
-    page.keyboard.press("1")
+    press(page, "1")
     assert rows_of(path, 6)[-2:] == [("c1", None, "label"), ("c1", "PASS", "label")]
-    press_seen(page, "1")  # c2
-    page.click("button.jupyter-button:has-text('FAIL')")  # c3, the last of the batch: every label button is disabled
+    press(page, "1")  # c2
+    click(page, "button.jupyter-button:has-text('FAIL')")  # c3, the last of the batch: every label button is disabled
     page.wait_for_selector("text=All 3 cases are labelled", timeout=30_000)
     keys_live(page)
     snap(page, "keys-live-after-the-last-label-of-the-batch")
@@ -484,16 +491,15 @@ def test_a_graded_labeller_reads_right_at_800_and_1000_px(lab, shot, snap, width
     button = page.locator("button.jupyter-button:has-text('very poor')")
     top = button.bounding_box()["y"]
     for i, key in enumerate("5455431"):
-        page.keyboard.press(key)
-        page.wait_for_function(f"() => document.querySelector('.evalkit-counter').innerText === '{i + 1} / 1000'",
-                               timeout=30_000)
+        press(page, key)
+        assert counter_whole(page) == f"{i + 1} / 1000"
         assert button.bounding_box()["y"] == top, "the buttons moved"  # the lines that change sit below them
     assert counter_whole(page) == "7 / 1000"
     text = page.inner_text(".evalkit-labeller")
     assert "5 (excellent): 3 labels" in text and "1 (very poor): 1 label" in text and "2 (poor): 0 labels" in text
     assert "mean label in the population these 1000 cases come from: between " in text and "— too wide to stop:" in text
     snap(page, "graded-after-seven-labels")
-    page.keyboard.press("b")
+    press(page, "b")
     page.wait_for_selector("text=back to case-006 · current label: 1 (very poor)", timeout=30_000)
     current = page.locator("button.jupyter-button.evalkit-current")
     assert current.count() == 1 and "very poor" in current.inner_text()
@@ -516,7 +522,7 @@ def test_numbered_levels_without_descriptions_say_level_and_count(lab, shot, sna
     keys_live(page)
     assert "1–5 the level · s skip" in page.inner_text(".evalkit-keys-line")
     for key in "53":
-        press_seen(page, key)
+        press(page, key)
     page.wait_for_selector("text=3: 1 label", timeout=30_000)
     assert "1: 0 labels · 2: 0 labels · 3: 1 label · 4: 0 labels · 5: 1 label" in page.inner_text(".evalkit-labeller")
     snap(page, "numbered-levels")
@@ -537,8 +543,8 @@ Labeller(cases, "{path.name}", labeller="bob", judge=judge)
     text = page.inner_text(".evalkit-labeller")
     assert "0 / 3" in text and "ready: 3 cases to label" in text and "also holds labels by 'ann'" in text
     assert "your label" not in text
-    press_seen(page, "2")
-    page.keyboard.press("b")
+    press(page, "2")
+    press(page, "b")
     page.wait_for_selector("text=back to c1 · current label: FAIL", timeout=30_000)
     assert "your label: FAIL" in page.inner_text(".evalkit-labeller")
     snap(page, "bob-sees-his-own-label")
@@ -569,14 +575,14 @@ def test_claims_find_and_ignore_in_jupyterlab(lab, shot, snap):
     assert "1 none · 2 minor · 3 partial · 4 mostly · 5 fully" in text and "It was tested on <b>4,000</b> people." in text
     assert page.locator("ol.evalkit-claims").get_attribute("start") == "1"  # numbered from 1
     snap(page, "claim-labeller")
-    page.keyboard.press("5")
+    press(page, "5")
     page.keyboard.press("/")  # to the find box; Enter finds and gives the keys back
     assert page.evaluate("() => !!document.activeElement.closest('.evalkit-find')")
     page.keyboard.type("bridge")
-    page.keyboard.press("Enter")
+    press(page, "Enter")
     page.wait_for_selector("text=found 'bridge' in a3#0", timeout=30_000)
     keys_live(page)
-    page.keyboard.press("3")  # a3#0; then round to the first claim still open, a1#1
+    press(page, "3")  # a3#0; then round to the first claim still open, a1#1
     page.wait_for_selector("text=claim a1#1 · 2 of 4", timeout=30_000)
     page.keyboard.press("i")  # ignored: recorded as an answer that is not a label
     page.wait_for_selector("text=ignored a1#1", timeout=30_000)
@@ -716,27 +722,26 @@ def test_skip_and_ignore_under_the_active_order_leave_the_line_live(lab, shot, s
     page.wait_for_selector("text=pass rate of these 40 cases: no label yet", timeout=30_000)
     done = 0
 
-    def press(key):  # one key, then wait for the next case on screen: a key made before would be refused
+    def answer(key):  # one key, answered by the kernel before the next (a key made before would be refused)
         nonlocal done
         shown = page.get_attribute("[data-evalkit-case]", "data-evalkit-case")
-        page.keyboard.press(key)
+        press(page, key)
         done += key != "s"
-        page.wait_for_function(f"() => document.querySelector('.evalkit-counter').innerText === '{done} / 40' && "
-                               f"document.querySelector('[data-evalkit-case]').getAttribute('data-evalkit-case') !== "
-                               f"'{shown}'", timeout=30_000)
+        assert counter_whole(page) == f"{done} / 40"
+        assert page.get_attribute("[data-evalkit-case]", "data-evalkit-case") != shown
 
     for key in "1212":
-        press(key)
-    press("i")  # the 5th drawn case cannot be labelled
-    press("s")  # and the 6th is put off
+        answer(key)
+    answer("i")  # the 5th drawn case cannot be labelled
+    answer("s")  # and the 6th is put off
     for key in "1121":
-        press(key)
+        answer(key)
     line = page.locator(".evalkit-labeller").inner_text()
     assert "pass rate of 38 of these 40 cases (1 ignored, 1 skipped: left out): between" in line, line
     assert "the 1 skipped case counts once labelled, in its place in the draw order" in line
     snap(page, "active-line-after-an-ignore-and-a-skip")
     while "you can stop" not in page.locator(".evalkit-labeller").inner_text() and done < 39:
-        press("1")  # label on until the line says the annotator can stop
+        answer("1")  # label on until the line says the annotator can stop
     line = page.locator(".evalkit-labeller").inner_text()
     assert "— you can stop:" in line and "of 38 of these 40 cases (1 ignored, 1 skipped: left out)" in line, line
     snap(page, "active-line-you-can-stop")

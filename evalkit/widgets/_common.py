@@ -64,6 +64,8 @@ def _image_html(png: bytes) -> str:
 # word: the focus goes back to the key area after every click on a button (a button that a click disables or
 # hides would drop it to the page) and when the labeller is first shown (its cell just run), and a labeller whose
 # kernel is gone, or does not answer a key, says so in place of "keys active".
+# Its line carries data-evalkit-pending, the number of keys and clicks the kernel has not answered yet: a script
+# driving the page waits for 0 before its next key, as an annotator waits for the screen.
 _KEYS_ESM = r"""
 const TEXT = "input, textarea, select, [contenteditable]:not([contenteditable='false'])";
 const isText = (node) => !!(node && node.closest && node.closest(TEXT));
@@ -80,7 +82,10 @@ function render({ model, el }) {
     const shown = root && root.querySelector("[data-evalkit-case]");
     return shown ? shown.getAttribute("data-evalkit-case") : null;
   };
-  const pending = new Map();
+  const pending = new Map();  // keys and clicks sent, not yet answered within ACK_MS
+  const unanswered = new Set();  // keys and clicks sent, not yet answered at all: the page's data-evalkit-pending
+  const count = () => { el.dataset.evalkitPending = String(unanswered.size); };
+  count();
   const active = () => !gone && !model.get("taken") && areas.some((a) => a.contains(document.activeElement)) && !isText(document.activeElement);
   const unsaved = () => {  // a note typed in the box that its case's saved record does not hold
     const box = root && root.querySelector(".evalkit-note textarea");
@@ -122,6 +127,8 @@ function render({ model, el }) {
       paint();
       return;
     }
+    unanswered.add(id);
+    count();
     pending.set(id, setTimeout(() => {
       pending.delete(id);
       silent = "\u26a0 no answer from the kernel for " + ACK_MS / 1000 + " s: the last key may not have been recorded " +
@@ -133,6 +140,8 @@ function render({ model, el }) {
     if (!msg || msg.ack === undefined) return;
     clearTimeout(pending.get(msg.ack));
     pending.delete(msg.ack);
+    unanswered.delete(msg.ack);
+    count();
     if (silent && pending.size === 0) { silent = ""; paint(); }
   };
   const onLive = () => setTimeout(() => {  // ipywidgets marks every view of a disconnected kernel
