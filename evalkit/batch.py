@@ -623,8 +623,7 @@ def run_judge(cases: pd.DataFrame, rubric, model, *, cache, max_requests_per_fil
     results = _judge.run_judge(cases, rubric, _BatchAnswers(mid, params, errors), cache=cache, max_retries=0,
                                repeats=repeats, progress=progress)
     if repeats > 1:  # the results' rows run case by case, each case's repeats in turn
-        order = np.arange(len(prompts)).repeat(repeats) + np.tile(np.arange(repeats) * len(prompts), len(prompts))
-        keys = keys.iloc[order].reset_index(drop=True)
+        keys = pd.Series(keys.to_numpy().reshape(repeats, len(prompts)).T.ravel())
 
     fresh = answers.drop_duplicates("key", keep="last").set_index("key")
     first = ~keys.duplicated().to_numpy()
