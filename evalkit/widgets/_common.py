@@ -82,9 +82,8 @@ function render({ model, el }) {
     const shown = root && root.querySelector("[data-evalkit-case]");
     return shown ? shown.getAttribute("data-evalkit-case") : null;
   };
-  const pending = new Map();  // keys and clicks sent, not yet answered within ACK_MS
-  const unanswered = new Set();  // keys and clicks sent, not yet answered at all: the page's data-evalkit-pending
-  const count = () => { el.dataset.evalkitPending = String(unanswered.size); };
+  const pending = new Map();  // keys and clicks sent, not answered yet (each with its ACK_MS timer)
+  const count = () => { el.dataset.evalkitPending = String(pending.size); };
   count();
   const active = () => !gone && !model.get("taken") && areas.some((a) => a.contains(document.activeElement)) && !isText(document.activeElement);
   const unsaved = () => {  // a note typed in the box that its case's saved record does not hold
@@ -127,20 +126,17 @@ function render({ model, el }) {
       paint();
       return;
     }
-    unanswered.add(id);
-    count();
     pending.set(id, setTimeout(() => {
-      pending.delete(id);
       silent = "\u26a0 no answer from the kernel for " + ACK_MS / 1000 + " s: the last key may not have been recorded " +
         "(is the kernel busy, or gone?)";
       paint();
     }, ACK_MS));
+    count();
   };
   const onAck = (msg) => {
     if (!msg || msg.ack === undefined) return;
     clearTimeout(pending.get(msg.ack));
     pending.delete(msg.ack);
-    unanswered.delete(msg.ack);
     count();
     if (silent && pending.size === 0) { silent = ""; paint(); }
   };
