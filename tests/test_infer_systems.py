@@ -57,6 +57,28 @@ def by_hand(table: pd.DataFrame, folds: int = 5):
     return out
 
 
+def variance_by_hand(fit: dict, w: np.ndarray, *, fitted: int) -> float:
+    """The contrast's variance with no floor and no pseudo-residuals, by loops over cases: the calibrated scores'
+    and the residuals' influence summed per case (G / (G - 1) and n / (n - fitted)), their cross term and the
+    delete-one-fold jackknife."""
+    codes, cases, labelled = fit["systems"], fit["cases"], fit["labelled"]
+    a, b = {}, {}
+    for s in np.flatnonzero(w):
+        own = codes == s
+        g, r = fit["calibrated"][own], fit["residual"][own & labelled]
+        for case, value in zip(cases[own], w[s] * (g - g.mean()) / own.sum(), strict=True):
+            a[case] = a.get(case, 0.0) + value
+        for case, value in zip(cases[own & labelled], w[s] * (r - r.mean()) / len(r), strict=True):
+            b[case] = b.get(case, 0.0) + value
+    n = min(int(np.sum(labelled & (codes == s))) for s in np.flatnonzero(w))
+    big = len(a)
+    v_pred = big / (big - 1) * sum(v**2 for v in a.values())
+    v_res = n / (n - fitted) * sum(v**2 for v in b.values())
+    v_cross = 2 * sum(a[case] * b.get(case, 0.0) for case in a)
+    jack = fit["jackknife"] @ w
+    return v_pred + v_res + v_cross + (len(jack) - 1) / len(jack) * np.sum((jack - jack.mean()) ** 2)
+
+
 def test_the_estimate_equals_a_loop_by_hand_with_scikit_learns_isotonic_regression(rng):
     table = responses(rng)
     found = infer.systems(table, bounds=(1, 5)).set_index("system")["estimate"]
@@ -224,10 +246,28 @@ def test_a_system_thin_at_its_end_among_others_gets_the_calibrated_t_with_the_po
     own = codes[labelled] == 2
     assert fit["floor"][2] == pytest.approx(kappa * np.mean(g[own] * (1 - g[own])))
     weights = np.array([0.0, 0.0, 1.0])
-    _, variance, _ = calibration.contrast_variance(fit, weights, bounds=(0, 1))
-    _, unfloored, _ = calibration.contrast_variance({**fit, "thin": np.zeros(3, bool)}, weights, bounds=(0, 1))
-    assert variance >= unfloored
+    _, variance, _ = calibration.contrast_variance(fit, weights)  # no scale: no pseudo-residuals
+    r = fit["residual"][labelled & (codes == 2)]
+    # lam was not fitted for the thin system: its residuals lose one degree of freedom (the mean), not two
+    assert variance == pytest.approx(variance_by_hand(fit, weights, fitted=1)
+                                     + max(0.0, fit["floor"][2] / len(r) - np.var(r, ddof=1) / len(r)), rel=1e-12)
     assert (out.loc[["s0", "s1"], "interval"] == "calibrated-t").all()
+
+
+def test_the_floor_holds_for_the_thin_systems_of_a_difference_together(rng):
+    """Two thin systems, one below the variance model and one above it: the residual variance added is the sum of
+    their floors less the sum of their own variances, so one's spread above the model meets the other's shortfall."""
+    table = responses(rng, systems=2, labels=40)
+    codes = pd.factorize(table["system"], sort=True)[0]
+    cases = pd.factorize(table["case_id"], sort=True)[0]
+    fit = calibration.calibrated_ppi(codes, cases, table["judge"].to_numpy(), table["human"].to_numpy(), n_systems=2)
+    own = np.array([np.var(fit["residual"][fit["labelled"] & (codes == s)], ddof=1) for s in (0, 1)])  # per label
+    weights = np.array([1.0, -1.0])
+    for floor in (np.array([2.0, 0.5]) * own, np.array([3.0, 0.2]) * own, np.array([0.5, 0.5]) * own):
+        thin = {**fit, "thin": np.ones(2, bool), "floor": floor}
+        _, variance, _ = calibration.contrast_variance(thin, weights)
+        added = max(0.0, float(np.sum(floor - own)) / 40)
+        assert variance == pytest.approx(variance_by_hand(thin, weights, fitted=1) + added, rel=1e-12)
 
 
 def test_rank_sets_are_every_pair_of_bonferroni_intervals_from_the_same_fit(rng):
