@@ -28,9 +28,7 @@ MIN_TRANSPORT_LABELS = 10
 #: See ``evalkit._stats.calibration.MIN_OFF_END``: a system whose labels hold fewer than these off the end of the
 #: labels' range has its residual variance floored by the pooled labels' variance model; where every system's labels
 #: together hold fewer, the row is the humans-only interval that holds at any n (Clopper-Pearson; the betting interval
-#: on the scale). Measured (``python benchmarks/bench_systems.py --design pass-fail``): the calibrated t covered
-#: 0.47-0.93 on 0/1 labels at a rate of 3% or 97% with 20-200 labels per system without either, with no label or only
-#: one or two of the rare class in the draws that missed.
+#: on the scale).
 MIN_OFF_END = _calibration.MIN_OFF_END
 SYSTEM_INTERVALS = ("auto", "t")
 SYSTEM_COLUMNS = ["system", "estimate", "ci_low", "ci_high", "rank_low", "rank_high", "n_labelled", "n_cases",
@@ -120,7 +118,7 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
     on a known scale (``bounds``, or 0/1 labels) every system's residuals also take a twentieth of a pseudo-residual
     at each end of the scale (a small-sample guard; see ``evalkit._stats.calibration.PSEUDO_WEIGHT``) and the interval
     is clipped to the scale. A system whose labels hold fewer than ``MIN_OFF_END`` off the end of the labels' range
-    where most lie (fewer than 5 of the rarer class of 0/1 labels, fewer than 3 off the end on a longer scale) has its
+    where most lie (fewer than 5 of the rarer class of 0/1 labels, or off the end of a longer scale) has its
     residuals' variance floored by a variance model fitted on every system's labels (``kappa (g - lo) (hi - g)`` at
     its calibrated scores ``g``, ``lo, hi`` the labels' range: see ``evalkit._stats.calibration._thin_ends``; in a
     difference, for its thin systems together) and ``lam = 1``; where every system's labels together hold that few,
@@ -227,8 +225,7 @@ def _off_end_fallback(labels: np.ndarray, scale, confidence_level: float, fit: d
     near = a if mean - a < b - mean else b
     off = int(np.sum(labels != near))
     binary = scale == (0.0, 1.0) and bool(np.isin(labels, (0.0, 1.0)).all())
-    least = MIN_OFF_END["binary" if binary else "scale"]
-    if int(fit["pooled_off"][s]) >= least:
+    if int(fit["pooled_off"][s]) >= MIN_OFF_END:
         return {}
     from evalkit import _stats
     from evalkit.infer._engine import _betting_order
@@ -243,7 +240,7 @@ def _off_end_fallback(labels: np.ndarray, scale, confidence_level: float, fit: d
     end = "class" if binary else "end of the scale"
     return {"estimate": mean, "ci_low": low, "ci_high": high, "lam": 0.0, "correction": mean, "method": "classical",
             "interval": name, "note": f"{off} of {len(labels)} labels off the {'rarer ' + end if binary else end} "
-                                      f"at {near:g} (< {least}), {int(fit['pooled_off'][s])} of every system's together: the "
+                                      f"at {near:g} (< {MIN_OFF_END}), {int(fit['pooled_off'][s])} of every system's together: the "
                                       f"calibrated t does not hold here, so the humans-only {name} interval (valid at "
                                       "any n) replaces the row"}
 
