@@ -244,48 +244,48 @@ def contrast_variance(fit: dict, weights: np.ndarray, *, bounds=None, pseudo: fl
     return float(np.dot(w, fit["estimate"])) + shift, max(variance, 0.0), float(df)
 
 
+def _residual_mean(fit: dict, s: int, bounds, pseudo: float) -> tuple[float, float, float] | None:
+    """A system's mean residual, that mean with ``pseudo`` pseudo-residuals at each end of the scale (``a - mean
+    label`` and ``b - mean label``; without ``bounds`` or with ``pseudo = 0``, the same), and the variance of the
+    latter; None below 2 labels."""
+    r = fit["residual"][(fit["systems"] == s) & fit["labelled"]]
+    n = len(r)
+    if n < 2:
+        return None
+    if bounds is None or pseudo <= 0:
+        return r.mean(), r.mean(), np.var(r, ddof=1) / n
+    ends = np.array(bounds, dtype=float) - (fit["label_mean"][s] - r.mean())  # a label at either end, less its prediction
+    m = (r.sum() + pseudo * ends.sum()) / (n + 2 * pseudo)
+    v = (np.sum((r - m) ** 2) + pseudo * np.sum((ends - m) ** 2)) / (n + 2 * pseudo - 1) / (n + 2 * pseudo)
+    return r.mean(), m, v
+
+
 def _pseudo_residuals(fit: dict, w: np.ndarray, bounds, pseudo: float) -> tuple[float, float]:
     """The shift of the estimate and the added variance from ``pseudo`` pseudo-residuals at each end of the scale
-    (``a - mean label`` and ``b - mean label``) among each system's residuals."""
-    a, b = map(float, bounds)
+    among each system's residuals."""
     shift = added = 0.0
     for s in np.flatnonzero(w):
-        own = (fit["systems"] == s) & fit["labelled"]
-        r = fit["residual"][own]
-        n = len(r)
-        if n < 2:
+        plain, with_pseudo = _residual_mean(fit, s, None, 0.0), _residual_mean(fit, s, bounds, pseudo)
+        if plain is None:
             continue
-        ends = np.array([a, b]) - (fit["label_mean"][s] - r.mean())  # a label at either end, less its prediction
-        m = (r.sum() + pseudo * ends.sum()) / (n + 2 * pseudo)
-        v_adj = (np.sum((r - m) ** 2) + pseudo * np.sum((ends - m) ** 2)) / (n + 2 * pseudo - 1) / (n + 2 * pseudo)
-        shift += w[s] * (m - r.mean())
-        added += w[s] ** 2 * (v_adj - np.var(r, ddof=1) / n)
+        shift += w[s] * (with_pseudo[1] - plain[1])
+        added += w[s] ** 2 * (with_pseudo[2] - plain[2])
     return shift, added
 
 
 def _floor_added(fit: dict, w: np.ndarray, bounds, pseudo: float) -> float:
     """The variance added where the residual variance of the contrast's systems thin at their end (``_thin_ends``)
     is below the pooled labels' variance model: ``sum_s w_s^2 floor_s / n_s - sum_s w_s^2 own_s`` over the thin
-    systems when positive, ``own_s`` a system's residuals' variance of the mean.
+    systems when positive, ``own_s`` a system's residuals' variance of the mean (with the pseudo-residuals).
 
     The floor holds for the thin systems together, not for each: each system's own variance is noisy (at 3% of 0/1
     labels, one rare label more or less), and flooring each would add the shortfalls of some without the excess of
     others, a bias up that made a paired difference of two thin systems 4% wider than flooring their sum."""
     need = have = 0.0
     for s in np.flatnonzero(w):
-        if not fit["thin"][s]:
+        own = _residual_mean(fit, s, bounds, pseudo) if fit["thin"][s] else None
+        if own is None:
             continue
-        r = fit["residual"][(fit["systems"] == s) & fit["labelled"]]
-        n = len(r)
-        if n < 2:
-            continue
-        if bounds is not None and pseudo > 0:
-            a, b = map(float, bounds)
-            ends = np.array([a, b]) - (fit["label_mean"][s] - r.mean())
-            m = (r.sum() + pseudo * ends.sum()) / (n + 2 * pseudo)
-            own = (np.sum((r - m) ** 2) + pseudo * np.sum((ends - m) ** 2)) / (n + 2 * pseudo - 1) / (n + 2 * pseudo)
-        else:
-            own = np.var(r, ddof=1) / n
-        have += w[s] ** 2 * own
-        need += w[s] ** 2 * fit["floor"][s] / n
+        have += w[s] ** 2 * own[2]
+        need += w[s] ** 2 * fit["floor"][s] / fit["n"][s]
     return max(0.0, need - have)

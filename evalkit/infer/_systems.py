@@ -123,9 +123,9 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
     its calibrated scores ``g``, ``lo, hi`` the labels' range: see ``evalkit._stats.calibration._thin_ends``; in a
     difference, for its thin systems together) and ``lam = 1``; where every system's labels together hold that few,
     nothing measures the spread and the row is the humans-only interval that holds at any n (Clopper-Pearson, or the
-    betting interval on the scale) with ``lam = 0`` and a note. It is a large-sample interval, not a finite-sample one: the coverage harness measures it
-    at 20-50 labels per system on SummEval, USR and the arena votes (``python benchmarks/bench_systems.py`` prints
-    coverage and width beside CJE's and ppi_py's on the same draws). A system with fewer than ``MIN_SYSTEM_LABELS``
+    betting interval on the scale) with ``lam = 0`` and a note. It is a large-sample interval, not a finite-sample
+    one: the coverage harness measures it at 20-50 labels per system on SummEval, USR and the arena votes (``python
+    benchmarks/bench_systems.py`` prints coverage and width beside CJE's and ppi_py's on the same draws). A system with fewer than ``MIN_SYSTEM_LABELS``
     labels gets no interval (NaN and a note).
 
     Each system's own labels also test the shared calibration on it (``transport_p``: the t-test that its residuals
