@@ -231,6 +231,30 @@ def test_too_few_labels_off_the_end_replace_the_row_by_the_exact_humans_only_int
         assert infer.systems(ratings, bounds=(1, 5)).iloc[0]["interval"] == interval
 
 
+def test_a_difference_where_every_label_is_at_one_value_is_two_exact_intervals_at_half_the_alpha(rng):
+    """Every label of both systems a pass: nothing measures the spread, so the difference is each system's
+    Clopper-Pearson interval at 1 - alpha / 2, ``[low_a - high_b, high_a - low_b]``, p = 1. With rates 1% and 9% at 20
+    labels each, such draws made the calibrated t of the difference cover 0.86 (``python
+    benchmarks/bench_coverage.py --function infer.system_differences --design far-apart``)."""
+    table = responses(rng, systems=2, labels=40, shared=True)
+    table.loc[table["human"].notna(), "human"] = 1.0
+    table.loc[(table["system"] == "s1") & table["human"].notna(), "human"] = np.nan
+    labelled_b = table.index[(table["system"] == "s1")][:25]
+    table.loc[labelled_b, "human"] = 1.0  # 40 and 25 labels
+    row = infer.system_differences(table).iloc[0]
+    a, b = (stats.binomtest(k, k).proportion_ci(0.975, method="exact") for k in (40, 25))
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((a.low - b.high, a.high - b.low), abs=1e-10)
+    assert (row["estimate"], row["p_val"]) == (0.0, 1.0)
+    assert (row["method"], row["interval"]) == ("classical", "clopper-pearson") and "65 labels at 1" in row["note"]
+    # the rank sets come from the same intervals; a mean gets Clopper-Pearson too
+    out = infer.systems(table).set_index("system")
+    assert (out["rank_low"] == 1).all() and (out["rank_high"] == 2).all()
+    assert (out["interval"] == "clopper-pearson").all()
+    # one label off that value anywhere: the calibrated t
+    table.loc[labelled_b[0], "human"] = 0.0
+    assert infer.system_differences(table).iloc[0]["interval"] == "calibrated-t"
+
+
 def test_a_system_thin_at_its_end_among_others_gets_the_calibrated_t_with_the_pooled_variance_floor(rng):
     """2 fails of 40 for one system, many for the others: the pooled calibration measures the spread, so the row is
     the calibrated t with lam 1 and its residuals' variance at least the pooled variance model's."""
@@ -250,11 +274,19 @@ def test_a_system_thin_at_its_end_among_others_gets_the_calibrated_t_with_the_po
     kappa = np.sum((y[labelled] - g) ** 2) / np.sum(g * (1 - g))
     own = codes[labelled] == 2
     assert fit["floor"][2] == pytest.approx(kappa * np.mean(g[own] * (1 - g[own])))
+    assert fit["floor_labels"][2] == pytest.approx(3 / 42 * (1 - 3 / 42))  # Laplace: (2 + 1) / (40 + 2), step 1
+    assert (fit["floor_labels"][:2] == 0).all()  # only thin systems have it
     weights = np.array([0.0, 0.0, 1.0])
     _, variance, _ = calibration.contrast_variance(fit, weights)  # no scale: no pseudo-residuals
     r = fit["residual"][labelled & (codes == 2)]
+    floor = max(fit["floor"][2], fit["floor_labels"][2])
     # lam was not fitted for the thin system: its residuals lose one degree of freedom (the mean), not two
     assert variance == pytest.approx(variance_by_hand(fit, weights, fitted=1)
+                                     + max(0.0, floor / len(r) - np.var(r, ddof=1) / len(r)), rel=1e-12)
+    # a paired difference keeps the variance model's floor alone (s1's lam was fitted: n - 2)
+    weights = np.array([0.0, -1.0, 1.0])
+    _, variance, _ = calibration.contrast_variance(fit, weights)
+    assert variance == pytest.approx(variance_by_hand(fit, weights, fitted=2)
                                      + max(0.0, fit["floor"][2] / len(r) - np.var(r, ddof=1) / len(r)), rel=1e-12)
     assert (out.loc[["s0", "s1"], "interval"] == "calibrated-t").all()
 

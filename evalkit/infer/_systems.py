@@ -121,9 +121,11 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
     where most lie (fewer than 5 of the rarer class of 0/1 labels, or off the end of a longer scale) has its
     residuals' variance floored by a variance model fitted on every system's labels (``kappa (g - lo) (hi - g)`` at
     its calibrated scores ``g``, ``lo, hi`` the labels' range: see ``evalkit._stats.calibration._thin_ends``; in a
-    difference, for its thin systems together) and ``lam = 1``; where every system's labels together hold that few,
+    difference, for its thin systems together; for a mean, at least its own labels' variance by Laplace's rule of
+    succession) and ``lam = 1``; where every system's labels together hold that few,
     nothing measures the spread and the row is the humans-only interval that holds at any n (Clopper-Pearson, or the
-    betting interval on the scale) with ``lam = 0`` and a note. It is a large-sample interval, not a finite-sample
+    betting interval on the scale) with ``lam = 0`` and a note (a difference switches only where every label is at
+    one value: see :func:`system_differences`). It is a large-sample interval, not a finite-sample
     one: the coverage harness measures it at 20-50 labels per system on SummEval, USR and the arena votes (``python
     benchmarks/bench_systems.py`` prints coverage and width beside CJE's and ppi_py's on the same draws). A system with fewer than ``MIN_SYSTEM_LABELS``
     labels gets no interval (NaN and a note).
@@ -205,7 +207,7 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
         row.update(transport_p=transport_p, note="; ".join(part for part in (row["note"], transport_note) if part))
         rows.append(row)
     table = pd.DataFrame(rows)
-    table["rank_low"], table["rank_high"] = _ranks(fit, table, scale, confidence_level)
+    table["rank_low"], table["rank_high"] = _ranks(fit, y, table, scale, confidence_level)
     table = table[SYSTEM_COLUMNS].rename(columns={"system": names.name or "system"})
     _warn_notes(table, "systems")
     table.attrs.update(confidence_level=confidence_level, bounds=scale, folds=fit["folds"],
@@ -214,56 +216,83 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
     return table
 
 
+def _humans_only(labels: np.ndarray, scale, confidence_level: float) -> tuple[float, float, str]:
+    """The interval of a system's labels alone that holds at any n: Clopper-Pearson for 0/1 labels, else the betting
+    interval on the scale."""
+    from evalkit import _stats
+    from evalkit.infer._engine import _betting_order
+
+    if scale == (0.0, 1.0) and bool(np.isin(labels, (0.0, 1.0)).all()):
+        low, high = _stats.clopper_pearson(float(labels.sum()), float(len(labels)), confidence_level)
+        return float(low), float(high), "clopper-pearson"
+    low, high = _stats.betting_interval(labels[_betting_order(len(labels))], *scale, confidence_level=confidence_level,
+                                        theta_range=scale)
+    return float(low), float(high), "betting"
+
+
 def _off_end_fallback(labels: np.ndarray, scale, confidence_level: float, fit: dict, s: int) -> dict:
     """Where a system's labels hold too few off the end of the labels' range where most lie and every system's labels
     together hold too few as well (``MIN_OFF_END``), the humans-only interval that holds at any n replaces the whole
     row (estimate, lam, interval, note); else nothing."""
-    if scale is None or not len(labels) or not fit["thin"][s]:
+    if scale is None or not len(labels) or not fit["thin"][s] or int(fit["pooled_off"][s]) >= MIN_OFF_END:
         return {}
-    a, b = scale
+    low, high, name = _humans_only(labels, scale, confidence_level)
     mean = float(labels.mean())
-    near = a if mean - a < b - mean else b
-    off = int(np.sum(labels != near))
-    binary = scale == (0.0, 1.0) and bool(np.isin(labels, (0.0, 1.0)).all())
-    if int(fit["pooled_off"][s]) >= MIN_OFF_END:
-        return {}
-    from evalkit import _stats
-    from evalkit.infer._engine import _betting_order
-
-    if binary:
-        low, high = (float(v) for v in _stats.clopper_pearson(float(labels.sum()), float(len(labels)), confidence_level))
-        name = "clopper-pearson"
-    else:
-        low, high = _stats.betting_interval(labels[_betting_order(len(labels))], a, b,
-                                            confidence_level=confidence_level, theta_range=(a, b))
-        low, high, name = float(low), float(high), "betting"
-    end = "class" if binary else "end of the scale"
+    near = scale[0] if mean - scale[0] < scale[1] - mean else scale[1]
+    end = "rarer class" if name == "clopper-pearson" else "end of the scale"
     return {"estimate": mean, "ci_low": low, "ci_high": high, "lam": 0.0, "correction": mean, "method": "classical",
-            "interval": name, "note": f"{off} of {len(labels)} labels off the {'rarer ' + end if binary else end} "
-                                      f"at {near:g} (< {MIN_OFF_END}), {int(fit['pooled_off'][s])} of every system's together: the "
+            "interval": name, "note": f"{int(np.sum(labels != near))} of {len(labels)} labels off the {end} at {near:g} "
+                                      f"(< {MIN_OFF_END}), {int(fit['pooled_off'][s])} of every system's together: the "
                                       f"calibrated t does not hold here, so the humans-only {name} interval (valid at "
                                       "any n) replaces the row"}
 
 
-def _ranks(fit: dict, table: pd.DataFrame, scale, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+def _pair(fit: dict, y: np.ndarray, scale, confidence_level: float, a: int, b: int) -> dict:
+    """The difference of systems a and b (A - B): estimate, interval, p-value, method, interval's name and note.
+
+    The calibrated t on the paired contrast; where every system's labels are at one value (on a known scale),
+    nothing measures the spread or the calibration, and the humans-only difference replaces it: the two systems'
+    humans-only intervals at ``1 - alpha / 2`` each, ``[low_a - high_b, high_a - low_b]`` (valid at any n whether or
+    not their labels share cases, by Bonferroni; both hold the labels' one value, so it holds 0 at every level and
+    its p-value is 1). A difference does not take a mean's switch (``_off_end_fallback``: a system thin at its end
+    with every system's labels): that switch made the 0/1 differences at 3% 1.5-1.9x CJE's width at 20-30 labels per
+    system where the calibrated t held, and on a pair 1% and 9% apart the calibrated t held once any label showed the
+    rarer class (``python benchmarks/bench_coverage.py --function infer.system_differences --design far-apart``)."""
+    weights = np.zeros(len(fit["n"]))
+    weights[a], weights[b] = 1.0, -1.0
+    span = np.inf if scale is None else scale[1] - scale[0]
+    labels = [y[(fit["systems"] == s) & fit["labelled"]] for s in (a, b)]
+    pooled = y[fit["labelled"]]
+    if scale is None or np.ptp(pooled) > 0 or min(len(v) for v in labels) < 1:
+        estimate, low, high, p = _interval(fit, weights, scale, confidence_level, -span, span)
+        return {"estimate": estimate, "ci_low": low, "ci_high": high, "p_val": p, "method": "calibrated",
+                "interval": "calibrated-t", "note": ""}
+    (low_a, high_a, name), (low_b, high_b, _) = (_humans_only(v, scale, 1 - (1 - confidence_level) / 2)
+                                                 for v in labels)
+    return {"estimate": 0.0, "ci_low": low_a - high_b, "ci_high": high_a - low_b, "p_val": 1.0, "method": "classical",
+            "interval": name,
+            "note": f"every system's {len(pooled)} labels at {pooled[0]:g}: nothing measures the spread, so the two "
+                    f"systems' humans-only {name} intervals at 1 - alpha/2 each (valid at any n) give the difference"}
+
+
+def _ranks(fit: dict, y: np.ndarray, table: pd.DataFrame, scale, confidence_level: float
+           ) -> tuple[np.ndarray, np.ndarray]:
     """The ranks each system could hold (1: the highest mean), jointly at ``confidence_level``: every pair's
-    calibrated t interval of the difference at ``1 - alpha / pairs`` (Bonferroni), a system placed below another
-    where their difference's interval excludes 0. All the rank sets hold together when every pair's interval does."""
+    interval of the difference (:func:`system_differences`') at ``1 - alpha / pairs`` (Bonferroni), a system placed
+    below another where their difference's interval excludes 0. All the rank sets hold together when every pair's
+    interval does."""
     k = len(table)
     pairs = k * (k - 1) // 2
     above = np.zeros((k, k), dtype=bool)  # above[i, j]: system i surely has the higher mean
     if pairs:
         level = 1 - (1 - confidence_level) / pairs
-        span = np.inf if scale is None else scale[1] - scale[0]
         enough = fit["n"] >= MIN_SYSTEM_LABELS
         for i in range(k):
             for j in range(i + 1, k):
                 if not (enough[i] and enough[j]):
                     continue
-                weights = np.zeros(k)
-                weights[i], weights[j] = 1.0, -1.0
-                _, low, high, _ = _interval(fit, weights, scale, level, -span, span)
-                above[i, j], above[j, i] = bool(low > 0), bool(high < 0)
+                pair = _pair(fit, y, scale, level, i, j)
+                above[i, j], above[j, i] = bool(pair["ci_low"] > 0), bool(pair["ci_high"] < 0)
     rank_low = 1 + above.sum(axis=0)
     rank_high = k - above.sum(axis=1)
     return rank_low, rank_high
@@ -302,7 +331,13 @@ def system_differences(responses: pd.DataFrame, *, system: str = "system", case:
     the difference of their labels' mean residuals. Each system's labels may fall on cases of its own: only the
     calibrated scores need shared cases, so a system's labels count whether or not the other system was labelled on
     the same cases (where both were, the covariance of their residuals is kept). The interval is :func:`systems`'
-    calibrated t on the difference, cluster-robust by case; ``p_val`` is its t-test of no difference.
+    calibrated t on the difference, cluster-robust by case; ``p_val`` is its t-test of no difference. Where every
+    system's labels are at one value (on a known scale), nothing measures the spread: the row is the two systems'
+    humans-only intervals at ``1 - alpha / 2`` each combined, ``[low_a - high_b, high_a - low_b]`` (valid at any n),
+    with ``p_val`` 1 and a note. A difference keeps the calibrated t where a system's mean switches to its humans-only
+    interval (fewer than ``MIN_OFF_END`` labels off the end in every system's together): on a pair at 1% and 9% the
+    calibrated t of the difference held once any label showed the rarer class, and the switch cost 1.5-1.9x the
+    width at 20-30 labels on 0/1 labels at 3%.
 
     Parameters
     ----------
@@ -357,23 +392,19 @@ def system_differences(responses: pd.DataFrame, *, system: str = "system", case:
         pairs = [(a, base) for a in range(len(names)) if a != base]
     level = confidence_level if adjust not in ("bonferroni", "holm") else 1 - (1 - confidence_level) / len(pairs)
     fit = _calibration.calibrated_ppi(codes, cases, f, y, n_systems=len(names), folds=folds)
-    span = np.inf if scale is None else scale[1] - scale[0]
     labelled_cases = [set(cases[(codes == s) & fit["labelled"]]) for s in range(len(names))]
     answered = [set(cases[codes == s]) for s in range(len(names))]
     rows = []
     for a, b in pairs:
-        weights = np.zeros(len(names))
-        weights[a], weights[b] = 1.0, -1.0
-        estimate, low, high, p = _interval(fit, weights, scale, level, -span, span)
+        pair = _pair(fit, y, scale, level, a, b)
         n_a, n_b = int(fit["n"][a]), int(fit["n"][b])
-        note = ""
         if min(n_a, n_b) < MIN_SYSTEM_LABELS:
-            low = high = p = np.nan
-            note = f"fewer than {MIN_SYSTEM_LABELS} labels for {names[a] if n_a < n_b else names[b]!r}: no interval"
-        rows.append({"system_a": names[a], "system_b": names[b], "estimate": estimate, "ci_low": low, "ci_high": high,
-                     "p_val": p, "n_cases": len(answered[a] & answered[b]), "n_labelled_a": n_a, "n_labelled_b": n_b,
-                     "n_labelled_both": len(labelled_cases[a] & labelled_cases[b]), "method": "calibrated",
-                     "interval": "calibrated-t", "note": note})
+            pair.update(ci_low=np.nan, ci_high=np.nan, p_val=np.nan,
+                        note=f"fewer than {MIN_SYSTEM_LABELS} labels for {names[a] if n_a < n_b else names[b]!r}: no "
+                             "interval")
+        rows.append({"system_a": names[a], "system_b": names[b], **pair, "n_cases": len(answered[a] & answered[b]),
+                     "n_labelled_a": n_a, "n_labelled_b": n_b,
+                     "n_labelled_both": len(labelled_cases[a] & labelled_cases[b])})
     table = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS)
     if adjust is not None:
         from evalkit._stats import adjust_p_values

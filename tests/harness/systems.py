@@ -206,14 +206,15 @@ def top_systems(systems: int, *, shared: bool = False) -> Design:
 
 
 @functools.cache
-def _binary_matrix(rate: float, systems: int):
-    """0/1 labels at about ``rate`` (each system a little off it), a judge's P(pass) on [0, 1] that separates the
-    classes at an AUC of about 0.85, prompts that are harder for every system (a shared prompt effect)."""
+def _binary_matrix(rate: float, systems: int, spread: float = 0.3):
+    """0/1 labels at about ``rate`` (each system off it by up to ``spread`` on the logit scale), a judge's P(pass) on
+    [0, 1] that separates the classes at an AUC of about 0.85, prompts that are harder for every system (a shared
+    prompt effect)."""
     from scipy import optimize, special
 
     rng = np.random.default_rng(int(rate * 1000) + 97 * systems)
     hardness = rng.normal(0, 0.8, 20_000)
-    offsets = np.linspace(-0.3, 0.3, systems) if systems > 1 else np.zeros(1)
+    offsets = np.linspace(-spread, spread, systems) if systems > 1 else np.zeros(1)
     base = optimize.brentq(lambda b: special.expit(b + hardness).mean() - rate, -12, 12)
     p = special.expit(base + offsets[:, None] + hardness[None, :])
     y = (rng.random(p.shape) < p).astype(float)
@@ -221,10 +222,15 @@ def _binary_matrix(rate: float, systems: int):
     return y, f
 
 
-def binary_systems(rate: float, systems: int, *, shared: bool = False) -> Design:
-    return _matrix_design(f"pass-fail-{rate:g}-{systems}-system{'s' if systems > 1 else ''}", f"{systems} system(s) x "
-                          f"1,000 cases of 0/1 labels at a rate about {rate:g}, a judge's P(pass)",
-                          functools.partial(_binary_matrix, rate, systems), cases=1000, shared=shared, bounds=(0, 1))
+def binary_systems(rate: float, systems: int, *, shared: bool = False, spread: float = 0.3) -> Design:
+    """0/1 labels; with a ``spread`` above the default, the systems' rates far apart (2 systems at ``spread`` 1.2:
+    about 1% and 9% when ``rate`` is 0.03, a pair whose labels often show no rare label at all)."""
+    apart = "-far-apart" if spread > 0.3 else ""
+    return _matrix_design(f"pass-fail-{rate:g}-{systems}-system{'s' if systems > 1 else ''}{apart}", f"{systems} "
+                          f"system(s) x 1,000 cases of 0/1 labels at a rate about {rate:g}"
+                          f"{f' (logit offsets within +-{spread:g})' if apart else ''}, a judge's P(pass)",
+                          functools.partial(_binary_matrix, rate, systems, spread), cases=1000, shared=shared,
+                          bounds=(0, 1))
 
 
 @functools.cache
@@ -284,7 +290,8 @@ MEAN_DESIGNS = (synthetic_systems(skew=True, shared=False), synthetic_systems(sk
                 summeval_systems("coherence", shared=False), usr_systems(shared=False), usr_systems(shared=True),
                 arena_systems(), top_systems(6), top_systems(1), summeval_one_system("consistency"),
                 binary_systems(0.03, 1), binary_systems(0.97, 1), binary_systems(0.03, 6, shared=True),
-                binary_systems(0.97, 6), prompt_clustered_systems(shared=True), prompt_clustered_systems(shared=False))
+                binary_systems(0.97, 6), binary_systems(0.03, 2, shared=True, spread=1.2),
+                prompt_clustered_systems(shared=True), prompt_clustered_systems(shared=False))
 #: the designs with two or more systems: a pair's difference
 PAIR_DESIGNS = tuple(d for d in MEAN_DESIGNS if "-1-system" not in d.name)
 
