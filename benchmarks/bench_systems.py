@@ -260,8 +260,8 @@ def main(argv=None) -> int:
             rows += found
             _report(found, args.level)
             print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)
-    if args.csv:
-        pd.DataFrame(rows).to_csv(args.csv, index=False)
+            if args.csv:  # after every cell: a long run stopped early keeps what it measured
+                pd.DataFrame(rows).to_csv(args.csv, index=False)
     return 0
 
 
