@@ -254,20 +254,21 @@ def contrast_variance(fit: dict, weights: np.ndarray, *, bounds=None, pseudo: fl
     return float(np.dot(w, fit["estimate"])) + shift, max(variance, 0.0), float(df)
 
 
-def _residual_mean(fit: dict, s: int, bounds, pseudo: float) -> tuple[float, float, float] | None:
+def _residual_mean(fit: dict, s: int, bounds, pseudo: float) -> tuple[float, float, float, float] | None:
     """A system's mean residual, that mean with ``pseudo`` pseudo-residuals at each end of the scale (``a - mean
-    label`` and ``b - mean label``; without ``bounds`` or with ``pseudo = 0``, the same), and the variance of the
-    latter; None below 2 labels."""
+    label`` and ``b - mean label``; without ``bounds`` or with ``pseudo = 0``, the same), and the variances of the
+    two means; None below 2 labels."""
     r = fit["residual"][(fit["systems"] == s) & fit["labelled"]]
     n = len(r)
     if n < 2:
         return None
+    plain = np.var(r, ddof=1) / n
     if bounds is None or pseudo <= 0:
-        return r.mean(), r.mean(), np.var(r, ddof=1) / n
+        return r.mean(), r.mean(), plain, plain
     ends = np.array(bounds, dtype=float) - (fit["label_mean"][s] - r.mean())  # a label at either end, less its prediction
     m = (r.sum() + pseudo * ends.sum()) / (n + 2 * pseudo)
     v = (np.sum((r - m) ** 2) + pseudo * np.sum((ends - m) ** 2)) / (n + 2 * pseudo - 1) / (n + 2 * pseudo)
-    return r.mean(), m, v
+    return r.mean(), m, plain, v
 
 
 def _pseudo_residuals(fit: dict, w: np.ndarray, bounds, pseudo: float) -> tuple[float, float]:
@@ -275,11 +276,12 @@ def _pseudo_residuals(fit: dict, w: np.ndarray, bounds, pseudo: float) -> tuple[
     among each system's residuals."""
     shift = added = 0.0
     for s in np.flatnonzero(w):
-        plain, with_pseudo = _residual_mean(fit, s, None, 0.0), _residual_mean(fit, s, bounds, pseudo)
-        if plain is None:
+        found = _residual_mean(fit, s, bounds, pseudo)
+        if found is None:
             continue
-        shift += w[s] * (with_pseudo[1] - plain[1])
-        added += w[s] ** 2 * (with_pseudo[2] - plain[2])
+        plain_mean, mean, plain, variance = found
+        shift += w[s] * (mean - plain_mean)
+        added += w[s] ** 2 * (variance - plain)
     return shift, added
 
 
@@ -304,6 +306,6 @@ def _floor_added(fit: dict, w: np.ndarray, bounds, pseudo: float) -> float:
         if own is None:
             continue
         floor = max(fit["floor"][s], fit["floor_labels"][s]) if mean else fit["floor"][s]
-        have += w[s] ** 2 * own[2]
+        have += w[s] ** 2 * own[3]
         need += w[s] ** 2 * floor / fit["n"][s]
     return max(0.0, need - have)
