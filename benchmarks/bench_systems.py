@@ -205,6 +205,7 @@ def markdown(rows: pd.DataFrame, level: float) -> str:
     """The few-labels guide's table of evalkit's rows: per design and kind (rows) and labels per system (columns),
     coverage, width over CJE's (``*`` where CJE's own coverage is below nominal - 2 MC s.e.) and, from 100 labels on,
     over the oracle; the share of draws refused where there are any; coverage in bold below nominal - 2 MC s.e."""
+    rows = rows.drop_duplicates(["design", "kind", "n", "method"])  # runs whose --design filters overlap
     ours = rows[rows.method == "evalkit"].set_index(["design", "kind", "n"])
     cje = rows[rows.method == "cje"].set_index(["design", "kind", "n"])
     sizes = sorted(ours.index.get_level_values("n").unique())
@@ -221,7 +222,7 @@ def markdown(rows: pd.DataFrame, level: float) -> str:
             cell = f"**{cover}**" if row.coverage < level - 2 * row.mc_se else cover
             if (design, kind, n) in cje.index:
                 peer = cje.loc[(design, kind, n)]
-                short = "*" if peer.coverage < level - 2 * peer.mc_se else ""
+                short = "\\*" if peer.coverage < level - 2 * peer.mc_se else ""  # escaped: a Markdown table
                 cell += f" · {row.width / peer.width:.2f}x{short}"
             if n >= 100:
                 cell += f" · {row.width / row.oracle:.2f}x"
