@@ -224,6 +224,11 @@ def test_too_few_labels_off_the_end_replace_the_row_by_the_exact_humans_only_int
     row = infer.systems(ratings, bounds=(1, 5)).iloc[0]
     assert row["interval"] == "betting" and row["lam"] == 0.0 and row["ci_high"] == pytest.approx(5.0, abs=1e-6)
     assert row["ci_low"] <= row["estimate"] <= row["ci_high"]
+    ratings.loc[top[top].index[2], "human"] = 2.0  # labels of three values: the betting interval reads their order
+    row = infer.systems(ratings, bounds=(1, 5)).iloc[0]
+    for seed in range(3):  # the cases in the order of their ids, whatever the rows' order
+        shuffled = infer.systems(ratings.sample(frac=1, random_state=seed), bounds=(1, 5)).iloc[0]
+        assert (shuffled["ci_low"], shuffled["ci_high"]) == (row["ci_low"], row["ci_high"])
     # the rule on a scale is the rate's: 4 labels off its end are too few, 5 are enough
     for off, interval in ((4, "betting"), (5, "calibrated-t")):
         ratings.loc[top, "human"] = 5.0

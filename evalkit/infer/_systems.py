@@ -14,6 +14,7 @@ from evalkit._validation import (
     check_level,
     check_number,
     check_option,
+    id_order,
     show,
     warn,
 )
@@ -202,7 +203,9 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
                        note=f"{n} label(s) < {MIN_SYSTEM_LABELS}: no interval (the calibrated mean alone rests on the "
                             "shared calibration holding for this system, which its labels cannot check)")
         else:
-            row.update(_off_end_fallback(y[(codes == s) & fit["labelled"]], scale, confidence_level, fit, s))
+            own = np.flatnonzero((codes == s) & fit["labelled"])
+            own = own[id_order(responses[case].iloc[own])]  # the betting interval takes them in the ids' order
+            row.update(_off_end_fallback(y[own], scale, confidence_level, fit, s))
         transport_p, transport_note = _transport(fit, s, n)
         row.update(transport_p=transport_p, note="; ".join(part for part in (row["note"], transport_note) if part))
         rows.append(row)
