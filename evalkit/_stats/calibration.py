@@ -293,7 +293,7 @@ def _floor_added(fit: dict, w: np.ndarray, bounds, pseudo: float) -> float:
     The floor is the pooled variance model's, and for a mean (weights not summing to 0) the larger of it and the
     system's own labels' (Laplace's rule of succession): a thin system's labels cannot check that the calibration
     holds for it, and on 0/1 labels at 1% beside a system at 9% (100 labels each) its mean covered 0.87 on the model's
-    floor alone. A paired difference keeps the model's: there the own labels' floor cost 1.3-1.4x the width at 20-30
+    floor alone. A paired difference keeps the model's: there the own labels' floor cost 1.28-1.36x the width at 20-30
     labels while the difference held without it.
 
     The floor holds for the thin systems together, not for each: each system's own variance is noisy (at 3% of 0/1
