@@ -288,7 +288,7 @@ def test_a_system_thin_at_its_end_among_others_gets_the_calibrated_t_with_the_po
     # lam was not fitted for the thin system: its residuals lose one degree of freedom (the mean), not two
     assert variance == pytest.approx(variance_by_hand(fit, weights, fitted=1)
                                      + max(0.0, floor / len(r) - np.var(r, ddof=1) / len(r)), rel=1e-12)
-    # a paired difference keeps the variance model's floor alone (s1's lam was fitted: n - 2)
+    # a paired difference without a scale keeps the variance model's floor alone (s1's lam was fitted: n - 2)
     weights = np.array([0.0, -1.0, 1.0])
     _, variance, _ = calibration.contrast_variance(fit, weights)
     assert variance == pytest.approx(variance_by_hand(fit, weights, fitted=2)
@@ -296,20 +296,29 @@ def test_a_system_thin_at_its_end_among_others_gets_the_calibrated_t_with_the_po
     assert (out.loc[["s0", "s1"], "interval"] == "calibrated-t").all()
 
 
-def test_the_floor_holds_for_the_thin_systems_of_a_difference_together(rng):
-    """Two thin systems, one below the variance model and one above it: the residual variance added is the sum of
-    their floors less the sum of their own variances, so one's spread above the model meets the other's shortfall."""
+def test_a_difference_of_thin_systems_takes_no_floor_on_a_scale_and_the_model_floor_together_without_one(rng):
+    """Two thin systems whose floors are far above or below their residuals' own variance. On a known scale their
+    paired difference takes no floor (the pseudo-residuals are its guard); without one, the residual variance added is
+    the sum of their model floors less the sum of their own variances, so one's spread above the model meets the
+    other's shortfall. Each one's mean is floored by its own."""
     table = responses(rng, systems=2, labels=40)
     codes = pd.factorize(table["system"], sort=True)[0]
     cases = pd.factorize(table["case_id"], sort=True)[0]
     fit = calibration.calibrated_ppi(codes, cases, table["judge"].to_numpy(), table["human"].to_numpy(), n_systems=2)
     own = np.array([np.var(fit["residual"][fit["labelled"] & (codes == s)], ddof=1) for s in (0, 1)])  # per label
-    weights = np.array([1.0, -1.0])
+    difference = np.array([1.0, -1.0])
     for floor in (np.array([2.0, 0.5]) * own, np.array([3.0, 0.2]) * own, np.array([0.5, 0.5]) * own):
-        thin = {**fit, "thin": np.ones(2, bool), "floor": floor}
-        _, variance, _ = calibration.contrast_variance(thin, weights)
+        thin = {**fit, "thin": np.ones(2, bool), "floor": floor, "floor_labels": np.zeros(2)}
+        on_scale = calibration.contrast_variance(thin, difference, bounds=(1, 5))
+        assert on_scale == calibration.contrast_variance({**thin, "floor": np.zeros(2)}, difference, bounds=(1, 5))
+        _, variance, _ = calibration.contrast_variance(thin, difference)
         added = max(0.0, float(np.sum(floor - own)) / 40)
-        assert variance == pytest.approx(variance_by_hand(thin, weights, fitted=1) + added, rel=1e-12)
+        assert variance == pytest.approx(variance_by_hand(thin, difference, fitted=1) + added, rel=1e-12)
+        for s in (0, 1):
+            weights = np.eye(2)[s]
+            _, variance, _ = calibration.contrast_variance(thin, weights)
+            added = max(0.0, float(floor[s] - own[s]) / 40)
+            assert variance == pytest.approx(variance_by_hand(thin, weights, fitted=1) + added, rel=1e-12)
 
 
 def test_rank_sets_are_every_pair_of_bonferroni_intervals_from_the_same_fit(rng):

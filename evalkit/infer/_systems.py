@@ -27,7 +27,7 @@ MIN_SYSTEM_LABELS = 10
 #: said to be too weak to tell.
 MIN_TRANSPORT_LABELS = 10
 #: See ``evalkit._stats.calibration.MIN_OFF_END``: a system whose labels hold fewer than these off the end of the
-#: labels' range has its residual variance floored by the pooled labels' variance model; where every system's labels
+#: labels' range has its residual variance floored (``evalkit._stats.calibration._floor_added``); where every system's labels
 #: together hold fewer, the row is the humans-only interval that holds at any n (Clopper-Pearson; the betting interval
 #: on the scale).
 MIN_OFF_END = _calibration.MIN_OFF_END
@@ -121,9 +121,10 @@ def systems(responses: pd.DataFrame, *, system: str = "system", case: str = "cas
     is clipped to the scale. A system whose labels hold fewer than ``MIN_OFF_END`` off the end of the labels' range
     where most lie (fewer than 5 of the rarer class of 0/1 labels, or off the end of a longer scale) has its
     residuals' variance floored by a variance model fitted on every system's labels (``kappa (g - lo) (hi - g)`` at
-    its calibrated scores ``g``, ``lo, hi`` the labels' range: see ``evalkit._stats.calibration._thin_ends``; in a
-    difference, for its thin systems together; for a mean, at least its own labels' variance by Laplace's rule of
-    succession) and ``lam = 1``; where every system's labels together hold that few,
+    its calibrated scores ``g``, ``lo, hi`` the labels' range: see ``evalkit._stats.calibration._thin_ends``; for a
+    mean, at least its own labels' variance by Laplace's rule of succession; a paired difference takes none on a
+    known scale, where the pseudo-residuals are its guard, and the model's for its thin systems together without
+    one) and ``lam = 1``; where every system's labels together hold that few,
     nothing measures the spread and the row is the humans-only interval that holds at any n (Clopper-Pearson, or the
     betting interval on the scale) with ``lam = 0`` and a note (a difference switches only where every label is at
     one value: see :func:`system_differences`). It is a large-sample interval, not a finite-sample

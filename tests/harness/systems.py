@@ -291,6 +291,7 @@ MEAN_DESIGNS = (synthetic_systems(skew=True, shared=False), synthetic_systems(sk
                 arena_systems(), top_systems(6), top_systems(1), summeval_one_system("consistency"),
                 binary_systems(0.03, 1), binary_systems(0.97, 1), binary_systems(0.03, 6, shared=True),
                 binary_systems(0.97, 6), binary_systems(0.03, 2, shared=True, spread=1.2),
+                binary_systems(0.03, 6, spread=1.2),
                 prompt_clustered_systems(shared=True), prompt_clustered_systems(shared=False))
 #: the designs with two or more systems: a pair's difference
 PAIR_DESIGNS = tuple(d for d in MEAN_DESIGNS if "-1-system" not in d.name)
