@@ -295,7 +295,7 @@ def _floor_added(fit: dict, w: np.ndarray, bounds, pseudo: float) -> float:
     and on 0/1 labels at 1% beside a system at 9% (100 labels each) its mean covered 0.87 on the model's floor alone.
 
     A paired difference on a known scale takes none: the pseudo-residuals at the scale's ends are its guard. A floor
-    added to it made the differences of 0/1 labels at 3% and 97% (6 systems, 20-50 labels each) 1.07-1.25x CJE's
+    added to it made the differences of 0/1 labels at 3% and 97% (6 systems, 20-50 labels each) 1.09-1.25x CJE's
     width where they held without it (``python benchmarks/bench_systems.py --design pass-fail``), and without it six
     systems from 1% to 9%, whose rarer systems often show no rare label, cover 0.96-0.98 at 20-200 labels
     (``python benchmarks/bench_coverage.py --function infer.system_differences --design 6-systems-far-apart``). Without a scale there are no pseudo-residuals, and a
