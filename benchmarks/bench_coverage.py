@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=1000, help="samples per cell (default 1000)")
     parser.add_argument("--function", action="append", help="only these public functions (repeatable)")
     parser.add_argument("--variant", action="append", help="only variants containing this text (repeatable)")
-    parser.add_argument("--design", action="append", help="only designs whose name contains this text (repeatable)")
+    parser.add_argument("--design", action="append", help="only designs whose name contains this text, or is it with a trailing $ (repeatable)")
     parser.add_argument("--defaults", action="store_true", help="only the entries of the functions' defaults")
     parser.add_argument("--sizes", type=int, nargs="+", help="override the sizes")
     parser.add_argument("--seed", type=int, default=0)
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     entries = [e for e in harness.ENTRIES if (not args.function or e.function in args.function)
                and (not args.variant or any(v in e.variant for v in args.variant)) and (e.default or not args.defaults)]
     if args.design:
-        entries = [dataclasses.replace(e, designs=tuple(d for d in e.designs if any(t in d.name for t in args.design)))
+        entries = [dataclasses.replace(e, designs=tuple(d for d in e.designs if d.picked_by(args.design)))
                    for e in entries]
     header = (f"{'function [variant]':96} {'design':36} {'n':>4} {'rate':>6} {'± se':>6} {'nominal':>7} {'refused':>7} "
               f"{'width':>7} {'oracle':>7} {'ratio':>6}  holds")

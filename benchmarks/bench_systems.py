@@ -241,7 +241,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=300)
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 30, 50, 100, 200])
-    parser.add_argument("--design", action="append", help="only designs whose name contains this text (repeatable)")
+    parser.add_argument("--design", action="append", help="only designs whose name contains this text, or is it with a trailing $ (repeatable)")
     parser.add_argument("--level", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--oracle-reps", type=int, default=2000,
@@ -254,7 +254,7 @@ def main(argv=None) -> int:
         print(markdown(pd.concat([pd.read_csv(path) for path in args.markdown], ignore_index=True), args.level))
         return 0
     logging.disable(logging.WARNING)  # cje-eval logs its gates at WARNING
-    chosen = [d for d in designs.MEAN_DESIGNS if d.available() and (not args.design or any(t in d.name for t in args.design))]
+    chosen = [d for d in designs.MEAN_DESIGNS if d.available() and d.picked_by(args.design)]
     rows = []
     print(f"{'design':38} {'n':>3} {'kind':10} {'method':9} {'coverage':>8} {'± se':>6} {'width':>7} {'x cje':>6} "
           f"{'x oracle':>7} {'refused':>7}  target")

@@ -189,3 +189,15 @@ def test_the_coverage_table_carries_the_oracle_columns():
     assert {"width", "oracle_width", "width_ratio"} <= set(out.columns)
     row = out.iloc[0]
     assert row["width_ratio"] == pytest.approx(row["width"] / row["oracle_width"])
+
+
+def test_a_bench_picks_designs_by_text_or_by_exact_name():
+    from tests.harness import systems
+
+    names = [d.name for d in systems.MEAN_DESIGNS]
+    contains = [d.name for d in systems.MEAN_DESIGNS if d.picked_by(["pass-fail-0.03-6"])]
+    assert contains == ["pass-fail-0.03-6-systems-shared", "pass-fail-0.03-6-systems-far-apart-own"]
+    exact = [d.name for d in systems.MEAN_DESIGNS if d.picked_by(["pass-fail-0.03-6-systems-shared$"])]
+    assert exact == ["pass-fail-0.03-6-systems-shared"]
+    assert [d.name for d in systems.MEAN_DESIGNS if d.picked_by(None)] == names
+    assert not any(d.picked_by(["pass-fail-0.03-6$"]) for d in systems.MEAN_DESIGNS)

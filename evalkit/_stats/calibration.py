@@ -298,11 +298,11 @@ def _floor_added(fit: dict, w: np.ndarray, bounds, pseudo: float) -> float:
     added to it made the differences of 0/1 labels at 3% and 97% (6 systems, 20-50 labels each) 1.09-1.25x CJE's
     width where they held without it (``python benchmarks/bench_systems.py --design pass-fail``), and without it six
     systems from 1% to 9%, whose rarer systems often show no rare label, cover 0.96-0.98 at 20-200 labels
-    (``python benchmarks/bench_coverage.py --function infer.system_differences --design 6-systems-far-apart``). Without a scale there are no pseudo-residuals, and a
-    difference keeps the model's floor: without it, SummEval consistency's differences (1-5, mostly 5, 6 systems on
-    their own documents) covered 0.92-0.94 at 20-100 labels over 100 draws, against 0.96-0.97 with it. The floor then
-    holds for the thin systems together, not for each: each system's own variance is noisy, and flooring each would
-    add the shortfalls of some without the excess of others."""
+    (``python benchmarks/bench_coverage.py --function infer.system_differences --design 6-systems-far-apart``).
+    Without a scale there are no pseudo-residuals, and a difference keeps the model's floor: without it, SummEval
+    consistency's differences (1-5, mostly 5, 6 systems on their own documents) covered 0.92-0.94 at 20-100 labels
+    over 100 draws, against 0.96-0.97 with it. The floor then holds for the thin systems together, not for each: each
+    system's own variance is noisy, and flooring each would add the shortfalls of some without the excess of others."""
     difference = np.isclose(np.sum(w), 0.0)
     if difference and bounds is not None and pseudo > 0:
         return 0.0

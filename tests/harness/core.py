@@ -36,6 +36,12 @@ class Design:
     data: str | tuple[str, ...] | None = None
     slow: bool = False  # heavy to draw or to run: checked with the slow tests only (like every real-data design)
 
+    def picked_by(self, texts) -> bool:
+        """Whether a bench's ``--design`` texts pick this design: a text ending in ``$`` names one design exactly
+        (``pass-fail-0.03-6-systems-shared$``), other text picks every design whose name contains it; no text picks
+        every design."""
+        return not texts or any(self.name == t[:-1] if t.endswith("$") else t in self.name for t in texts)
+
     def available(self) -> bool:
         names = (self.data,) if isinstance(self.data, str) else self.data or ()
         return all((SHARED_DATA / name).is_dir() for name in names)
