@@ -54,12 +54,22 @@ def pytest_addoption(parser):
 def pytest_cmdline_main(config):
     """Both cores by default: ``-n auto`` with pytest-xdist installed (the ``test`` extra), unless ``-n`` is given
     (``-n 0`` runs in one process); tests that share a server, a port or a folder carry one ``xdist_group``."""
-    if hasattr(config, "workerinput") or config.option.collectonly:
+    if hasattr(config, "workerinput"):
+        # A worker parses the command line again, where ``--dist`` is absent: it learns the mode from its controller
+        # (``pytest_configure_node``), or it would not add the group suffixes that ``loadgroup`` schedules by.
+        config.option.loadgroup = config.option.loadgroup or config.workerinput.get("evalkit_loadgroup", False)
+        return
+    if config.option.collectonly:
         return
     if getattr(config.option, "numprocesses", False) is None:
         config.option.numprocesses = "auto"
         if config.option.dist == "no":
             config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without it
+def pytest_configure_node(node):
+    node.workerinput["evalkit_loadgroup"] = node.config.option.dist == "loadgroup"
 
 
 def pytest_configure(config):

@@ -45,6 +45,7 @@ SLOW_FIXTURES = {"usr", "arena", "llmbar", "release", "client"}
 SHARED_FIXTURE_GROUPS = {"notebook_run": "notebooks", "demo_report": "notebooks", "client": "dask"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook on a worker, which reads the group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))

@@ -1,6 +1,7 @@
 """The two test tiers of the root conftest.py: the fast one by default, the slow one with --run-slow, a summary line
 saying what was left out, and a fast-tier file over its time limit failing the run."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,25 @@ def test_the_summary_line_holds_under_pytest_xdist(project):
     result = project.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*1 slow-tier tests were not run*"])
+
+
+@pytest.mark.slow  # two worker processes start
+def test_tests_sharing_a_costly_session_fixture_run_on_one_worker(project, monkeypatch):
+    """The tests that use one of tests/conftest.py's ``SHARED_FIXTURE_GROUPS`` (notebooks run once per session, the
+    report built once) run on one pytest-xdist worker under the default ``-n auto``: the workers, which parse the
+    command line again, learn ``loadgroup`` from the controller and see the group marks before pytest-xdist reads
+    them. (With pytest 9.2, pytest-xdist 3.8 drops every group: pytest-dev/pytest-xdist#1386.)"""
+    pytest.importorskip("xdist", reason='needs pytest-xdist, from the \'test\' extra: pip install "llm-evalkit[test]"')
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # tests/conftest.py imports tests.harness
+    (project.path / "tests").mkdir()
+    (project.path / "tests" / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    (project.path / "tests" / "test_shared.py").write_text(
+        "import pytest\n\n@pytest.mark.parametrize('k', range(6))\ndef test_shared(notebook_run, k):\n    pass\n\n"
+        "@pytest.mark.parametrize('k', range(6))\ndef test_alone(k):\n    pass\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "-v", "--run-slow", "tests/test_shared.py")
+    result.assert_outcomes(passed=12)
+    workers = re.findall(r"\[(gw\d+)\][^\n]*PASSED tests/test_shared.py::test_shared\[\d\]@notebooks", result.stdout.str())
+    assert len(workers) == 6 and len(set(workers)) == 1, result.stdout.str()
 
 
 def test_a_fast_tier_file_over_its_limit_fails_the_run(project, monkeypatch):
