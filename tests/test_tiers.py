@@ -67,8 +67,10 @@ def test_tests_sharing_a_costly_session_fixture_run_on_one_worker(project, monke
         "import pytest\n\n@pytest.mark.parametrize('k', range(6))\ndef test_shared(notebook_run, k):\n    pass\n\n"
         "@pytest.mark.parametrize('k', range(6))\ndef test_alone(k):\n    pass\n")
     result = project.runpytest_subprocess("-p", "no:cacheprovider", "-v", "--run-slow", "tests/test_shared.py")
-    result.assert_outcomes(passed=12)
-    workers = re.findall(r"\[(gw\d+)\][^\n]*PASSED tests/test_shared.py::test_shared\[\d\]@notebooks", result.stdout.str())
+    # the fixture skips its tests where the 'report' extra is absent (the base install): where they run is the point
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    workers = re.findall(r"\[(gw\d+)\][^\n]*(?:PASSED|SKIPPED) tests/test_shared.py::test_shared\[\d\]@notebooks",
+                         result.stdout.str())
     assert len(workers) == 6 and len(set(workers)) == 1, result.stdout.str()
 
 
