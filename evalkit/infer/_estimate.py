@@ -472,7 +472,7 @@ def _calibrated_difference(judge_a, judge_b, human_a, human_b, *, bounds, confid
         full[positions] = y
         parts.append(pd.DataFrame({"system": system, "case_id": ranks, "judge": values, "human": full}))
     frame = pd.concat(parts, ignore_index=True)
-    scored = frame.groupby("case_id")["judge"].transform(lambda v: v.notna().all())
+    scored = frame["judge"].notna().groupby(frame["case_id"]).transform("all")  # by both judges
     frame = frame[scored.to_numpy()]
     labelled = frame[frame["human"].notna()]["case_id"].nunique()
     if labelled < 2:
